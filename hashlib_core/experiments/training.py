@@ -1,0 +1,243 @@
+"""One training loop for every chapter: ``accelerate``-driven, with progress, periodic checkpoints and resume.
+
+The same function runs in a notebook (one process, CPU or one GPU) and under ``accelerate launch`` / ``torchrun``
+on several GPUs. It follows Hugging Face conventions: a batch is a ``dict`` of tensors passed as ``model(**batch)``
+and the model returns an output with a ``loss`` (a ``ModelOutput`` or a ``dict``).
+
+Resuming is exact: a checkpoint stores the model, optimiser, scheduler and every RNG state
+(``Accelerator.save_state``) plus ``trainer_state.json`` (step, epoch, position in the epoch, losses so far),
+written last so that an interrupted save is never mistaken for a checkpoint. The data order is reproducible per
+epoch (accelerate's seedable sampler), and on resume the batches already seen in the current epoch are skipped, so
+an interrupted run that resumes ends with the same weights as an uninterrupted one (tested).
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import torch
+from torch import nn
+
+from hashlib_core._io import atomic_write_json
+
+__all__ = ["TrainConfig", "TrainResult", "train", "latest_checkpoint", "param_groups"]
+
+STATE_FILE = "trainer_state.json"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings (AdamW, warm-up, schedule, clipping, checkpoints)."""
+
+    max_steps: int
+    learning_rate: float = 5e-4
+    weight_decay: float = 0.01
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    adam_eps: float = 1e-8
+    warmup_steps: int = 0
+    #: "cosine", "linear", "constant" or "cosine_with_restarts" (transformers' schedulers)
+    scheduler: str = "cosine"
+    scheduler_cycles: int = 1
+    grad_clip: float | None = 1.0
+    grad_accumulation: int = 1
+    log_every: int = 50
+    #: save every N optimiser steps (0: only at the end)
+    checkpoint_every: int = 0
+    keep_checkpoints: int = 2
+    #: "no", "bf16" or "fp16"
+    mixed_precision: str = "no"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_steps, int) or self.max_steps < 1:
+            raise ValueError(f"max_steps must be a positive int, got {self.max_steps!r}")
+        if self.learning_rate <= 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+        if self.scheduler not in {"cosine", "linear", "constant", "cosine_with_restarts"}:
+            raise ValueError(f"scheduler must be cosine, linear, constant or cosine_with_restarts; got {self.scheduler!r}")
+        if self.mixed_precision not in {"no", "bf16", "fp16"}:
+            raise ValueError(f"mixed_precision must be 'no', 'bf16' or 'fp16', got {self.mixed_precision!r}")
+        if self.grad_accumulation < 1 or self.keep_checkpoints < 1 or self.checkpoint_every < 0:
+            raise ValueError("grad_accumulation and keep_checkpoints must be >= 1, checkpoint_every >= 0")
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    wall_time_s: float
+    resumed_from_step: int | None
+    losses: list[tuple[int, float]] = field(default_factory=list)   # (step, mean loss since previous log)
+    output_dir: str | None = None
+
+    @property
+    def final_loss(self) -> float:
+        return self.losses[-1][1] if self.losses else math.nan
+
+
+def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """AdamW groups with no weight decay on biases and normalisation weights (as BERT, HashFormers A.1)."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if p.ndim < 2 or "norm" in name.lower() else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def latest_checkpoint(output_dir: str | Path) -> Path | None:
+    """The newest complete checkpoint under ``output_dir/checkpoints`` (one whose state file exists)."""
+    root = Path(output_dir) / "checkpoints"
+    if not root.is_dir():
+        return None
+    done = [p for p in root.glob("step_*") if (p / STATE_FILE).is_file()]
+    return max(done, key=lambda p: int(p.name.split("_")[1])) if done else None
+
+
+def _isolated_rng(loader: Any) -> Iterator[Any]:
+    """Iterate ``loader`` without touching the global torch RNG.
+
+    A DataLoader draws a base seed from the global RNG when its iterator starts; left alone, that draw happens at a
+    different point of the RNG stream in a resumed run than in an uninterrupted one, and dropout masks diverge.
+    The data order itself comes from the loader's own seeded sampler.
+    """
+    it = iter(loader)
+    while True:
+        with torch.random.fork_rng(devices=[]):
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+        yield batch
+
+
+def _loss_of(output: Any) -> torch.Tensor:
+    loss = output.get("loss") if isinstance(output, Mapping) else getattr(output, "loss", None)
+    if loss is None:
+        raise ValueError(
+            "the model returned no loss: pass labels in the batch (Hugging Face convention) or give train() a loss_fn"
+        )
+    return loss
+
+
+def train(
+    model: nn.Module,
+    train_dataloader: torch.utils.data.DataLoader,
+    config: TrainConfig,
+    *,
+    output_dir: str | Path | None = None,
+    resume: bool = True,
+    loss_fn: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor] | None = None,
+    on_step: Callable[[int, float], None] | None = None,
+    accelerator: Any = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train ``model`` for ``config.max_steps`` optimiser steps; checkpoint to and resume from ``output_dir``.
+
+    ``on_step(step, loss)`` is called after every optimiser step (after any checkpoint of that step).
+    The model is left trained (and unwrapped) in place; the caller saves it with ``save_pretrained``.
+    """
+    from accelerate import Accelerator
+    from accelerate.utils import DataLoaderConfiguration, set_seed
+    from transformers import get_scheduler
+
+    if accelerator is None:
+        accelerator = Accelerator(
+            mixed_precision=config.mixed_precision,
+            gradient_accumulation_steps=config.grad_accumulation,
+            dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=config.seed),
+        )
+    set_seed(config.seed)
+    optimizer = torch.optim.AdamW(param_groups(model, config.weight_decay), lr=config.learning_rate,
+                                  betas=config.adam_betas, eps=config.adam_eps)
+    scheduler_kwargs = {"num_cycles": config.scheduler_cycles} if config.scheduler == "cosine_with_restarts" else {}
+    scheduler = get_scheduler(config.scheduler, optimizer, num_warmup_steps=config.warmup_steps,
+                              num_training_steps=config.max_steps, scheduler_specific_kwargs=scheduler_kwargs)
+    model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, train_dataloader, scheduler)
+    if len(loader) == 0:
+        raise ValueError("the training dataloader is empty: check the dataset and the batch size")
+
+    out = Path(output_dir) if output_dir is not None else None
+    step, epoch, batch_in_epoch, resumed_from = 0, 0, 0, None
+    losses: list[tuple[int, float]] = []
+    if out is not None and resume and (ckpt := latest_checkpoint(out)) is not None:
+        accelerator.load_state(str(ckpt))
+        state = json.loads((ckpt / STATE_FILE).read_text())
+        step, epoch, batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
+        losses = [tuple(x) for x in state["losses"]]
+        resumed_from = step
+        accelerator.print(f"resumed from {ckpt.name} (step {step}/{config.max_steps})")
+
+    def save(at_step: int) -> None:
+        if out is None:
+            return
+        ckpt_dir = out / "checkpoints" / f"step_{at_step:08d}"
+        accelerator.save_state(str(ckpt_dir))
+        if accelerator.is_main_process:
+            atomic_write_json(ckpt_dir / STATE_FILE, {
+                "step": at_step, "epoch": epoch, "batch_in_epoch": batch_in_epoch,
+                "losses": losses, "config": asdict(config),
+            })
+            done = sorted((p for p in (out / "checkpoints").glob("step_*") if (p / STATE_FILE).is_file()),
+                          key=lambda p: int(p.name.split("_")[1]))
+            for old in done[: -config.keep_checkpoints]:
+                shutil.rmtree(old, ignore_errors=True)
+        accelerator.wait_for_everyone()
+
+    bar = None
+    if progress and accelerator.is_local_main_process:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=config.max_steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
+    start = time.perf_counter()
+    running, running_n = 0.0, 0
+    model.train()
+    while step < config.max_steps:
+        if hasattr(loader, "set_epoch"):
+            loader.set_epoch(epoch)
+        # On resume, replay the epoch's (seeded) order and drop the batches already trained on. Iterating past
+        # them, rather than accelerate's skip_first_batches, keeps the order identical to the uninterrupted run.
+        skip = batch_in_epoch
+        for batch in _isolated_rng(loader):
+            if skip:
+                skip -= 1
+                continue
+            with accelerator.accumulate(model):
+                output = model(**batch)
+                loss = loss_fn(output, batch) if loss_fn is not None else _loss_of(output)
+                accelerator.backward(loss)
+                if accelerator.sync_gradients and config.grad_clip is not None:
+                    accelerator.clip_grad_norm_(model.parameters(), config.grad_clip)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+            batch_in_epoch += 1
+            running += accelerator.gather(loss.detach()).float().mean().item()
+            running_n += 1
+            if not accelerator.sync_gradients:
+                continue
+            step += 1
+            if step % config.log_every == 0 or step == config.max_steps:
+                losses.append((step, running / running_n))
+                running, running_n = 0.0, 0
+                if bar is not None:
+                    bar.set_postfix(loss=f"{losses[-1][1]:.4f}", lr=f"{scheduler.get_last_lr()[0]:.2e}")
+            if bar is not None:
+                bar.update(1)
+            if step == config.max_steps or (config.checkpoint_every and step % config.checkpoint_every == 0):
+                save(step)
+            if on_step is not None:
+                on_step(step, loss.detach().float().item())
+            if step >= config.max_steps:
+                break
+        else:
+            epoch, batch_in_epoch = epoch + 1, 0
+    if bar is not None:
+        bar.close()
+    accelerator.wait_for_everyone()
+    return TrainResult(steps=step, wall_time_s=time.perf_counter() - start, resumed_from_step=resumed_from,
+                       losses=losses, output_dir=str(out) if out is not None else None)

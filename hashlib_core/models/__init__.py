@@ -1,0 +1,1 @@
+"""Hugging Face-style models (``PretrainedConfig`` / ``PreTrainedModel`` subclasses), one submodule per paper."""
