@@ -379,6 +379,7 @@ def paper_vs_ours(
     columns: Mapping[str, str] | Iterable[str],
     *,
     ours_scale: Mapping[str, float] | None = None,
+    keep: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Put our numbers beside a paper's, with the gap, one row per (key, metric).
 
@@ -395,6 +396,8 @@ def paper_vs_ours(
     ours_scale:
         Optional multiplier per paper column to bring ours to the paper's units (e.g. ``100`` for a fraction
         compared with a percentage).
+    keep:
+        Extra paper columns to carry into the output beside the keys (e.g. ``"source"``).
 
     Returns a DataFrame with the keys, ``metric``, ``paper`` (as printed), ``ours`` (formatted the way the paper
     prints), ``ours_exact``, ``gap`` (ours - paper, same format), ``gap_rel_%`` and ``agrees`` (True when ours
@@ -412,7 +415,10 @@ def paper_vs_ours(
         if o_col not in ours.columns:
             raise KeyError(f"our table has no column {o_col!r} (columns: {list(ours.columns)})")
     scale = dict(ours_scale or {})
-    left = paper[keys + list(mapping)].astype({k: str for k in keys})
+    for c in keep:
+        if c not in paper.columns:
+            raise KeyError(f"paper table has no column {c!r} to keep (columns: {list(paper.columns)})")
+    left = paper[keys + [c for c in keep if c not in keys] + list(mapping)].astype({k: str for k in keys})
     right = ours[keys + list(dict.fromkeys(mapping.values()))].astype({k: str for k in keys})
     merged = left.merge(right, on=keys, how="outer", suffixes=("", "__ours"), indicator=True, sort=False)
 
@@ -426,6 +432,7 @@ def paper_vs_ours(
             gap = None if printed is None or ours_val is None else ours_val - printed.value
             rows.append({
                 **{k: r[k] for k in keys},
+                **{c: r[c] for c in keep if c not in keys},
                 "metric": p_col,
                 "paper": r[p_col] if printed is not None else "-",
                 "ours": format_like(ours_val, printed),

@@ -31,7 +31,10 @@ from hashlib_core.experiments.profiles import Profile, ProfileSet, seed_everythi
 from hashlib_core.params import count_parameters, embedding_breakdown, instantiate_on_meta
 from hashlib_core.results import ResultsStore
 
-__all__ = ["ModelSpec", "MODEL_SPECS", "VocabBottleneckProfile", "PROFILES", "embedding_shares", "run", "main"]
+__all__ = [
+    "ModelSpec", "MODEL_SPECS", "VocabBottleneckProfile", "PROFILES", "embedding_shares", "compare_with_claims",
+    "run", "main",
+]
 
 CHAPTER = "vocab_bottleneck"
 
@@ -173,6 +176,52 @@ def embedding_shares(
         })
         del model
     return pd.DataFrame(rows)
+
+
+#: printed model names in ``data/paper_tables/vocabulary_bottleneck.csv`` -> our :data:`MODEL_SPECS` names
+CLAIM_MODELS = {
+    "BERT-BASE": "BERT-base",
+    "BERT-base": "BERT-base",
+    "ROBERTA-BASE": "RoBERTa-base",
+    "GPT2": "GPT-2",
+    "Mistral 7B": "Mistral-7B",
+}
+_MIB_PER_UNIT = {"Mb": 1.0, "MB": 1.0, "GB": 1024.0}   # the blog divides bytes by 1024*1024 and calls it Mb/GB
+
+
+def compare_with_claims(ours: pd.DataFrame) -> pd.DataFrame:
+    """Each printed claim of ``vocabulary_bottleneck.csv`` beside our count, with the gap.
+
+    Shares are compared with our *input-embedding* share (the claims count the ``V x d`` input matrix only);
+    the blog's sizes are bytes at 2 bytes per parameter (fp16), in the blog's own unit (``bytes / 1024**2`` for
+    "Mb", ``/ 1024**3`` for "GB").
+    """
+    from hashlib_core.results import load_paper_table, paper_vs_ours
+
+    claims = load_paper_table("vocabulary_bottleneck")
+    unknown = sorted(set(claims["model"]) - set(CLAIM_MODELS))
+    if unknown:
+        raise KeyError(f"no model spec for printed model name(s) {unknown}; extend CLAIM_MODELS")
+    claims = claims.assign(printed_model=claims["model"], model=claims["model"].map(CLAIM_MODELS))
+    parts = []
+    for unit, group in claims.groupby("size_unit", sort=False):
+        mine = ours.assign(
+            embedding_size=ours["input_embedding_params"] * 2 / 1024**2 / _MIB_PER_UNIT.get(unit, float("nan")),
+            model_size=ours["total_params"] * 2 / 1024**2 / _MIB_PER_UNIT.get(unit, float("nan")),
+        )
+        group.attrs = claims.attrs
+        table = paper_vs_ours(
+            group, mine, on="model", keep=["printed_model", "source"],
+            columns={"vocab_size": "vocab_size", "embedding_dim": "hidden_size",
+                     "embedding_params": "input_embedding_params", "total_params": "total_params",
+                     "embedding_share": "input_embedding_share_%", "embedding_size": "embedding_size",
+                     "model_size": "model_size"},
+        )
+        parts.append(table[table["paper"] != "-"].assign(unit=unit if unit != "-" else ""))
+    out = pd.concat(parts, ignore_index=True)
+    out = out[out["printed_model"].notna()].reset_index(drop=True)
+    out.attrs["source"] = "data/paper_tables/vocabulary_bottleneck.csv (HashFormers §1; dynamic-hash-embeddings blog)"
+    return out
 
 
 def run(profile: VocabBottleneckProfile, *, progress: bool = True) -> ResultsStore:

@@ -1,0 +1,71 @@
+"""Profiles, device selection and seeding."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+from hashlib_core.experiments.profiles import Profile, ProfileSet, seed_everything, select_device
+
+
+@dataclass(frozen=True)
+class Toy(Profile):
+    layers: int = 1
+    lr: float = 1e-3
+    compile: bool = False
+
+
+TOY = ProfileSet(smoke=Toy(name="smoke"), small=Toy(name="small", layers=4, accelerator="gpu"),
+                 paper=Toy(name="paper", layers=12, accelerator="gpu"))
+
+
+def test_get_and_typed_override():
+    p = TOY.get("small", layers=6, lr=1)
+    assert (p.layers, p.lr, p.name) == (6, 1.0, "small") and isinstance(p.lr, float)
+    with pytest.raises(ValueError, match="no setting 'layer'"):
+        TOY.get("smoke", layer=3)
+    with pytest.raises(TypeError, match="expects int"):
+        TOY.get("smoke", layers="four")
+    with pytest.raises(TypeError, match="expects int"):
+        TOY.get("smoke", layers=True)
+    with pytest.raises(ValueError, match="unknown profile"):
+        TOY.get("huge")
+
+
+def test_cli_overrides():
+    p = TOY.from_cli(["--profile", "paper", "--layers=24", "--compile=true", "--device", "cpu"])
+    assert (p.name, p.layers, p.compile, p.device) == ("paper", 24, True, "cpu")
+    with pytest.raises(SystemExit):
+        TOY.from_cli(["--profile", "smoke", "--layers=x"])
+
+
+def test_profile_set_validates_names():
+    with pytest.raises(ValueError, match="named 'small'"):
+        ProfileSet(smoke=Toy(name="smoke"), small=Toy(name="smoke"), paper=Toy(name="paper"))
+    with pytest.raises(ValueError, match="seed"):
+        Toy(seed=-1)
+
+
+def test_select_device(monkeypatch):
+    monkeypatch.delenv("HASHLIB_DEVICE", raising=False)
+    assert select_device("cpu") == torch.device("cpu")
+    assert select_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    monkeypatch.setenv("HASHLIB_DEVICE", "cpu")
+    assert select_device(None) == torch.device("cpu")
+    with pytest.raises(ValueError, match="unknown device"):
+        select_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="no CUDA device"):
+            select_device("cuda")
+
+
+def test_seed_everything_reproduces_streams():
+    g1 = seed_everything(5)
+    a = (torch.rand(3), np.random.rand(2), g1.random())
+    g2 = seed_everything(5)
+    b = (torch.rand(3), np.random.rand(2), g2.random())
+    assert torch.equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2]
+    with pytest.raises(ValueError):
+        seed_everything(-2)
