@@ -140,8 +140,22 @@ def stage_book(chapters_executed: Sequence[Outcome], build_dir: Path, profile: s
     executed_root = executed_dir(build_dir, profile)
     for outcome in chapters_executed:
         rel = outcome.output.relative_to(executed_root)
-        shutil.copy2(outcome.output, stage / rel)
+        _hide_default_parameters(outcome.output, stage / rel)
     return stage
+
+
+def _hide_default_parameters(executed: Path, target: Path) -> None:
+    """Copy an executed notebook, tagging the default ``parameters`` cell ``remove-cell`` when papermill injected
+    the values actually used (its ``injected-parameters`` cell stays visible in the book)."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    tags = [c.get("metadata", {}).get("tags", []) for c in nb.cells]
+    if any("injected-parameters" in t for t in tags):
+        for cell, cell_tags in zip(nb.cells, tags):
+            if "parameters" in cell_tags and "remove-cell" not in cell_tags:
+                cell.metadata["tags"] = [*cell_tags, "remove-cell"]
+    nbformat.write(nb, target)
 
 
 def build_html(stage: Path, build_dir: Path) -> int:
