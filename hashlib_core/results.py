@@ -22,7 +22,6 @@ import os
 import platform
 import re
 import subprocess
-import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache

@@ -20,7 +20,7 @@ import re
 import statistics
 import tarfile
 import urllib.error
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,24 +37,6 @@ MANIFEST = data.manifest()["datasets"]
 
 
 # --------------------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The real dataset mirror named by HASHLIB_DATA_DIR; downloads off and an empty cache meanwhile."""
-    root = os.environ.get(data.DATA_DIR_ENV, "").strip()
-    if not root:
-        message = f"{data.DATA_DIR_ENV} is not set, so the tests that read the real dataset mirror cannot run"
-        if os.environ.get("HASHLIB_REQUIRE_DATA") == "1":
-            pytest.fail(message + " (HASHLIB_REQUIRE_DATA=1 turns this skip into a failure)")
-        pytest.skip(message)
-    path = Path(root).expanduser()
-    if not path.is_dir():
-        pytest.fail(f"{data.DATA_DIR_ENV}={root} is not a directory")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(data.OFFLINE_ENV, "1")
-        patch.setenv(data.CACHE_DIR_ENV, str(tmp_path_factory.mktemp("unused-cache")))
-        yield path
-
-
 @pytest.fixture(scope="module")
 def loaded(mirror: Path) -> Callable[..., Any]:
     """``loaded(name, config=None)``: the loader's result, computed once per module."""
