@@ -156,13 +156,6 @@ def test_untranscribed_tables_are_documented() -> None:
         assert m["paper"] in _bib_keys() and m["reason"].strip()
 
 
-def test_no_machine_paths_in_transcriptions() -> None:
-    for path in [*paper_tables_dir().iterdir(), BIB_PATH]:
-        text = path.read_text(encoding="utf-8")
-        for marker in ("/work/", "/root/", "/home/", "/tmp/"):
-            assert marker not in text, f"{path.name} contains {marker!r}"
-
-
 # ----------------------------------------------------------------------------------------------------------------
 # Bibliography
 # ----------------------------------------------------------------------------------------------------------------

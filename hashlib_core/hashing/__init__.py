@@ -7,6 +7,7 @@ Every hasher here gives the same output in every process, on every machine and u
 * :mod:`.md5`: HashFormers §3.2 MD5 / HMAC-MD5 (key ``b"en"``) indices and 128-bit codes.
 * :mod:`.multihash`: MultiHashFormer §3.1 MurmurHash3 multi-hash signatures.
 * :mod:`.registry`: :class:`SignatureRegistry`, globally unique signatures with rehashing, expansion and files.
+* :mod:`.lsh`: HashFormers §3.3-3.5 locality-sensitive hashing of a word's BPE pieces (bucket and T-bit code).
 
 A new hasher module subclasses :class:`TokenHasher` with a unique ``name`` and is re-exported here.
 """
@@ -14,6 +15,7 @@ from hashlib_core.hashing.base import TokenHasher, hasher_from_config, validate_
 from hashlib_core.hashing.md5 import KeyedMD5Hasher, md5_digest, md5_hex
 from hashlib_core.hashing.multihash import MMH3MultiHasher, mmh3_bucket, mmh3_fingerprint
 from hashlib_core.hashing.registry import RegistryFileError, SignatureRegistry
+from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
 
 __all__ = [
     "TokenHasher",
@@ -28,4 +30,6 @@ __all__ = [
     "mmh3_fingerprint",
     "SignatureRegistry",
     "RegistryFileError",
+    "LSHBucketHasher",
+    "LSHBitHasher",
 ]

@@ -1,0 +1,223 @@
+"""HashFormers token embeddings: Emb, Pool, Add and Proj (Xue & Aletras, EMNLP 2022, §3.1 and §3.4).
+
+* :class:`HashBucketEmbedding` -- **Emb(N)** (§3.1): a hash value picks row ``i = v % N`` of ``E ∈ R^{N×d}``; the
+  table also holds the 5 special ids in front (released layout: ``hash % N + 5``).
+* :class:`PoolEmbedding` -- **Pool** (§3.4, Eq. 1): the T-bit code is cut into ⌈T/k⌉ k-bit codewords, each looked
+  up in one shared codebook ``B ∈ R^{2^k×d}``, and the vectors are averaged with per-dimension softmax weights
+  ``softmax(W)``, ``W ∈ R^{⌈T/k⌉×d}``.
+* :class:`AdditiveEmbedding` -- **Add** (§3.4, Eq. 2): T codebooks ``B^j ∈ R^{2×d}``, one per bit;
+  ``e = Σ_j B^j_{τ_j} / γ`` with ``γ = √T`` (footnote 3).
+* :class:`PearsonProjection` -- **Proj** (§3.4, Eq. 3): ``e_j`` is Pearson's correlation between the bit vector τ
+  and a learned vector ``w^j ∈ R^T``.
+* :class:`LinearBitProjection` -- a plain dense projection of the bit vector, ProFormer's projection layer
+  (Sankar et al., 2021b), used for the ProFormer baseline of Table 2.
+
+The compressed modules take bit codes ``(..., T)`` (any dtype holding 0/1) and an optional boolean ``active`` mask of
+shape ``(...)``: inactive positions (special tokens, padding) get an all-zero vector, so the model can add its
+special-token embedding there. The released code (``src/model/model.py``) merges Pool and Add into one class
+(``RobertaConjEmbeddings``, which is Pool); here they are two modules, as the paper describes them.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+__all__ = [
+    "HashBucketEmbedding",
+    "PoolEmbedding",
+    "AdditiveEmbedding",
+    "PearsonProjection",
+    "LinearBitProjection",
+    "bits_to_codewords",
+]
+
+
+def _check_positive(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return value
+
+
+def _bits_as_float(bits: torch.Tensor, num_bits: int, dtype: torch.dtype) -> torch.Tensor:
+    if not isinstance(bits, torch.Tensor):
+        raise TypeError(f"bits must be a torch.Tensor of 0/1 values, got {type(bits).__name__}")
+    if bits.dim() < 1 or bits.shape[-1] != num_bits:
+        raise ValueError(f"bits must have a last dimension of {num_bits} (T), got shape {tuple(bits.shape)}")
+    return bits.to(dtype)
+
+
+def _apply_active(embeddings: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
+    if active is None:
+        return embeddings
+    if active.shape != embeddings.shape[:-1]:
+        raise ValueError(
+            f"active must have the shape of bits without its last dimension, {tuple(embeddings.shape[:-1])}, "
+            f"got {tuple(active.shape)}"
+        )
+    return embeddings * active.unsqueeze(-1).to(embeddings.dtype)
+
+
+def bits_to_codewords(bits: torch.Tensor, chunk_bits: int) -> torch.Tensor:
+    """Cut ``(..., T)`` bits into ⌈T/k⌉ codewords (first bit most significant); returns ``(..., ⌈T/k⌉)`` long.
+
+    ``[1,0,1,0, 0,1,0,0, 0,0,0,1]`` with k = 4 gives ``[10, 4, 1]`` (§3.4's example). A last chunk shorter than k
+    is read as a shorter binary number (T = 128, k = 10: the 13th codeword has 8 bits, values 0-255), as the
+    released ``int(base2[120:128], 2)``.
+    """
+    chunk_bits = _check_positive("chunk_bits", chunk_bits)
+    if not isinstance(bits, torch.Tensor) or bits.dim() < 1:
+        raise TypeError("bits must be a torch.Tensor with the bits in its last dimension")
+    num_bits = bits.shape[-1]
+    ints = bits.to(torch.long)
+    words = []
+    for start in range(0, num_bits, chunk_bits):
+        chunk = ints[..., start : start + chunk_bits]
+        powers = 2 ** torch.arange(chunk.shape[-1] - 1, -1, -1, device=bits.device)
+        words.append((chunk * powers).sum(-1))
+    return torch.stack(words, dim=-1)
+
+
+class HashBucketEmbedding(nn.Module):
+    """Emb(N) (§3.1): an ``nn.Embedding(num_special + N, d)``; hashed ids are ``v % N + num_special``.
+
+    The first ``num_special`` rows are the special tokens (``<pad>`` at ``padding_idx`` is kept at zero, as any
+    ``nn.Embedding`` with a ``padding_idx``). With a BPE vocabulary of size V and ``num_buckets = V - num_special``
+    the same module is the BERT baselines' word embedding.
+    """
+
+    def __init__(self, num_buckets: int, embedding_dim: int, num_special: int = 5, padding_idx: int | None = 1) -> None:
+        super().__init__()
+        self.num_buckets = _check_positive("num_buckets", num_buckets)
+        self.num_special = num_special
+        self.embedding = nn.Embedding(num_special + num_buckets, _check_positive("embedding_dim", embedding_dim),
+                                      padding_idx=padding_idx)
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.embedding.weight
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        if input_ids.dtype not in (torch.long, torch.int, torch.int32):
+            raise TypeError(f"input_ids must be an integer tensor, got {input_ids.dtype}")
+        return self.embedding(input_ids)
+
+
+class PoolEmbedding(nn.Module):
+    """Pool (§3.4, Eq. 1a-1b): shared codebook of 2^k codewords, softmax-weighted pooling of ⌈T/k⌉ lookups.
+
+    ``e = Σ_j softmax(W)_j ⊙ B[c_j]`` where the softmax runs over the ⌈T/k⌉ chunks separately for every
+    dimension. Parameters: codebook ``(2^k + 1) × d`` (row 0 is the padding codeword of the released code, which
+    stores ``c_j + 1`` so that 0 can mean "no word"; it stays zero) and ``W`` ``⌈T/k⌉ × d``: the paper's
+    ``(⌈T/k⌉ + 2^k) × d`` plus the padding row.
+
+    ``codeword_dropout`` is the dropout the released code applies to the looked-up codewords (0.1); the paper
+    does not mention it. ``W`` starts from a normal(0, 0.02) truncated at ±0.04, as released.
+    """
+
+    def __init__(self, num_bits: int = 128, embedding_dim: int = 768, chunk_bits: int = 10,
+                 codeword_dropout: float = 0.1) -> None:
+        super().__init__()
+        self.num_bits = _check_positive("num_bits", num_bits)
+        self.chunk_bits = _check_positive("chunk_bits", chunk_bits)
+        if self.chunk_bits > 24:
+            raise ValueError(f"chunk_bits={chunk_bits} needs a codebook of 2^{chunk_bits} rows; use k <= 24")
+        self.num_chunks = math.ceil(num_bits / chunk_bits)
+        self.codebook = nn.Embedding(2**chunk_bits + 1, _check_positive("embedding_dim", embedding_dim), padding_idx=0)
+        self.chunk_weights = nn.Parameter(torch.empty(self.num_chunks, embedding_dim))
+        self.dropout = nn.Dropout(codeword_dropout)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.normal_(self.codebook.weight, std=0.02)
+        with torch.no_grad():
+            self.codebook.weight[0].zero_()
+        nn.init.trunc_normal_(self.chunk_weights, mean=0.0, std=0.02, a=-0.04, b=0.04)
+
+    def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
+        _bits_as_float(bits, self.num_bits, self.chunk_weights.dtype)
+        codes = bits_to_codewords(bits, self.chunk_bits) + 1  # 1 .. 2^k; 0 is reserved for "no word"
+        if active is not None:
+            codes = codes * active.unsqueeze(-1).to(codes.dtype)
+        vectors = self.dropout(self.codebook(codes))  # (..., chunks, d)
+        return (vectors * self.chunk_weights.softmax(dim=0)).sum(dim=-2)
+
+
+class AdditiveEmbedding(nn.Module):
+    """Add (§3.4, Eq. 2): ``e = Σ_{j=1..T} B^j_{τ_j} / γ``, T codebooks of two vectors, ``γ = √T`` (footnote 3).
+
+    Stored as one ``(T, 2, d)`` parameter (``2 T d`` numbers, §3.4). The sum is computed as
+    ``(Σ_j B^j_0 + τ · (B^j_1 - B^j_0)) / γ`` -- one matrix product instead of T lookups, equal up to rounding.
+    """
+
+    def __init__(self, num_bits: int = 128, embedding_dim: int = 768, scale: float | None = None) -> None:
+        super().__init__()
+        self.num_bits = _check_positive("num_bits", num_bits)
+        self.codebooks = nn.Parameter(torch.empty(num_bits, 2, _check_positive("embedding_dim", embedding_dim)))
+        self.scale = math.sqrt(num_bits) if scale is None else float(scale)
+        if self.scale <= 0:
+            raise ValueError(f"scale (γ) must be positive, got {scale}")
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.normal_(self.codebooks, std=0.02)
+
+    def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
+        tau = _bits_as_float(bits, self.num_bits, self.codebooks.dtype)
+        zero, one = self.codebooks[:, 0], self.codebooks[:, 1]
+        embeddings = (zero.sum(dim=0) + tau @ (one - zero)) / self.scale
+        return _apply_active(embeddings, active)
+
+    def forward_reference(self, bits: torch.Tensor) -> torch.Tensor:
+        """Eq. 2 literally: gather ``B^j_{τ_j}`` for every j and sum (for tests)."""
+        index = _bits_as_float(bits, self.num_bits, self.codebooks.dtype).long()  # (..., T)
+        j = torch.arange(self.num_bits, device=index.device).expand_as(index)
+        return self.codebooks[j, index].sum(dim=-2) / self.scale
+
+
+class PearsonProjection(nn.Module):
+    """Proj (§3.4, Eq. 3): ``e_j = PCC(τ, w^j)`` for d learned vectors ``w^j ∈ R^T`` (``T × d`` parameters).
+
+    As the released ``DropoutLinearCosNorm``: centre τ over its T bits and each ``w^j`` over its T entries,
+    L2-normalise both (norms clamped at 1e-8) and take dot products, i.e. a bias-free linear map of unit vectors.
+    A constant code (all zeros or all ones) has no defined correlation and gives the zero vector. Every output lies
+    in [-1, 1]. Weights start from normal(0, 0.02) (the released ``_init_weights``; the scale does not matter).
+    """
+
+    def __init__(self, num_bits: int = 128, embedding_dim: int = 768, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.num_bits = _check_positive("num_bits", num_bits)
+        self.weight = nn.Parameter(torch.empty(_check_positive("embedding_dim", embedding_dim), num_bits))
+        self.eps = eps
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
+        tau = _bits_as_float(bits, self.num_bits, self.weight.dtype)
+        tau = tau - tau.mean(dim=-1, keepdim=True)
+        tau = tau / tau.norm(dim=-1, keepdim=True).clamp(min=self.eps)
+        w = self.weight - self.weight.mean(dim=1, keepdim=True)
+        w = w / w.norm(dim=1, keepdim=True).clamp(min=self.eps)
+        return _apply_active(F.linear(tau, w), active)
+
+
+class LinearBitProjection(nn.Module):
+    """A bias-free dense map of the T-bit code to d dimensions (ProFormer's LSH projection layer, ``T × d``)."""
+
+    def __init__(self, num_bits: int = 420, embedding_dim: int = 768) -> None:
+        super().__init__()
+        self.num_bits = _check_positive("num_bits", num_bits)
+        self.weight = nn.Parameter(torch.empty(_check_positive("embedding_dim", embedding_dim), num_bits))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
+        return _apply_active(F.linear(_bits_as_float(bits, self.num_bits, self.weight.dtype), self.weight), active)
