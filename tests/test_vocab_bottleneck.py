@@ -50,3 +50,14 @@ def test_materialised_count_equals_meta_count():
     spec = next(s for s in vb.MODEL_SPECS if s.name == "BERT-base")
     row = vb.embedding_shares([spec], materialize_up_to=200_000_000).iloc[0]
     assert row["counted_on"] == "meta + cpu (bf16)"
+
+
+def test_paper_profile_reads_an_existing_results_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("HASHLIB_RESULTS_DIR", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(vb, "embedding_shares", lambda **kw: calls.append(kw) or vb.pd.DataFrame({"model": ["m"]}))
+    paper = vb.PROFILES.get("paper")
+    vb.load_or_run(paper)                       # nothing on disk: computes
+    vb.load_or_run(paper)                       # now shown from the file
+    vb.load_or_run(vb.PROFILES.get("smoke"))    # smoke always computes
+    assert len(calls) == 2

@@ -33,7 +33,7 @@ from hashlib_core.results import ResultsStore
 
 __all__ = [
     "ModelSpec", "MODEL_SPECS", "VocabBottleneckProfile", "PROFILES", "embedding_shares", "compare_with_claims",
-    "run", "main",
+    "run", "load_or_run", "main",
 ]
 
 CHAPTER = "vocab_bottleneck"
@@ -233,6 +233,16 @@ def run(profile: VocabBottleneckProfile, *, progress: bool = True) -> ResultsSto
     store.write_table("embedding_shares", table, seed=profile.seed, device="cpu",
                       wall_time_s=time.perf_counter() - start, config=profile.to_dict())
     return store
+
+
+def load_or_run(profile: VocabBottleneckProfile, *, progress: bool = False) -> ResultsStore:
+    """What the chapter notebook calls: ``smoke`` and ``small`` compute in-process; ``paper`` shows the results
+    file written by ``python -m hashlib_core.experiments.vocab_bottleneck --profile paper`` when it exists (the
+    cross-check with real weights takes minutes and about 15 GB of memory), and computes it otherwise."""
+    store = ResultsStore(CHAPTER, profile.name)
+    if profile.name == "paper" and store.exists("embedding_shares"):
+        return store
+    return run(profile, progress=progress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
