@@ -69,3 +69,43 @@ def test_seed_everything_reproduces_streams():
     assert torch.equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2]
     with pytest.raises(ValueError):
         seed_everything(-2)
+
+
+def test_load_or_run_reuses_only_current_results(tmp_path, monkeypatch):
+    from hashlib_core import results
+    from hashlib_core.experiments.profiles import load_or_run
+    from hashlib_core.results import ResultsStore
+
+    state = {"git_commit": "abc", "git_dirty": False}
+    monkeypatch.setattr(results, "_git_state", lambda: dict(state))
+    calls = []
+
+    def run_for(profile):
+        store = ResultsStore("toy", profile.name, root=tmp_path)
+
+        def run():
+            calls.append(profile.name)
+            store.write_json("r", {"x": 1}, seed=0, config=profile.to_dict())
+        return store, run
+
+    smoke = TOY.get("smoke")
+    store, run = run_for(smoke)
+    load_or_run(store, ["r"], smoke, run)
+    load_or_run(store, ["r"], smoke, run)                # same config, same clean commit: reused
+    assert calls == ["smoke"]
+    other = TOY.get("smoke", layers=2)
+    load_or_run(store, ["r"], other, run_for(other)[1])  # another configuration: recomputed
+    state["git_commit"] = "def"
+    load_or_run(store, ["r"], other, run_for(other)[1])  # another commit: recomputed
+    state["git_dirty"] = True
+    load_or_run(store, ["r"], other, run_for(other)[1])  # uncommitted changes: always recomputed
+    assert calls == ["smoke"] * 4
+
+    paper = TOY.get("paper")
+    pstore, prun = run_for(paper)
+    load_or_run(pstore, ["r"], paper, prun)
+    load_or_run(pstore, ["r"], paper.override(layers=1), prun)   # paper files are shown as they are
+    assert calls[-1:] == ["paper"] and calls.count("paper") == 1
+
+    with pytest.raises(RuntimeError, match="did not write"):
+        load_or_run(ResultsStore("toy", "small", root=tmp_path), ["missing"], TOY.get("small"), lambda: None)

@@ -41,6 +41,7 @@ __all__ = [
     "PROFILE_NAMES",
     "Profile",
     "ProfileSet",
+    "load_or_run",
     "select_device",
     "seed_everything",
 ]
@@ -228,3 +229,35 @@ def seed_everything(seed: int, *, deterministic: bool = False) -> np.random.Gene
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True)
     return np.random.default_rng(seed)
+
+
+def load_or_run(store: Any, names: Sequence[str], profile: Profile, run: Callable[[], Any]) -> Any:
+    """Return ``store`` after making sure the results ``names`` exist for ``profile``; call ``run()`` if needed.
+
+    What a chapter notebook calls, so that the book shows the right numbers without repeating work:
+
+    * ``paper``: the results files of a long run (committed, or written by the chapter's command) are shown as they
+      are; ``run()`` only if one is missing.
+    * ``smoke`` and ``small``: computed in-process, except that results written by the **same configuration at the
+      same git commit from a clean tree** are reused (this is what lets continuous integration execute a notebook
+      for nbval and again for the book without training twice).
+    """
+    from hashlib_core.results import _git_state
+
+    def current(name: str) -> bool:
+        if not store.exists(name):
+            return False
+        if profile.name == "paper":
+            return True
+        meta = store.read_meta(name)
+        state = _git_state()
+        return (meta.get("config") == profile.to_dict() and state["git_commit"] is not None
+                and meta.get("git_commit") == state["git_commit"]
+                and meta.get("git_dirty") is False and state["git_dirty"] is False)
+
+    if not all(current(n) for n in names):
+        run()
+        missing = [n for n in names if not store.exists(n)]
+        if missing:
+            raise RuntimeError(f"the run did not write {missing} in {store.dir}")
+    return store

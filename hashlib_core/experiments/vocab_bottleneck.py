@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from hashlib_core.experiments.profiles import Profile, ProfileSet, seed_everything
+from hashlib_core.experiments.profiles import load_or_run as _load_or_run
 from hashlib_core.params import count_parameters, embedding_breakdown, instantiate_on_meta
 from hashlib_core.results import ResultsStore
 
@@ -236,13 +237,11 @@ def run(profile: VocabBottleneckProfile, *, progress: bool = True) -> ResultsSto
 
 
 def load_or_run(profile: VocabBottleneckProfile, *, progress: bool = False) -> ResultsStore:
-    """What the chapter notebook calls: ``smoke`` and ``small`` compute in-process; ``paper`` shows the results
-    file written by ``python -m hashlib_core.experiments.vocab_bottleneck --profile paper`` when it exists (the
-    cross-check with real weights takes minutes and about 15 GB of memory), and computes it otherwise."""
+    """What the chapter notebook calls (see :func:`hashlib_core.experiments.profiles.load_or_run`): ``paper`` shows
+    the results file of ``python -m hashlib_core.experiments.vocab_bottleneck --profile paper`` (the cross-check
+    with real weights takes minutes and about 15 GB of memory); ``smoke`` and ``small`` compute in-process."""
     store = ResultsStore(CHAPTER, profile.name)
-    if profile.name == "paper" and store.exists("embedding_shares"):
-        return store
-    return run(profile, progress=progress)
+    return _load_or_run(store, ["embedding_shares"], profile, lambda: run(profile, progress=progress))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
