@@ -95,3 +95,46 @@ def test_model_without_loss_is_explained(tmp_path):
 
     with pytest.raises(ValueError, match="no loss"):
         train(NoLoss(), _data(), TrainConfig(max_steps=1), progress=False)
+
+
+class NoisyCollate:
+    """Draws from the global torch RNG, as a masking collator would."""
+
+    def __call__(self, rows):
+        x = torch.stack([r[0] for r in rows])
+        return {"x": x + 0.01 * torch.randn_like(x), "y": torch.stack([r[1] for r in rows])}
+
+
+def test_collator_randomness_differs_per_batch_and_resumes_exactly(tmp_path):
+    seen = []
+
+    class Recording(Regressor):
+        def forward(self, x, y):
+            seen.append(x.detach().clone())
+            return super().forward(x, y)
+
+    def loader():
+        g = torch.Generator().manual_seed(1)
+        x = torch.zeros(16, 4)
+        return DataLoader(TensorDataset(x, torch.randn(16, generator=g)), batch_size=8, shuffle=False,
+                          collate_fn=NoisyCollate())
+
+    cfg = TrainConfig(max_steps=6, learning_rate=1e-2, log_every=1, checkpoint_every=2, seed=3)
+    straight = Recording()
+    train(straight, loader(), cfg, output_dir=tmp_path / "a", progress=False)
+    noise = seen[:]
+    assert not torch.equal(noise[0], noise[2])       # same rows, another epoch: fresh noise
+    assert not torch.equal(noise[0], noise[1])
+
+    def stop_at_3(step, loss):
+        if step == 3:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train(Recording(), loader(), cfg, output_dir=tmp_path / "b", on_step=stop_at_3, progress=False)
+    seen.clear()
+    resumed = Recording()
+    train(resumed, loader(), cfg, output_dir=tmp_path / "b", progress=False)
+    assert all(torch.equal(a, b) for a, b in zip(noise[2:], seen))   # batches 3..6 see the same noise
+    for a, b in zip(_state(straight).values(), _state(resumed).values()):
+        assert torch.equal(a, b)

@@ -242,7 +242,7 @@ def load_or_run(store: Any, names: Sequence[str], profile: Profile, run: Callabl
       same git commit from a clean tree** are reused (this is what lets continuous integration execute a notebook
       for nbval and again for the book without training twice).
     """
-    from hashlib_core.results import _git_state
+    from hashlib_core.results import _git_state, _jsonable
 
     def current(name: str) -> bool:
         if not store.exists(name):
@@ -251,7 +251,8 @@ def load_or_run(store: Any, names: Sequence[str], profile: Profile, run: Callabl
             return True
         meta = store.read_meta(name)
         state = _git_state()
-        return (meta.get("config") == profile.to_dict() and state["git_commit"] is not None
+        # compared as stored (JSON): tuple-valued settings come back as lists
+        return (meta.get("config") == _jsonable(profile.to_dict()) and state["git_commit"] is not None
                 and meta.get("git_commit") == state["git_commit"]
                 and meta.get("git_dirty") is False and state["git_dirty"] is False)
 

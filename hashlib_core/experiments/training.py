@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -98,20 +101,39 @@ def latest_checkpoint(output_dir: str | Path) -> Path | None:
     return max(done, key=lambda p: int(p.name.split("_")[1])) if done else None
 
 
-def _isolated_rng(loader: Any) -> Iterator[Any]:
-    """Iterate ``loader`` without touching the global torch RNG.
+@contextmanager
+def _batch_rng(seed: int) -> Iterator[None]:
+    """Run a block with Python, NumPy and torch (CPU) global RNGs seeded by ``seed``, then restore them."""
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
 
-    A DataLoader draws a base seed from the global RNG when its iterator starts; left alone, that draw happens at a
-    different point of the RNG stream in a resumed run than in an uninterrupted one, and dropout masks diverge.
-    The data order itself comes from the loader's own seeded sampler.
+
+def _batches(loader: Any, seed: int, epoch: int) -> Iterator[Any]:
+    """Iterate ``loader`` so that loading and collating never touch the training RNG stream.
+
+    The k-th fetch of an epoch runs with the global RNGs seeded from ``(seed, epoch, k)`` and restored afterwards.
+    So a collator that draws from the global RNGs (random masks, replacements) gets a fresh, reproducible stream per
+    batch that does not depend on where a run was resumed, and dropout in the model draws from the same stream in
+    an interrupted-and-resumed run as in an uninterrupted one (a DataLoader iterator also draws a base seed when it
+    starts). A collator with a generator of its own works too, but after a resume its stream restarts.
     """
     it = iter(loader)
+    k = 0
     while True:
-        with torch.random.fork_rng(devices=[]):
+        with _batch_rng((seed * 1_000_003 + epoch * 100_003 + k) % 2**63):
             try:
                 batch = next(it)
             except StopIteration:
                 return
+        k += 1
         yield batch
 
 
@@ -202,7 +224,7 @@ def train(
         # On resume, replay the epoch's (seeded) order and drop the batches already trained on. Iterating past
         # them, rather than accelerate's skip_first_batches, keeps the order identical to the uninterrupted run.
         skip = batch_in_epoch
-        for batch in _isolated_rng(loader):
+        for batch in _batches(loader, config.seed, epoch):
             if skip:
                 skip -= 1
                 continue
