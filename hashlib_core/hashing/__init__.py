@@ -8,6 +8,7 @@ Every hasher here gives the same output in every process, on every machine and u
 * :mod:`.multihash`: MultiHashFormer §3.1 MurmurHash3 multi-hash signatures.
 * :mod:`.registry`: :class:`SignatureRegistry`, globally unique signatures with rehashing, expansion and files.
 * :mod:`.lsh`: HashFormers §3.3-3.5 locality-sensitive hashing of a word's BPE pieces (bucket and T-bit code).
+* :mod:`.lsh_trigram`: MultiHashFormer's optional character-trigram LSH coordinates and LSH:MMH3 mixed signatures.
 
 A new hasher module subclasses :class:`TokenHasher` with a unique ``name`` and is re-exported here.
 """
@@ -16,6 +17,7 @@ from hashlib_core.hashing.md5 import KeyedMD5Hasher, md5_digest, md5_hex
 from hashlib_core.hashing.multihash import MMH3MultiHasher, mmh3_bucket, mmh3_fingerprint
 from hashlib_core.hashing.registry import RegistryFileError, SignatureRegistry
 from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
+from hashlib_core.hashing.lsh_trigram import TrigramLSHHasher, mixed_signature_table
 
 __all__ = [
     "TokenHasher",
@@ -32,4 +34,6 @@ __all__ = [
     "RegistryFileError",
     "LSHBucketHasher",
     "LSHBitHasher",
+    "TrigramLSHHasher",
+    "mixed_signature_table",
 ]

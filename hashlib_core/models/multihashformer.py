@@ -299,13 +299,18 @@ def parse_variant(name: str) -> VariantSpec:
     raise ValueError(f"unknown variant {name!r}; use 'Standard', 'Standard+<k>L', 'MHF (H<h>B<b>K)' or 'H<h>B<b>K'")
 
 
-def _shape(size: str) -> BackboneShape:
+def _shape(size: str | BackboneShape) -> BackboneShape:
+    """A preset name (:data:`BACKBONE_PRESETS`) or a custom :class:`BackboneShape`, returned as a shape."""
+    if isinstance(size, BackboneShape):
+        return size
     if size not in BACKBONE_PRESETS:
         raise ValueError(f"unknown size {size!r}; choose one of {', '.join(BACKBONE_PRESETS)}")
     return BACKBONE_PRESETS[size]
 
 
-def standard_config(size: str, *, extra_layers: int = 0, vocab_size: int | None = None) -> Qwen3Config:
+def standard_config(
+    size: str | BackboneShape, *, extra_layers: int = 0, vocab_size: int | None = None
+) -> Qwen3Config:
     """The Standard (+kL) baseline of section 4.1: a Qwen3 causal LM with tied input/output embeddings."""
     shape = _shape(size)
     if extra_layers < 0:
@@ -328,7 +333,7 @@ def standard_config(size: str, *, extra_layers: int = 0, vocab_size: int | None 
 
 
 def multihashformer_config(
-    size: str, num_hashes: int, num_buckets: int, *, vocab_size: int | None = None
+    size: str | BackboneShape, num_hashes: int, num_buckets: int, *, vocab_size: int | None = None
 ) -> MultiHashFormerConfig:
     """An MHF(H, B) config on the ``size`` backbone, with the paper's 64-wide gate and mixers."""
     shape = _shape(size)
@@ -347,11 +352,16 @@ def multihashformer_config(
 
 
 def build_model(
-    size: str, variant: str, *, vocab_size: int | None = None, signature_table: torch.Tensor | None = None
+    size: str | BackboneShape,
+    variant: str,
+    *,
+    vocab_size: int | None = None,
+    signature_table: torch.Tensor | None = None,
 ) -> PreTrainedModel:
     """Build any Table 1 model: ``build_model("100M", "Standard+4L")``, ``build_model("1B", "MHF (H4B16K)")``.
 
-    ``variant`` is read by :func:`parse_variant`. For MHF, ``signature_table`` (``V x H``) is installed and, if
+    ``size`` is a preset name or a custom :class:`BackboneShape` (reduced-scale chapter profiles). ``variant``
+    is read by :func:`parse_variant`. For MHF, ``signature_table`` (``V x H``) is installed and, if
     ``vocab_size`` is not given, sets it. Wrap the call in :func:`hashlib_core.params.instantiate_on_meta` to count
     parameters without allocating weights.
     """
