@@ -15,6 +15,11 @@ and times, best of ``--repeats`` runs after one warm-up run:
   decoder (``H`` tied ``B``-way classifiers and ``H - 1`` mixers), per-hash ``log_softmax``, then
   :func:`~hashlib_core.decoding.multihash.score_vocab` with targets (``P_inf`` over the valid vocabulary, streamed
   in ``--chunk-size`` chunks: no ``tokens x V`` tensor);
+* ``mhf_scoring_only[HxBy]``: only the part that replaces the LM head's ``h E^T``: given the per-hash
+  log-probabilities, :func:`~hashlib_core.decoding.multihash.score_vocab`'s streamed gather-sum, ``logsumexp`` over
+  the valid vocabulary and the target log-probability (``vs_lm_head`` is its time over the LM head's). The decoder
+  itself costs about ``2 H B d`` multiply-adds per token (logits and soft embeddings) against ``V d`` for the head,
+  so the full path cannot beat the head when ``H B`` approaches ``V``;
 * ``mhf_materialised[HxBy]``: the same decoder followed by the released code's full ``tokens x V`` gather-sum and
   ``log_softmax`` (the reference the streamed path must agree with; ``max_abs_diff_vs_streamed`` records it).
 
@@ -132,7 +137,13 @@ def run_benchmark(
                 full = torch.cat([s for _, s in iter_vocab_scores(log_probs, hash_map, vocab_size)], dim=1)
                 return torch.log_softmax(full, dim=-1).gather(1, targets[:, None])[:, 0]
 
+            precomputed = hash_log_probs(decoder(hidden, table))
+
+            def scoring_only() -> torch.Tensor:
+                return score_vocab(precomputed, hash_map, targets=targets, chunk_size=chunk_size).target_log_probs
+
             hash_bytes = tokens * num_hashes * num_buckets * FLOAT_BYTES
+            seconds_o, out_o, peak_o = _time(scoring_only, repeats, device)
             seconds_s, out_s, peak_s = _time(streamed, repeats, device)
             seconds_m, out_m, peak_m = _time(materialised, repeats, device)
             diff = float((out_s - out_m).abs().max())
@@ -142,6 +153,9 @@ def run_benchmark(
                    chunk_size=chunk_size, max_abs_diff_vs_materialised=diff, **common)
             record(f"mhf_materialised[{label}]", d, seconds_m,
                    max(hash_bytes, tokens * vocab_size * FLOAT_BYTES), peak_m, **common)
+            record(f"mhf_scoring_only[{label}]", d, seconds_o, tokens * min(chunk_size, vocab_size) * FLOAT_BYTES,
+                   peak_o, chunk_size=chunk_size, max_abs_diff_vs_streamed=float((out_o - out_s).abs().max()),
+                   vs_lm_head=round(seconds_o / seconds, 3), **common)
 
     return {
         "tokens": tokens,

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from hashlib_core.hashing.base import check_int
@@ -169,13 +170,16 @@ def iter_vocab_scores(
     num_hashes = log_probs.shape[1]
     _check_hash_map(hash_map, num_hashes, log_probs.shape[2])
     hash_map = hash_map.to(log_probs.device)
-    per_hash = log_probs.transpose(0, 1).contiguous()                          # (H, N, B): contiguous gathers
+    # (H, B, N): bucket-major, so that each id's score is a gather of whole contiguous rows of N values (an
+    # embedding lookup), which is much faster than gathering columns of an (N, B) matrix.
+    per_hash = log_probs.permute(1, 2, 0).contiguous()
     for start in range(0, hash_map.shape[0], chunk_size):
         signatures = hash_map[start : start + chunk_size]                      # (C, H)
-        scores = per_hash[0].index_select(1, signatures[:, 0])                 # a fresh (N, C) tensor
+        scores = F.embedding(signatures[:, 0], per_hash[0])                    # a fresh (C, N) tensor
         for k in range(1, num_hashes):
-            scores.add_(per_hash[k].index_select(1, signatures[:, k]))
-        yield start, scores.masked_fill_(signatures.eq(0).all(-1), -math.inf)
+            scores.add_(F.embedding(signatures[:, k], per_hash[k]))
+        scores.masked_fill_(signatures.eq(0).all(-1, keepdim=True), -math.inf)
+        yield start, scores.T                                                  # (N, C) view
 
 
 @dataclass(frozen=True)
