@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 from torch import nn
 
 from hashlib_core.params import count_parameters, embedding_breakdown, humanize, instantiate_on_meta

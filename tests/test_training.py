@@ -48,6 +48,23 @@ def test_loss_decreases(tmp_path):
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step_00000012", "step_00000013"]
 
 
+def test_config_digest_is_stable_and_order_free():
+    from hashlib_core.experiments.training import config_digest
+
+    assert config_digest({"a": 1, "b": (2, 3)}) == config_digest({"b": [2, 3], "a": 1})
+    assert config_digest({"a": 1}) != config_digest({"a": 2})
+    assert len(config_digest([1])) == 10
+
+
+def test_quiet_resume_prints_nothing(tmp_path, capsys):
+    train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+    capsys.readouterr()
+    result = train(Regressor(), _data(), TrainConfig(max_steps=14, learning_rate=1e-2, seed=7),
+                   output_dir=tmp_path, progress=False)
+    assert result.resumed_from_step == 13
+    assert capsys.readouterr().out == ""
+
+
 def test_resume_gives_identical_weights(tmp_path):
     straight = Regressor()
     ref = train(straight, _data(), CFG, output_dir=tmp_path / "a", progress=False)

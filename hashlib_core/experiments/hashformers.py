@@ -35,10 +35,6 @@ Run every experiment of the chapter (also under ``accelerate launch``; training 
 """
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import io
-import json
 import math
 import os
 import time
@@ -60,7 +56,7 @@ from hashlib_core.experiments.profiles import (
     select_device,
 )
 from hashlib_core.experiments.profiles import load_or_run as _load_or_run
-from hashlib_core.experiments.training import TrainConfig, train
+from hashlib_core.experiments.training import TrainConfig, config_digest, train
 from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
 from hashlib_core.hashing.md5 import KeyedMD5Hasher, md5_hex
 from hashlib_core.metrics import glue_metric, normalize_task
@@ -550,20 +546,11 @@ def _embedding_params(model: nn.Module) -> int:
 
 
 def _config_digest(profile: HashFormersProfile, *parts: Any) -> str:
-    text = json.dumps([profile.to_dict(), *parts], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    return config_digest([profile.to_dict(), *parts])
 
 
 def _default_checkpoints(profile: HashFormersProfile) -> Path:
     return repo_root() / "checkpoints" / CHAPTER / profile.name
-
-
-def _train(model: nn.Module, loader: Any, config: TrainConfig, output_dir: Path, progress: bool) -> Any:
-    """:func:`train` with its messages (progress bar, "resumed from ...") only when ``progress`` is on."""
-    if progress:
-        return train(model, loader, config, output_dir=output_dir, progress=True)
-    with contextlib.redirect_stdout(io.StringIO()):
-        return train(model, loader, config, output_dir=output_dir, progress=False)
 
 
 def _is_main_process() -> bool:
@@ -609,7 +596,7 @@ def _pretrain(variant: Variant, res: Resources, checkpoints: Path, progress: boo
                          log_every=max(1, profile.pt_steps // 30), checkpoint_every=profile.checkpoint_every,
                          mixed_precision=profile.mixed_precision, seed=profile.seed)
     out = checkpoints / f"{variant.slug}-{_config_digest(profile, variant.name)}" / "pretrain"
-    result = _train(model, loader, config, out, progress)
+    result = train(model, loader, config, output_dir=out, progress=progress)
     row = {
         "name": variant.name, "group": variant.group, "model": variant.model, "unit": variant.unit,
         "objective": "MLM" if variant.objective == "mlm" else "S+R",
@@ -721,7 +708,7 @@ def _finetune(variant: Variant, pretrained: nn.Module, res: Resources, task: str
                          scheduler="cosine_with_restarts", scheduler_cycles=5, warmup_steps=int(0.06 * steps),
                          log_every=max(1, steps // 10), mixed_precision=profile.mixed_precision, seed=seed)
     out = checkpoints / f"{variant.slug}-{_config_digest(profile, variant.name)}" / f"{task}-seed{seed}"
-    result = _train(model, loader, config, out, progress)
+    result = train(model, loader, config, output_dir=out, progress=progress)
     logits = _predict(model, encoder, dev_texts)
     scores = glue_metric(task, logits, dev_labels)
     return {"name": variant.name, "task": task, "seed": seed, "score": 100.0 * scores["score"],

@@ -47,9 +47,6 @@ Run every experiment of a profile (also under ``accelerate launch``)::
 """
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import io
 import json
 import math
 import time
@@ -64,7 +61,7 @@ from torch import nn
 
 from hashlib_core.experiments.profiles import Profile, ProfileSet, seed_everything, select_device
 from hashlib_core.experiments.profiles import load_or_run as _load_or_run
-from hashlib_core.experiments.training import TrainConfig, train
+from hashlib_core.experiments.training import TrainConfig, config_digest, train
 from hashlib_core.results import ResultsStore, repo_root
 
 if TYPE_CHECKING:
@@ -410,17 +407,13 @@ _EVALUATION_ONLY = frozenset({
 })
 
 
-def _config_digest(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:10]
-
-
 def checkpoint_dir(root: Path, profile: MultiHashFormerProfile, name: str, config: TrainConfig,
                    extra: Any = None) -> Path:
     """``<root>/multihashformer/<profile>/<model>-<digest>``; the digest covers every setting that changes the
     trained weights (not the choice of experiments or evaluation sizes), so runs of different experiment subsets
     share their models."""
     training = {k: v for k, v in profile.to_dict().items() if k not in _EVALUATION_ONLY}
-    digest = _config_digest({"profile": training, "train": config.__dict__, "extra": extra})
+    digest = config_digest({"profile": training, "train": config.__dict__, "extra": extra})
     safe = "".join(c if c.isalnum() or c in "+-_" else "_" for c in name)
     return Path(root) / CHAPTER / profile.name / f"{safe}-{digest}"
 
@@ -508,11 +501,7 @@ class Chapter:
         loader = torch.utils.data.DataLoader(_LMDataset(windows), batch_size=self.profile.batch_size,
                                              shuffle=True, drop_last=windows.shape[0] >= self.profile.batch_size)
         output_dir = self._checkpoint_dir(name, config, extra)
-        if self.progress:
-            result = train(model, loader, config, output_dir=output_dir, progress=True)
-        else:  # quiet: also silences the loop's "resumed from step ..." line (a notebook shows no log)
-            with contextlib.redirect_stdout(io.StringIO()):
-                result = train(model, loader, config, output_dir=output_dir, progress=False)
+        result = train(model, loader, config, output_dir=output_dir, progress=self.progress)
         self.curves.extend({"model": name, "step": s, "loss": l} for s, l in result.losses)
         self.train_seconds[name] = result.wall_time_s
         return model.to(self.device)

@@ -33,7 +33,7 @@ import dataclasses
 import os
 import random
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Generic, Sequence, TypeVar, get_type_hints
+from typing import Any, Callable, ClassVar, Generic, Sequence, TypeVar, get_type_hints
 
 import numpy as np
 

@@ -12,6 +12,7 @@ an interrupted run that resumes ends with the same weights as an uninterrupted o
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -28,7 +29,7 @@ from torch import nn
 
 from hashlib_core._io import atomic_write_json
 
-__all__ = ["TrainConfig", "TrainResult", "train", "latest_checkpoint", "param_groups"]
+__all__ = ["TrainConfig", "TrainResult", "train", "latest_checkpoint", "param_groups", "config_digest"]
 
 STATE_FILE = "trainer_state.json"
 
@@ -90,6 +91,12 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
             continue
         (no_decay if p.ndim < 2 or "norm" in name.lower() else decay).append(p)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def config_digest(obj: Any) -> str:
+    """A short, stable name for a configuration (sha256 of its sorted JSON, 10 hex digits), for checkpoint folders:
+    a run resumes only from checkpoints written under the same settings."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:10]
 
 
 def latest_checkpoint(output_dir: str | Path) -> Path | None:
@@ -161,6 +168,7 @@ def train(
     """Train ``model`` for ``config.max_steps`` optimiser steps; checkpoint to and resume from ``output_dir``.
 
     ``on_step(step, loss)`` is called after every optimiser step (after any checkpoint of that step).
+    ``progress=False`` prints nothing (no progress bar, no "resumed from" line).
     The model is left trained (and unwrapped) in place; the caller saves it with ``save_pretrained``.
     """
     from accelerate import Accelerator
@@ -192,7 +200,8 @@ def train(
         step, epoch, batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
         losses = [tuple(x) for x in state["losses"]]
         resumed_from = step
-        accelerator.print(f"resumed from {ckpt.name} (step {step}/{config.max_steps})")
+        if progress:
+            accelerator.print(f"resumed from {ckpt.name} (step {step}/{config.max_steps})")
 
     def save(at_step: int) -> None:
         if out is None:
