@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 from torch import nn
 
 from hashlib_core.decoding.multihash import (
+    CPU_CHUNK_ELEMENTS,
+    CPU_ROW_TILE,
+    MIN_AUTO_CHUNK,
     CascadedHashDecoder,
+    auto_chunk_size,
+    row_tile_size,
     generate,
     hash_log_probs,
     iter_vocab_scores,
@@ -194,6 +199,29 @@ def test_leading_dimensions_are_kept_and_bad_targets_rejected():
         score_vocab(lp, table, chunk_size=0)
 
 
+def test_auto_chunk_size_bounds_the_scores_held_at_once():
+    assert auto_chunk_size(2048, 32768) == CPU_CHUNK_ELEMENTS // 2048          # 512 ids: about 4 MiB of scores
+    assert auto_chunk_size(row_tile_size(2048), 32768) == 32768               # a CPU tile of 16 rows: whole V
+    assert row_tile_size(2048) == CPU_ROW_TILE and row_tile_size(3) == 3 and row_tile_size(2048, "cuda") == 2048
+    assert auto_chunk_size(1, 32768) == 32768                                 # one position: the whole vocabulary
+    assert auto_chunk_size(10**6, 32768) == MIN_AUTO_CHUNK                    # never below the floor
+    assert auto_chunk_size(10**6, 100) == 100                                 # nor above the vocabulary
+    assert auto_chunk_size(2048, 32768, "cuda") > auto_chunk_size(2048, 32768, "cpu")
+    with pytest.raises(ValueError, match="vocab_size"):
+        auto_chunk_size(4, 0)
+
+
+def test_default_chunking_equals_an_explicit_one():
+    table = padded_table()
+    lp = random_log_probs(5, H, B, seed=3)
+    targets = torch.zeros(5, dtype=torch.long)
+    auto = score_vocab(lp, table, targets=targets, top_k=4)
+    fixed = score_vocab(lp, table, targets=targets, top_k=4, chunk_size=7)
+    torch.testing.assert_close(auto.log_normalizer, fixed.log_normalizer, rtol=0, atol=1e-12)
+    torch.testing.assert_close(auto.target_log_probs, fixed.target_log_probs, rtol=0, atol=1e-12)
+    assert torch.equal(auto.top_ids, fixed.top_ids)
+
+
 # ----------------------------------------------------------------------------------------------------- sampling
 
 def favour_padding_log_probs(n: int, seed: int) -> torch.Tensor:
@@ -319,3 +347,29 @@ def test_valid_vocab_nll_matches_a_naive_computation(model):
     assert got.num_tokens == count == 13
     assert math.isclose(got.total_nll, total, rel_tol=1e-5)
     assert math.isclose(got.perplexity, math.exp(total / count), rel_tol=1e-5)
+
+
+def test_left_padded_batch_generates_what_each_prompt_generates_alone(model):
+    prompts = [[5, 6, 7, 8, 9], [40, 41], [12, 13, 14]]
+    width, pad = max(map(len, prompts)), 0
+    ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+    batched = generate(model, ids, 6, attention_mask=mask)
+    assert batched.shape == (3, width + 6)
+    assert torch.equal(batched[:, :width], ids)                               # the padding stays in front
+    for row, prompt in enumerate(prompts):
+        alone = generate(model, torch.tensor([prompt]), 6)
+        assert torch.equal(batched[row, width:], alone[0, len(prompt):]), row
+    # an all-ones mask is the same as no mask
+    assert torch.equal(generate(model, ids, 3, attention_mask=torch.ones_like(ids)), generate(model, ids, 3))
+
+
+@pytest.mark.parametrize("mask, message", [
+    ([[1, 1, 0]], "left-padded"),
+    ([[0, 1, 0, 1]], "shape"),
+    ([[1, 0, 1]], "between tokens"),
+    ([[0, 2, 1]], "only 0"),
+])
+def test_generation_rejects_masks_that_are_not_left_padding(model, mask, message):
+    with pytest.raises(ValueError, match=message):
+        generate(model, torch.tensor([[3, 4, 5]]), 2, attention_mask=torch.tensor(mask))

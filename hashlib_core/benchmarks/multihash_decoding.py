@@ -41,6 +41,7 @@ import torch
 from hashlib_core.decoding.multihash import (
     DEFAULT_CHUNK_SIZE,
     CascadedHashDecoder,
+    auto_chunk_size,
     hash_log_probs,
     iter_vocab_scores,
     score_vocab,
@@ -94,12 +95,14 @@ def _time(fn: Callable[[], torch.Tensor], repeats: int, device: torch.device) ->
 @torch.no_grad()
 def run_benchmark(
     *, dims: Sequence[int] = (256, 512), vocab_size: int = 32768, tokens: int = 2048, repeats: int = 3,
-    chunk_size: int = DEFAULT_CHUNK_SIZE, seed: int = 0, device: torch.device | None = None,
+    chunk_size: int | None = DEFAULT_CHUNK_SIZE, seed: int = 0, device: torch.device | None = None,
 ) -> dict[str, Any]:
     """Run every measurement and return the JSON-able payload (see the module docstring)."""
     if repeats < 1 or tokens < 1 or vocab_size < 1 or not dims:
         raise ValueError("repeats, tokens and vocab_size must be >= 1 and dims non-empty")
     device = device or torch.device("cpu")
+    requested_chunk = chunk_size
+    chunk_size = chunk_size if chunk_size is not None else auto_chunk_size(tokens, vocab_size, device)
     gen = torch.Generator().manual_seed(seed)
     targets = torch.randint(0, vocab_size, (tokens,), generator=gen).to(device)
     signature_tables = {label: random_signature_table(vocab_size, h, b, gen).to(device)
@@ -163,6 +166,7 @@ def run_benchmark(
         "dims": list(dims),
         "repeats": repeats,
         "chunk_size": chunk_size,
+        "chunk_size_requested": requested_chunk,
         "torch_threads": torch.get_num_threads(),
         "results": results,
     }
@@ -174,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--vocab", type=int, default=32768, help="vocabulary size V")
     parser.add_argument("--tokens", type=int, default=2048, help="hidden states scored at once (batch x seq)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per measurement, best kept")
-    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, help="vocabulary ids per chunk")
+    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE,
+                        help="vocabulary ids per chunk (default: auto_chunk_size for the tokens and device)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     args = parser.parse_args(argv)

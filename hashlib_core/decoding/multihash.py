@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IGNORE_INDEX",
+    "auto_chunk_size",
+    "row_tile_size",
     "CascadedHashDecoder",
     "hash_log_probs",
     "multihash_loss",
@@ -58,8 +60,19 @@ __all__ = [
 
 #: Label value that the loss and the perplexity skip (the Hugging Face convention).
 IGNORE_INDEX = -100
-#: Default number of vocabulary ids scored at once.
-DEFAULT_CHUNK_SIZE = 4096
+#: Scores held at once when the chunking is left to the library (``chunk_size=None``). On CPU at most 4 MiB of
+#: float32 in tiles of :data:`CPU_ROW_TILE` positions, so that a tile's ``H x B`` log-probabilities and its scores
+#: stay in cache while the ``H`` gathers add into them (for 2,048 positions and V = 32,768 this is 2-4x faster than
+#: scoring all positions against fixed 4,096-id chunks; tiles of 8-16 rows measured best, 64 rows 2x slower; see
+#: :mod:`hashlib_core.benchmarks.multihash_decoding`). On an accelerator 256 MiB and no row tiling: fewer, larger
+#: kernels win there.
+CPU_CHUNK_ELEMENTS = 1 << 20
+CPU_ROW_TILE = 16
+ACCELERATOR_CHUNK_ELEMENTS = 1 << 26
+#: The smallest automatic chunk (per-chunk overhead dominates below it).
+MIN_AUTO_CHUNK = 256
+#: Kept for callers that want a fixed size; ``None`` (the default everywhere) picks :func:`auto_chunk_size`.
+DEFAULT_CHUNK_SIZE = None
 
 
 class CascadedHashDecoder(nn.Module):
@@ -155,31 +168,104 @@ def multihash_loss(hash_logits: torch.Tensor, labels: torch.Tensor, hash_map: to
     return per_pair / keep.sum()
 
 
+def row_tile_size(num_rows: int, device: torch.device | str = "cpu") -> int:
+    """Positions scored together when the chunking is left to the library: :data:`CPU_ROW_TILE` on CPU, all of
+    them on an accelerator."""
+    check_int("num_rows", num_rows, minimum=0)
+    return max(1, min(num_rows, CPU_ROW_TILE) if torch.device(device).type == "cpu" else num_rows)
+
+
+def auto_chunk_size(num_rows: int, vocab_size: int, device: torch.device | str = "cpu") -> int:
+    """Vocabulary ids per chunk for a tile of ``num_rows`` positions when the caller gives no ``chunk_size``.
+
+    ``num_rows * chunk`` stays near :data:`CPU_CHUNK_ELEMENTS` on CPU (cache-sized) or
+    :data:`ACCELERATOR_CHUNK_ELEMENTS` elsewhere, never below :data:`MIN_AUTO_CHUNK` ids nor above ``vocab_size``.
+    Any chunk size gives the same scores up to float rounding; only speed and peak memory change.
+    """
+    check_int("num_rows", num_rows, minimum=0)
+    check_int("vocab_size", vocab_size, minimum=1)
+    budget = CPU_CHUNK_ELEMENTS if torch.device(device).type == "cpu" else ACCELERATOR_CHUNK_ELEMENTS
+    return max(1, min(vocab_size, max(MIN_AUTO_CHUNK, budget // max(num_rows, 1))))
+
+
+def _row_tiles(num_rows: int, chunk_size: int | None, device: torch.device) -> Iterator[slice]:
+    """Row slices scored together: all rows when the caller fixed ``chunk_size``, else :func:`row_tile_size`."""
+    tile = max(1, num_rows) if chunk_size is not None else row_tile_size(num_rows, device)
+    for start in range(0, num_rows, tile):
+        yield slice(start, start + tile)
+
+
 def iter_vocab_scores(
-    log_probs: torch.Tensor, hash_map: torch.Tensor, chunk_size: int = DEFAULT_CHUNK_SIZE
+    log_probs: torch.Tensor, hash_map: torch.Tensor, chunk_size: int | None = DEFAULT_CHUNK_SIZE
 ) -> Iterator[tuple[int, torch.Tensor]]:
     """Stream ``log P_train(v) = sum_k log_probs[n, k, hash_map[v, k]]`` over the vocabulary in chunks.
 
-    ``log_probs`` has shape ``(N, H, B)`` (rows are tokens). Yields ``(start, scores)`` with ``scores`` of shape
+    ``log_probs`` has shape ``(N, H, B)`` (rows are positions). Yields ``(start, scores)`` with ``scores`` of shape
     ``(N, min(chunk_size, V - start))`` for ids ``start, start+1, ...``; ids with an all-zero signature (padding,
-    unregistered) score ``-inf``. Peak memory is ``N x chunk_size`` values.
+    unregistered) score ``-inf``. Peak memory is ``N x chunk_size`` values; ``chunk_size=None`` picks
+    :func:`auto_chunk_size` for ``N`` and the device. (:func:`score_vocab` and :func:`sample_vocab` also tile the
+    rows on CPU; this function scores all ``N`` rows of each chunk together.)
     """
     if log_probs.dim() != 3:
         raise ValueError(f"log_probs must have shape (N, H, B), got {tuple(log_probs.shape)}")
+    if chunk_size is None:
+        chunk_size = auto_chunk_size(log_probs.shape[0], max(1, hash_map.shape[0]), log_probs.device)
     check_int("chunk_size", chunk_size, minimum=1)
-    num_hashes = log_probs.shape[1]
-    _check_hash_map(hash_map, num_hashes, log_probs.shape[2])
+    _check_hash_map(hash_map, log_probs.shape[1], log_probs.shape[2])
     hash_map = hash_map.to(log_probs.device)
-    # (H, B, N): bucket-major, so that each id's score is a gather of whole contiguous rows of N values (an
-    # embedding lookup), which is much faster than gathering columns of an (N, B) matrix.
-    per_hash = log_probs.permute(1, 2, 0).contiguous()
+    yield from _stream_scores(log_probs, hash_map, hash_map.eq(0).all(-1), chunk_size)
+
+
+class _Workspace:
+    """Buffers reused by every tile and chunk of one scoring call, so that streaming allocates nothing per chunk
+    (fresh multi-MiB tensors per chunk cost page faults that can dominate on CPU)."""
+
+    def __init__(self) -> None:
+        self._buffers: dict[str, torch.Tensor] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+        numel = math.prod(shape)
+        buf = self._buffers.get(name)
+        if buf is None or buf.numel() < numel or buf.dtype != like.dtype or buf.device != like.device:
+            buf = self._buffers[name] = torch.empty(numel, dtype=like.dtype, device=like.device)
+        return buf[:numel].view(shape)
+
+
+def _stream_scores(log_probs: torch.Tensor, hash_map: torch.Tensor, unregistered: torch.Tensor, chunk_size: int,
+                   workspace: _Workspace | None = None) -> Iterator[tuple[int, torch.Tensor]]:
+    """:func:`iter_vocab_scores` without the checks: ``hash_map`` on the device of ``log_probs``, ``unregistered``
+    its precomputed all-zero-row mask ``(V,)``. With a ``workspace`` the yielded scores are a reused buffer: use
+    (or modify) them before asking for the next chunk."""
+    # Each id's score gathers one column per hash from the contiguous (N, B) matrix of that hash: with N a tile
+    # of a few positions the rows gathered from stay in cache (hash-major copy: whole rows of B values move).
+    n, num_hashes, num_buckets = log_probs.shape
+    if workspace is None:
+        per_hash = log_probs.transpose(0, 1).contiguous()                      # (H, N, B)
+    else:
+        per_hash = workspace.get("per_hash", (num_hashes, n, num_buckets), log_probs)
+        per_hash.copy_(log_probs.transpose(0, 1))
     for start in range(0, hash_map.shape[0], chunk_size):
         signatures = hash_map[start : start + chunk_size]                      # (C, H)
-        scores = F.embedding(signatures[:, 0], per_hash[0])                    # a fresh (C, N) tensor
-        for k in range(1, num_hashes):
-            scores.add_(F.embedding(signatures[:, k], per_hash[k]))
-        scores.masked_fill_(signatures.eq(0).all(-1, keepdim=True), -math.inf)
-        yield start, scores.T                                                  # (N, C) view
+        if workspace is None:
+            scores = per_hash[0].index_select(1, signatures[:, 0])             # a fresh (N, C) tensor
+            for k in range(1, num_hashes):
+                scores.add_(per_hash[k].index_select(1, signatures[:, k]))
+        else:
+            shape = (n, signatures.shape[0])
+            scores = torch.index_select(per_hash[0], 1, signatures[:, 0],
+                                        out=workspace.get("scores", shape, log_probs))
+            gathered = workspace.get("gathered", shape, log_probs)
+            for k in range(1, num_hashes):
+                scores.add_(torch.index_select(per_hash[k], 1, signatures[:, k], out=gathered))
+        scores.masked_fill_(unregistered[start : start + chunk_size], -math.inf)
+        yield start, scores
+
+
+def _logsumexp_(scores: torch.Tensor) -> torch.Tensor:
+    """``logsumexp`` over the last dimension of a 2-D tensor, overwriting it (no temporary of its size)."""
+    peak = scores.amax(dim=-1, keepdim=True)
+    peak = torch.where(torch.isfinite(peak), peak, torch.zeros_like(peak))   # rows of -inf stay -inf
+    return scores.sub_(peak).exp_().sum(dim=-1).log_().add_(peak[:, 0])
 
 
 @dataclass(frozen=True)
@@ -216,13 +302,43 @@ def _require_valid_vocab(hash_map: torch.Tensor) -> None:
                          "with model.set_signature_table(registry.table())")
 
 
+def _prepared(rows: torch.Tensor, hash_map: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Check ``hash_map`` against ``(N, H, B)`` rows once; return it on their device and its unregistered mask."""
+    _check_hash_map(hash_map, rows.shape[1], rows.shape[2])
+    hash_map = hash_map.to(rows.device)
+    return hash_map, hash_map.eq(0).all(-1)
+
+
+def _tile_chunk(rows: torch.Tensor, vocab_size: int, chunk_size: int | None) -> int:
+    return chunk_size if chunk_size is not None else auto_chunk_size(rows.shape[0], vocab_size, rows.device)
+
+
+def _score_rows(rows: torch.Tensor, hash_map: torch.Tensor, unregistered: torch.Tensor, k: int,
+                chunk_size: int | None, workspace: _Workspace) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Online log-normaliser and top-``k`` (values, ids) of ``P_train`` for one tile of rows ``(n, H, B)``."""
+    n = rows.shape[0]
+    log_norm = torch.full((n,), -math.inf, dtype=rows.dtype, device=rows.device)
+    best_vals = torch.empty((n, 0), dtype=rows.dtype, device=rows.device)
+    best_ids = torch.empty((n, 0), dtype=torch.long, device=rows.device)
+    chunks = _stream_scores(rows, hash_map, unregistered, _tile_chunk(rows, len(hash_map), chunk_size), workspace)
+    for start, scores in chunks:
+        if k:
+            ids = torch.arange(start, start + scores.shape[1], device=rows.device).expand(n, -1)
+            vals = torch.cat([best_vals, scores], dim=1)
+            cand = torch.cat([best_ids, ids], dim=1)
+            best_vals, pos = vals.topk(min(k, vals.shape[1]), dim=1)
+            best_ids = cand.gather(1, pos)
+        log_norm = torch.logaddexp(log_norm, _logsumexp_(scores))               # overwrites scores
+    return log_norm, best_vals, best_ids
+
+
 def score_vocab(
     log_probs: torch.Tensor,
     hash_map: torch.Tensor,
     *,
     targets: torch.Tensor | None = None,
     top_k: int = 0,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = DEFAULT_CHUNK_SIZE,
 ) -> VocabScores:
     """Renormalised inference scores (``P_inf``, section 3.4) without materialising ``tokens x V``.
 
@@ -238,24 +354,24 @@ def score_vocab(
         If positive, also return the ``top_k`` best ids (``top_k`` may exceed the number of valid ids: the extra
         slots hold ``-inf`` and arbitrary invalid ids).
     chunk_size:
-        Vocabulary ids scored at once; any positive value gives the same result up to float rounding.
+        Vocabulary ids scored at once; any positive value gives the same result up to float rounding; ``None``
+        picks :func:`auto_chunk_size`.
     """
     rows, lead = _flatten_rows(log_probs)
     _require_valid_vocab(hash_map)
     check_int("top_k", top_k, minimum=0)
-    n = rows.shape[0]
-    log_norm = torch.full((n,), -math.inf, dtype=rows.dtype, device=rows.device)
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, minimum=1)
     k = min(top_k, hash_map.shape[0])
-    best_vals = torch.empty((n, 0), dtype=rows.dtype, device=rows.device)
-    best_ids = torch.empty((n, 0), dtype=torch.long, device=rows.device)
-    for start, scores in iter_vocab_scores(rows, hash_map, chunk_size):
-        log_norm = torch.logaddexp(log_norm, torch.logsumexp(scores, dim=-1))
-        if k:
-            ids = torch.arange(start, start + scores.shape[1], device=rows.device).expand(n, -1)
-            vals = torch.cat([best_vals, scores], dim=1)
-            cand = torch.cat([best_ids, ids], dim=1)
-            best_vals, pos = vals.topk(min(k, vals.shape[1]), dim=1)
-            best_ids = cand.gather(1, pos)
+    signatures, unregistered = _prepared(rows, hash_map)
+    workspace = _Workspace()
+    parts = [_score_rows(rows[tile], signatures, unregistered, k, chunk_size, workspace)
+             for tile in _row_tiles(rows.shape[0], chunk_size, rows.device)]
+    if parts:
+        log_norm, best_vals, best_ids = (torch.cat(list(t)) for t in zip(*parts))
+    else:                                                                      # no positions at all
+        log_norm, best_vals = rows.new_empty((0,)), rows.new_empty((0, k))
+        best_ids = torch.empty((0, k), dtype=torch.long, device=rows.device)
 
     target_lp = None
     if targets is not None:
@@ -278,7 +394,7 @@ def score_vocab(
 
 
 def vocab_log_probs(
-    log_probs: torch.Tensor, hash_map: torch.Tensor, *, chunk_size: int = DEFAULT_CHUNK_SIZE
+    log_probs: torch.Tensor, hash_map: torch.Tensor, *, chunk_size: int | None = DEFAULT_CHUNK_SIZE
 ) -> torch.Tensor:
     """The full ``log P_inf`` distribution, shape ``(..., V)`` (``-inf`` for unregistered ids).
 
@@ -303,13 +419,14 @@ def sample_vocab(
     temperature: float = 1.0,
     top_k: int = 0,
     generator: torch.Generator | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = DEFAULT_CHUNK_SIZE,
 ) -> torch.Tensor:
     """Draw one id per position from ``P_inf`` (optionally top-k truncated, with temperature); shape ``(...)``.
 
     Exact sampling from ``softmax(log P_inf / temperature)`` by the Gumbel-max trick, streamed over vocabulary
     chunks (or over the ``top_k`` candidates from :func:`score_vocab`). Unregistered ids have score ``-inf`` and
-    are never drawn. The same ``generator`` state and ``chunk_size`` give the same draws.
+    are never drawn. The same ``generator`` state and ``chunk_size`` give the same draws (with ``chunk_size=None``:
+    the same number of positions on the same kind of device).
     """
     rows, lead = _flatten_rows(log_probs)
     _require_valid_vocab(hash_map)
@@ -320,16 +437,47 @@ def sample_vocab(
         top = score_vocab(rows, hash_map, top_k=top_k, chunk_size=chunk_size)
         perturbed = top.top_log_probs / temperature + _gumbel(tuple(top.top_log_probs.shape), rows, generator)
         return top.top_ids.gather(1, perturbed.argmax(1, keepdim=True)).reshape(lead)
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, minimum=1)
+    signatures, unregistered = _prepared(rows, hash_map)
+    workspace = _Workspace()
+    drawn = [_sample_rows(rows[tile], signatures, unregistered, temperature, generator, chunk_size, workspace)
+             for tile in _row_tiles(rows.shape[0], chunk_size, rows.device)]
+    ids = torch.cat(drawn) if drawn else torch.empty(0, dtype=torch.long, device=rows.device)
+    return ids.reshape(lead)
+
+
+def _sample_rows(rows: torch.Tensor, hash_map: torch.Tensor, unregistered: torch.Tensor, temperature: float,
+                 generator: torch.Generator | None, chunk_size: int | None, workspace: _Workspace) -> torch.Tensor:
+    """Gumbel-max draw over the streamed vocabulary for one tile of rows ``(n, H, B)``."""
     n = rows.shape[0]
     best = torch.full((n,), -math.inf, dtype=rows.dtype, device=rows.device)
     best_ids = torch.zeros(n, dtype=torch.long, device=rows.device)
-    for start, scores in iter_vocab_scores(rows, hash_map, chunk_size):
+    chunks = _stream_scores(rows, hash_map, unregistered, _tile_chunk(rows, len(hash_map), chunk_size), workspace)
+    for start, scores in chunks:
         perturbed = scores / temperature + _gumbel(tuple(scores.shape), rows, generator)
         vals, pos = perturbed.max(dim=1)
         better = vals > best
         best = torch.where(better, vals, best)
         best_ids = torch.where(better, pos + start, best_ids)
-    return best_ids.reshape(lead)
+    return best_ids
+
+
+def _left_padding_mask(attention_mask: torch.Tensor | None, input_ids: torch.Tensor) -> torch.Tensor | None:
+    """Validate a left-padding mask for :func:`generate`; ``None`` when there is no padding at all."""
+    if attention_mask is None:
+        return None
+    if not isinstance(attention_mask, torch.Tensor) or attention_mask.shape != input_ids.shape:
+        raise ValueError(f"attention_mask must be a tensor of the prompt's shape {tuple(input_ids.shape)}")
+    mask = attention_mask.long()
+    if bool(((mask != 0) & (mask != 1)).any()):
+        raise ValueError("attention_mask must hold only 0 (padding) and 1 (token)")
+    if not bool(mask[:, -1].eq(1).all()):
+        raise ValueError("generation needs left-padded prompts (every row's last column a real token); pad on the "
+                         "left, e.g. tokenizer.padding_side = 'left'")
+    if bool((mask[:, 1:] < mask[:, :-1]).any()):
+        raise ValueError("attention_mask has padding between tokens; only left padding (0s, then 1s) is supported")
+    return None if bool(mask.eq(1).all()) else mask
 
 
 @torch.no_grad()
@@ -343,18 +491,23 @@ def generate(
     top_k: int = 0,
     generator: torch.Generator | None = None,
     eos_token_id: int | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    attention_mask: torch.Tensor | None = None,
+    chunk_size: int | None = DEFAULT_CHUNK_SIZE,
 ) -> torch.Tensor:
     """Autoregressive decoding over the valid vocabulary: only registered signatures can be emitted.
 
-    ``input_ids`` is a ``(batch, seq)`` prompt without padding. Greedy (``do_sample=False``) takes the ``P_inf``
-    argmax; sampling draws from ``P_inf`` with ``temperature`` and optional ``top_k`` using ``generator``.
-    With ``eos_token_id``, a sequence that emitted it keeps emitting it. Returns ``(batch, seq + max_new_tokens)``.
-    Uses the backbone's KV cache, so each step runs the backbone on one new position.
+    ``input_ids`` is a ``(batch, seq)`` prompt. Prompts of different lengths are batched by **left** padding with
+    an ``attention_mask`` (0 on the padding, then 1s; ``tokenizer.padding_side = "left"``): padding is never
+    attended to and positions start at 0 on each prompt's first real token, so each row decodes as it would alone.
+    Greedy (``do_sample=False``) takes the ``P_inf`` argmax; sampling draws from ``P_inf`` with ``temperature`` and
+    optional ``top_k`` using ``generator``. With ``eos_token_id``, a sequence that emitted it keeps emitting it.
+    Returns ``(batch, seq + max_new_tokens)`` (the padding kept in front). Uses the backbone's KV cache, so each
+    step runs the backbone on one new position.
     """
     if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.shape[1] == 0:
-        raise ValueError("input_ids must be a non-empty (batch, seq) tensor of token ids (no padding)")
+        raise ValueError("input_ids must be a non-empty (batch, seq) tensor of token ids")
     check_int("max_new_tokens", max_new_tokens, minimum=0)
+    mask = _left_padding_mask(attention_mask, input_ids)
     hash_map = model.hash_map
     _require_valid_vocab(hash_map)
     if eos_token_id is not None:
@@ -367,9 +520,15 @@ def generate(
         sequences = input_ids.to(hash_map.device)
         finished = torch.zeros(sequences.shape[0], dtype=torch.bool, device=sequences.device)
         step_ids, past = sequences, None
+        mask = None if mask is None else mask.to(sequences.device)
+        positions = None if mask is None else (mask.cumsum(-1) - 1).clamp_min(0)
         for _ in range(max_new_tokens):
-            out = model(input_ids=step_ids, past_key_values=past, use_cache=True, logits_to_keep=1)
+            out = model(input_ids=step_ids, attention_mask=mask, position_ids=positions, past_key_values=past,
+                        use_cache=True, logits_to_keep=1)
             past = out.past_key_values
+            if mask is not None:
+                mask = torch.cat([mask, mask.new_ones(mask.shape[0], 1)], dim=1)
+                positions = positions[:, -1:] + 1
             log_probs = hash_log_probs(out.hash_logits[:, -1])                 # (batch, H, B)
             if do_sample:
                 next_ids = sample_vocab(log_probs, hash_map, temperature=temperature, top_k=top_k,
@@ -410,7 +569,7 @@ def valid_vocab_nll(
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor | None = None,
     *,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = DEFAULT_CHUNK_SIZE,
     token_chunk_size: int = 512,
 ) -> ValidVocabNLL:
     """Next-token NLL of ``input_ids`` under ``P_inf`` (renormalised over the valid vocabulary).
