@@ -14,7 +14,8 @@ and times, best of ``--repeats`` runs after one warm-up run:
 * ``mhf_streamed[HxBy]``: the MultiHashFormer path of :mod:`hashlib_core.decoding.multihash`: the cascaded hash
   decoder (``H`` tied ``B``-way classifiers and ``H - 1`` mixers), per-hash ``log_softmax``, then
   :func:`~hashlib_core.decoding.multihash.score_vocab` with targets (``P_inf`` over the valid vocabulary, streamed
-  in ``--chunk-size`` chunks: no ``tokens x V`` tensor);
+  in chunks: no ``tokens x V`` tensor; by default on CPU in tiles of 16 positions against cache-sized chunks, see
+  :func:`~hashlib_core.decoding.multihash.auto_chunk_size`; ``--chunk-size`` fixes the chunk for all positions);
 * ``mhf_scoring_only[HxBy]``: only the part that replaces the LM head's ``h E^T``: given the per-hash
   log-probabilities, :func:`~hashlib_core.decoding.multihash.score_vocab`'s streamed gather-sum, ``logsumexp`` over
   the valid vocabulary and the target log-probability (``vs_lm_head`` is its time over the LM head's). The decoder
@@ -44,6 +45,7 @@ from hashlib_core.decoding.multihash import (
     auto_chunk_size,
     hash_log_probs,
     iter_vocab_scores,
+    row_tile_size,
     score_vocab,
 )
 from hashlib_core.experiments.profiles import select_device
@@ -101,8 +103,11 @@ def run_benchmark(
     if repeats < 1 or tokens < 1 or vocab_size < 1 or not dims:
         raise ValueError("repeats, tokens and vocab_size must be >= 1 and dims non-empty")
     device = device or torch.device("cpu")
+    # what score_vocab does with the requested chunk size: None tiles the rows (CPU) and sizes the chunk to the tile
     requested_chunk = chunk_size
-    chunk_size = chunk_size if chunk_size is not None else auto_chunk_size(tokens, vocab_size, device)
+    row_tile = row_tile_size(tokens, device) if chunk_size is None else tokens
+    chunk_size = chunk_size if chunk_size is not None else auto_chunk_size(row_tile, vocab_size, device)
+    scored_at_once = row_tile * min(chunk_size, vocab_size) * FLOAT_BYTES
     gen = torch.Generator().manual_seed(seed)
     targets = torch.randint(0, vocab_size, (tokens,), generator=gen).to(device)
     signature_tables = {label: random_signature_table(vocab_size, h, b, gen).to(device)
@@ -133,7 +138,8 @@ def run_benchmark(
 
             def streamed() -> torch.Tensor:
                 log_probs = hash_log_probs(decoder(hidden, table))
-                return score_vocab(log_probs, hash_map, targets=targets, chunk_size=chunk_size).target_log_probs
+                return score_vocab(log_probs, hash_map, targets=targets,
+                                   chunk_size=requested_chunk).target_log_probs
 
             def materialised() -> torch.Tensor:
                 log_probs = hash_log_probs(decoder(hidden, table))
@@ -143,7 +149,8 @@ def run_benchmark(
             precomputed = hash_log_probs(decoder(hidden, table))
 
             def scoring_only() -> torch.Tensor:
-                return score_vocab(precomputed, hash_map, targets=targets, chunk_size=chunk_size).target_log_probs
+                return score_vocab(precomputed, hash_map, targets=targets,
+                                   chunk_size=requested_chunk).target_log_probs
 
             hash_bytes = tokens * num_hashes * num_buckets * FLOAT_BYTES
             seconds_o, out_o, peak_o = _time(scoring_only, repeats, device)
@@ -151,13 +158,12 @@ def run_benchmark(
             seconds_m, out_m, peak_m = _time(materialised, repeats, device)
             diff = float((out_s - out_m).abs().max())
             common = dict(vocab_size=vocab_size, num_hashes=num_hashes, num_buckets=num_buckets)
-            record(f"mhf_streamed[{label}]", d, seconds_s,
-                   max(hash_bytes, tokens * min(chunk_size, vocab_size) * FLOAT_BYTES), peak_s,
-                   chunk_size=chunk_size, max_abs_diff_vs_materialised=diff, **common)
+            record(f"mhf_streamed[{label}]", d, seconds_s, max(hash_bytes, scored_at_once), peak_s,
+                   row_tile=row_tile, chunk_size=chunk_size, max_abs_diff_vs_materialised=diff, **common)
             record(f"mhf_materialised[{label}]", d, seconds_m,
                    max(hash_bytes, tokens * vocab_size * FLOAT_BYTES), peak_m, **common)
-            record(f"mhf_scoring_only[{label}]", d, seconds_o, tokens * min(chunk_size, vocab_size) * FLOAT_BYTES,
-                   peak_o, chunk_size=chunk_size, max_abs_diff_vs_streamed=float((out_o - out_s).abs().max()),
+            record(f"mhf_scoring_only[{label}]", d, seconds_o, scored_at_once,
+                   peak_o, row_tile=row_tile, chunk_size=chunk_size, max_abs_diff_vs_streamed=float((out_o - out_s).abs().max()),
                    vs_lm_head=round(seconds_o / seconds, 3), **common)
 
     return {
@@ -165,6 +171,7 @@ def run_benchmark(
         "vocab_size": vocab_size,
         "dims": list(dims),
         "repeats": repeats,
+        "row_tile": row_tile,
         "chunk_size": chunk_size,
         "chunk_size_requested": requested_chunk,
         "torch_threads": torch.get_num_threads(),
