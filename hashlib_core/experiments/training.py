@@ -225,7 +225,9 @@ def train(
 
         bar = tqdm(total=config.max_steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
     start = time.perf_counter()
-    running, running_n = 0.0, 0
+    # the running loss stays on the device between log points: a .item() per step would wait for the GPU every step
+    running: torch.Tensor | float = 0.0
+    running_n = 0
     model.train()
     while step < config.max_steps:
         if hasattr(loader, "set_epoch"):
@@ -247,13 +249,14 @@ def train(
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
             batch_in_epoch += 1
-            running += accelerator.gather(loss.detach()).float().mean().item()
+            running = running + loss.detach().float()
             running_n += 1
             if not accelerator.sync_gradients:
                 continue
             step += 1
             if step % config.log_every == 0 or step == config.max_steps:
-                losses.append((step, running / running_n))
+                mean = accelerator.gather(torch.as_tensor(running / running_n).reshape(1)).float().mean()
+                losses.append((step, mean.item()))
                 running, running_n = 0.0, 0
                 if bar is not None:
                     bar.set_postfix(loss=f"{losses[-1][1]:.4f}", lr=f"{scheduler.get_last_lr()[0]:.2e}")
