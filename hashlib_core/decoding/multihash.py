@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from hashlib_core.hashing.base import check_int
