@@ -22,6 +22,7 @@ from hashlib_core.decoding.multihash import (
     multihash_loss,
     sample_vocab,
     score_vocab,
+    scoring_layout,
     valid_vocab_nll,
     vocab_log_probs,
 )
@@ -209,6 +210,10 @@ def test_auto_chunk_size_bounds_the_scores_held_at_once():
     assert auto_chunk_size(2048, 32768, "cuda") > auto_chunk_size(2048, 32768, "cpu")
     with pytest.raises(ValueError, match="vocab_size"):
         auto_chunk_size(4, 0)
+    # the layout score_vocab uses: CPU tiles of CPU_ROW_TILE rows, or one tile of all rows for a fixed chunk size
+    assert scoring_layout(2048, 32768) == (CPU_ROW_TILE, 32768)
+    assert scoring_layout(2048, 32768, 512) == (2048, 512)
+    assert scoring_layout(2048, 32768, device="cuda") == (2048, auto_chunk_size(2048, 32768, "cuda"))
 
 
 def test_default_chunking_equals_an_explicit_one():

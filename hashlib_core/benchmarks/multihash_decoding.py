@@ -15,7 +15,7 @@ and times, best of ``--repeats`` runs after one warm-up run:
   decoder (``H`` tied ``B``-way classifiers and ``H - 1`` mixers), per-hash ``log_softmax``, then
   :func:`~hashlib_core.decoding.multihash.score_vocab` with targets (``P_inf`` over the valid vocabulary, streamed
   in chunks: no ``tokens x V`` tensor; by default on CPU in tiles of 16 positions against cache-sized chunks, see
-  :func:`~hashlib_core.decoding.multihash.auto_chunk_size`; ``--chunk-size`` fixes the chunk for all positions);
+  :func:`~hashlib_core.decoding.multihash.scoring_layout`; ``--chunk-size`` fixes the chunk for all positions);
 * ``mhf_scoring_only[HxBy]``: only the part that replaces the LM head's ``h E^T``: given the per-hash
   log-probabilities, :func:`~hashlib_core.decoding.multihash.score_vocab`'s streamed gather-sum, ``logsumexp`` over
   the valid vocabulary and the target log-probability (``vs_lm_head`` is its time over the LM head's). The decoder
@@ -42,11 +42,10 @@ import torch
 from hashlib_core.decoding.multihash import (
     DEFAULT_CHUNK_SIZE,
     CascadedHashDecoder,
-    auto_chunk_size,
     hash_log_probs,
     iter_vocab_scores,
-    row_tile_size,
     score_vocab,
+    scoring_layout,
 )
 from hashlib_core.experiments.profiles import select_device
 from hashlib_core.results import ResultsStore
@@ -105,8 +104,7 @@ def run_benchmark(
     device = device or torch.device("cpu")
     # what score_vocab does with the requested chunk size: None tiles the rows (CPU) and sizes the chunk to the tile
     requested_chunk = chunk_size
-    row_tile = row_tile_size(tokens, device) if chunk_size is None else tokens
-    chunk_size = chunk_size if chunk_size is not None else auto_chunk_size(row_tile, vocab_size, device)
+    row_tile, chunk_size = scoring_layout(tokens, vocab_size, requested_chunk, device)
     scored_at_once = row_tile * min(chunk_size, vocab_size) * FLOAT_BYTES
     gen = torch.Generator().manual_seed(seed)
     targets = torch.randint(0, vocab_size, (tokens,), generator=gen).to(device)
@@ -186,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--tokens", type=int, default=2048, help="hidden states scored at once (batch x seq)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per measurement, best kept")
     parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE,
-                        help="vocabulary ids per chunk (default: auto_chunk_size for the tokens and device)")
+                        help="vocabulary ids per chunk (default: scoring_layout for the tokens and device)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     args = parser.parse_args(argv)

@@ -44,6 +44,7 @@ __all__ = [
     "IGNORE_INDEX",
     "auto_chunk_size",
     "row_tile_size",
+    "scoring_layout",
     "CascadedHashDecoder",
     "hash_log_probs",
     "multihash_loss",
@@ -70,7 +71,7 @@ CPU_ROW_TILE = 16
 ACCELERATOR_CHUNK_ELEMENTS = 1 << 26
 #: The smallest automatic chunk (per-chunk overhead dominates below it).
 MIN_AUTO_CHUNK = 256
-#: Kept for callers that want a fixed size; ``None`` (the default everywhere) picks :func:`auto_chunk_size`.
+#: Default of every ``chunk_size`` argument: ``None`` lets :func:`scoring_layout` choose the tiles and chunks.
 DEFAULT_CHUNK_SIZE = None
 
 
@@ -187,11 +188,23 @@ def auto_chunk_size(num_rows: int, vocab_size: int, device: torch.device | str =
     return max(1, min(vocab_size, max(MIN_AUTO_CHUNK, budget // max(num_rows, 1))))
 
 
-def _row_tiles(num_rows: int, chunk_size: int | None, device: torch.device) -> Iterator[slice]:
-    """Row slices scored together: all rows when the caller fixed ``chunk_size``, else :func:`row_tile_size`."""
-    tile = max(1, num_rows) if chunk_size is not None else row_tile_size(num_rows, device)
-    for start in range(0, num_rows, tile):
-        yield slice(start, start + tile)
+def scoring_layout(num_rows: int, vocab_size: int, chunk_size: int | None = DEFAULT_CHUNK_SIZE,
+                   device: torch.device | str = "cpu") -> tuple[int, int]:
+    """``(positions per tile, vocabulary ids per chunk of a full tile)`` that :func:`score_vocab` and
+    :func:`sample_vocab` use for ``num_rows`` positions: one tile of every row against ``chunk_size`` ids when the
+    caller fixes ``chunk_size``, else :func:`row_tile_size` rows against :func:`auto_chunk_size` ids (a shorter last
+    tile gets the chunk sized for its own rows)."""
+    if chunk_size is not None:
+        return max(1, num_rows), chunk_size
+    tile = row_tile_size(num_rows, device)
+    return tile, auto_chunk_size(tile, max(1, vocab_size), device)
+
+
+def _row_tiles(rows: torch.Tensor, vocab_size: int, chunk_size: int | None) -> Iterator[torch.Tensor]:
+    """The tiles of ``rows`` that are scored together (see :func:`scoring_layout`)."""
+    tile, _ = scoring_layout(rows.shape[0], vocab_size, chunk_size, rows.device)
+    for start in range(0, rows.shape[0], tile):
+        yield rows[start : start + tile]
 
 
 def iter_vocab_scores(
@@ -207,12 +220,8 @@ def iter_vocab_scores(
     """
     if log_probs.dim() != 3:
         raise ValueError(f"log_probs must have shape (N, H, B), got {tuple(log_probs.shape)}")
-    if chunk_size is None:
-        chunk_size = auto_chunk_size(log_probs.shape[0], max(1, hash_map.shape[0]), log_probs.device)
-    check_int("chunk_size", chunk_size, minimum=1)
-    _check_hash_map(hash_map, log_probs.shape[1], log_probs.shape[2])
-    hash_map = hash_map.to(log_probs.device)
-    yield from _stream_scores(log_probs, hash_map, hash_map.eq(0).all(-1), chunk_size)
+    table, unregistered = _prepared(log_probs, hash_map, chunk_size)
+    yield from _stream_scores(log_probs, table, unregistered, _tile_chunk(log_probs, len(table), chunk_size))
 
 
 class _Workspace:
@@ -301,15 +310,19 @@ def _require_valid_vocab(hash_map: torch.Tensor) -> None:
                          "with model.set_signature_table(registry.table())")
 
 
-def _prepared(rows: torch.Tensor, hash_map: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Check ``hash_map`` against ``(N, H, B)`` rows once; return it on their device and its unregistered mask."""
+def _prepared(rows: torch.Tensor, hash_map: torch.Tensor, chunk_size: int | None
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Check ``hash_map`` against ``(N, H, B)`` rows, and ``chunk_size``, once; return ``hash_map`` on the rows'
+    device and its unregistered (all-zero) mask ``(V,)``."""
     _check_hash_map(hash_map, rows.shape[1], rows.shape[2])
+    if chunk_size is not None:
+        check_int("chunk_size", chunk_size, minimum=1)
     hash_map = hash_map.to(rows.device)
     return hash_map, hash_map.eq(0).all(-1)
 
 
 def _tile_chunk(rows: torch.Tensor, vocab_size: int, chunk_size: int | None) -> int:
-    return chunk_size if chunk_size is not None else auto_chunk_size(rows.shape[0], vocab_size, rows.device)
+    return chunk_size if chunk_size is not None else auto_chunk_size(rows.shape[0], max(1, vocab_size), rows.device)
 
 
 def _score_rows(rows: torch.Tensor, hash_map: torch.Tensor, unregistered: torch.Tensor, k: int,
@@ -359,13 +372,11 @@ def score_vocab(
     rows, lead = _flatten_rows(log_probs)
     _require_valid_vocab(hash_map)
     check_int("top_k", top_k, minimum=0)
-    if chunk_size is not None:
-        check_int("chunk_size", chunk_size, minimum=1)
     k = min(top_k, hash_map.shape[0])
-    signatures, unregistered = _prepared(rows, hash_map)
+    table, unregistered = _prepared(rows, hash_map, chunk_size)
     workspace = _Workspace()
-    parts = [_score_rows(rows[tile], signatures, unregistered, k, chunk_size, workspace)
-             for tile in _row_tiles(rows.shape[0], chunk_size, rows.device)]
+    parts = [_score_rows(tile, table, unregistered, k, chunk_size, workspace)
+             for tile in _row_tiles(rows, len(table), chunk_size)]
     if parts:
         log_norm, best_vals, best_ids = (torch.cat(list(t)) for t in zip(*parts))
     else:                                                                      # no positions at all
@@ -380,7 +391,7 @@ def score_vocab(
         if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= hash_map.shape[0]):
             raise ValueError(f"targets must be ids in [0, {hash_map.shape[0]}), got values in "
                              f"[{int(flat.min())}, {int(flat.max())}]")
-        signatures = hash_map.to(rows.device)[flat]                             # (N, H)
+        signatures = table[flat]                                                # (N, H)
         if bool(signatures.eq(0).all(-1).any()):
             bad = flat[signatures.eq(0).all(-1)][:5].tolist()
             raise ValueError(f"targets {bad} have no registered signature, so P_inf gives them probability 0")
@@ -436,12 +447,10 @@ def sample_vocab(
         top = score_vocab(rows, hash_map, top_k=top_k, chunk_size=chunk_size)
         perturbed = top.top_log_probs / temperature + _gumbel(tuple(top.top_log_probs.shape), rows, generator)
         return top.top_ids.gather(1, perturbed.argmax(1, keepdim=True)).reshape(lead)
-    if chunk_size is not None:
-        check_int("chunk_size", chunk_size, minimum=1)
-    signatures, unregistered = _prepared(rows, hash_map)
+    table, unregistered = _prepared(rows, hash_map, chunk_size)
     workspace = _Workspace()
-    drawn = [_sample_rows(rows[tile], signatures, unregistered, temperature, generator, chunk_size, workspace)
-             for tile in _row_tiles(rows.shape[0], chunk_size, rows.device)]
+    drawn = [_sample_rows(tile, table, unregistered, temperature, generator, chunk_size, workspace)
+             for tile in _row_tiles(rows, len(table), chunk_size)]
     ids = torch.cat(drawn) if drawn else torch.empty(0, dtype=torch.long, device=rows.device)
     return ids.reshape(lead)
 
