@@ -34,10 +34,10 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 book: env
-	$(BIN)/python -m hashlib_core.experiments.runner --profile $(PROFILE) --device $(DEVICE) --chapters $(CHAPTERS) --html
+	$(BIN)/python -m hashlib_core.runner --profile $(PROFILE) --device $(DEVICE) --chapters $(CHAPTERS) --html
 
 chapters: env
-	$(BIN)/python -m hashlib_core.experiments.runner --profile $(PROFILE) --device $(DEVICE) --chapters $(CHAPTERS)
+	$(BIN)/python -m hashlib_core.runner --profile $(PROFILE) --device $(DEVICE) --chapters $(CHAPTERS)
 
 test: env
 	$(BIN)/python -m pytest

@@ -41,13 +41,13 @@ import torch
 
 from hashlib_core.decoding.multihash import (
     DEFAULT_CHUNK_SIZE,
-    CascadedHashDecoder,
     hash_log_probs,
     iter_vocab_scores,
     score_vocab,
     scoring_layout,
 )
-from hashlib_core.experiments.profiles import select_device
+from hashlib_core.papers.multihashformer.decoding import CascadedHashDecoder
+from hashlib_core.profiles import select_device
 from hashlib_core.results import ResultsStore
 
 __all__ = ["MHF_VARIANTS", "random_signature_table", "run_benchmark", "main"]

@@ -16,7 +16,7 @@ something else, and this module follows the code (:func:`subword_features`):
 1. for a word w, form w and every single-hyphen split ``w[:i] + '-' + w[i:]`` (i = 1 .. len(w)-1) and join them
    with ``'-'``: ``play -> 'play-p-lay-pl-ay-pla-y'``;
 2. tokenise that string with a byte-level BPE tokenizer (released: ``roberta-base``'s 50,265-token vocabulary; here
-   one trained locally with :func:`hashlib_core.tokenization.train_bpe`); count the subwords, and drop ``'-'``
+   one trained locally with :func:`hashlib_core.papers.hashformers.tokenization.train_bpe`); count the subwords, and drop ``'-'``
    unless it is the only subword;
 3. a subword s with count c gets weight ``c / max(len(w) + 1 - len(s), 1)`` (longer subwords weigh more), and its
    feature index is its BPE id.
@@ -271,7 +271,7 @@ class LSHBucketHasher(TokenHasher):
     Parameters
     ----------
     tokenizer:
-        Byte-level BPE tokenizer giving the subword features (:func:`hashlib_core.tokenization.train_bpe`).
+        Byte-level BPE tokenizer giving the subword features (:func:`hashlib_core.papers.hashformers.tokenization.train_bpe`).
     num_buckets:
         N of the embedding table; ``index = argmax % num_buckets + offset`` (§3.3 "i = v % N").
     offset:

@@ -1,1 +1,0 @@
-"""Hugging Face-style models (``PretrainedConfig`` / ``PreTrainedModel`` subclasses), one submodule per paper."""

@@ -1,0 +1,157 @@
+"""The shared training loop: losses go down, and an interrupted run resumes to bit-identical weights."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from hashlib_core.training import TrainConfig, latest_checkpoint, param_groups, train
+
+
+class Regressor(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.LayerNorm(16), nn.Dropout(0.1), nn.Linear(16, 1))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"loss": nn.functional.mse_loss(self.net(x).squeeze(-1), y)}
+
+
+def _data() -> DataLoader:
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(40, 4, generator=g)
+    y = x @ torch.tensor([1.0, -2.0, 0.5, 3.0])
+    ds = TensorDataset(x, y)
+    return DataLoader(ds, batch_size=8, shuffle=True, collate_fn=lambda b: {
+        "x": torch.stack([r[0] for r in b]), "y": torch.stack([r[1] for r in b])})
+
+
+CFG = TrainConfig(max_steps=13, learning_rate=1e-2, warmup_steps=2, log_every=1, checkpoint_every=3, seed=7)
+
+
+class Interrupt(Exception):
+    pass
+
+
+def _state(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_loss_decreases(tmp_path):
+    result = train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+    assert result.steps == 13
+    assert result.losses[-1][1] < result.losses[0][1]
+    assert latest_checkpoint(tmp_path).name == "step_00000013"
+    # only keep_checkpoints (2) complete checkpoints remain
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step_00000012", "step_00000013"]
+
+
+def test_config_digest_is_stable_and_order_free():
+    from hashlib_core.training import config_digest
+
+    assert config_digest({"a": 1, "b": (2, 3)}) == config_digest({"b": [2, 3], "a": 1})
+    assert config_digest({"a": 1}) != config_digest({"a": 2})
+    assert len(config_digest([1])) == 10
+
+
+def test_quiet_resume_prints_nothing(tmp_path, capsys):
+    train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+    capsys.readouterr()
+    result = train(Regressor(), _data(), TrainConfig(max_steps=14, learning_rate=1e-2, seed=7),
+                   output_dir=tmp_path, progress=False)
+    assert result.resumed_from_step == 13
+    assert capsys.readouterr().out == ""
+
+
+def test_resume_gives_identical_weights(tmp_path):
+    straight = Regressor()
+    ref = train(straight, _data(), CFG, output_dir=tmp_path / "a", progress=False)
+
+    def stop_at_7(step: int, loss: float) -> None:
+        if step == 7:
+            raise Interrupt
+
+    interrupted = Regressor()
+    with pytest.raises(Interrupt):
+        train(interrupted, _data(), CFG, output_dir=tmp_path / "b", on_step=stop_at_7, progress=False)
+    assert latest_checkpoint(tmp_path / "b").name == "step_00000006"
+
+    resumed = Regressor()  # a fresh process would start from scratch weights: the checkpoint must restore them
+    result = train(resumed, _data(), CFG, output_dir=tmp_path / "b", progress=False)
+    assert result.resumed_from_step == 6
+    assert result.steps == 13
+    for (k, a), b in zip(_state(straight).items(), _state(resumed).values()):
+        assert torch.equal(a, b), k
+    assert result.losses == [tuple(x) for x in ref.losses]
+
+
+def test_no_decay_on_bias_and_norm():
+    groups = param_groups(Regressor(), 0.1)
+    assert [g["weight_decay"] for g in groups] == [0.1, 0.0]
+    assert sum(p.numel() for p in groups[0]["params"]) == 4 * 16 + 16 * 1   # the two weight matrices
+    assert sum(p.numel() for p in groups[1]["params"]) == 16 + 16 + 16 + 1   # biases and LayerNorm
+
+
+def test_bad_config_is_refused():
+    with pytest.raises(ValueError, match="max_steps"):
+        TrainConfig(max_steps=0)
+    with pytest.raises(ValueError, match="scheduler"):
+        TrainConfig(max_steps=1, scheduler="exp")
+
+
+def test_model_without_loss_is_explained(tmp_path):
+    class NoLoss(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(4, 1)
+
+        def forward(self, x, y):
+            return {"logits": self.lin(x)}
+
+    with pytest.raises(ValueError, match="no loss"):
+        train(NoLoss(), _data(), TrainConfig(max_steps=1), progress=False)
+
+
+class NoisyCollate:
+    """Draws from the global torch RNG, as a masking collator would."""
+
+    def __call__(self, rows):
+        x = torch.stack([r[0] for r in rows])
+        return {"x": x + 0.01 * torch.randn_like(x), "y": torch.stack([r[1] for r in rows])}
+
+
+def test_collator_randomness_differs_per_batch_and_resumes_exactly(tmp_path):
+    seen = []
+
+    class Recording(Regressor):
+        def forward(self, x, y):
+            seen.append(x.detach().clone())
+            return super().forward(x, y)
+
+    def loader():
+        g = torch.Generator().manual_seed(1)
+        x = torch.zeros(16, 4)
+        return DataLoader(TensorDataset(x, torch.randn(16, generator=g)), batch_size=8, shuffle=False,
+                          collate_fn=NoisyCollate())
+
+    cfg = TrainConfig(max_steps=6, learning_rate=1e-2, log_every=1, checkpoint_every=2, seed=3)
+    straight = Recording()
+    train(straight, loader(), cfg, output_dir=tmp_path / "a", progress=False)
+    noise = seen[:]
+    assert not torch.equal(noise[0], noise[2])       # same rows, another epoch: fresh noise
+    assert not torch.equal(noise[0], noise[1])
+
+    def stop_at_3(step, loss):
+        if step == 3:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train(Recording(), loader(), cfg, output_dir=tmp_path / "b", on_step=stop_at_3, progress=False)
+    seen.clear()
+    resumed = Recording()
+    train(resumed, loader(), cfg, output_dir=tmp_path / "b", progress=False)
+    assert all(torch.equal(a, b) for a, b in zip(noise[2:], seen))   # batches 3..6 see the same noise
+    for a, b in zip(_state(straight).values(), _state(resumed).values()):
+        assert torch.equal(a, b)

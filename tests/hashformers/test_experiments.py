@@ -1,0 +1,290 @@
+"""Tests of the HashFormers chapter's experiment code (hashlib_core.papers.hashformers.experiments).
+
+A micro profile (1-layer, width-16 encoder, a few steps, 16 GLUE examples) runs every experiment end to end into a
+temporary results folder; the other tests check the pieces with exact values.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from hashlib_core.papers.hashformers import experiments as hf
+from hashlib_core.hashing.md5 import KeyedMD5Hasher
+from hashlib_core.results import ResultsStore, load_paper_table, parse_printed
+from hashlib_core.papers.hashformers.tokenization import BOS_ID, EOS_ID, HASHED_TOKEN_ID, train_bpe
+
+MICRO_VARIANTS = ("BERT-MLM", "BERT-S+R", "MD-Emb (1K)", "LSH-Emb (50K)", "MD-Proj", "LSH-Pool", "MD-Add")
+
+
+def micro_profile(**overrides) -> hf.HashFormersProfile:
+    settings = dict(
+        corpus_max_words=3000, bpe_vocab=400, emb_buckets=64, emb_buckets_small=32, sharing_buckets=(16, 64),
+        sharing_words=300, layers=1, hidden=16, heads=2, intermediate=32, seq_len=16, pt_steps=2, pt_batch=4,
+        pt_warmup=0, tasks=("stsb", "rte"), ft_train_examples=16, ft_eval_examples=16, ft_epochs=1.0, ft_batch=8,
+        ft_max_len=24, variants=MICRO_VARIANTS, timing_repeats=1, timing_batch=2, timing_examples=4,
+    )
+    settings.update(overrides)
+    return hf.PROFILES.get("smoke", **settings)
+
+
+@pytest.fixture(scope="module")
+def micro_run(mirror, tmp_path_factory):
+    """Every experiment of the chapter for the micro profile: (profile, results root, checkpoint dir)."""
+    root = tmp_path_factory.mktemp("results")
+    checkpoints = tmp_path_factory.mktemp("checkpoints")
+    profile = micro_profile()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HASHLIB_RESULTS_DIR", str(root))
+        hf.run(profile, checkpoint_dir=checkpoints, progress=False)
+    return profile, root, checkpoints
+
+
+def read(root: Path, name: str) -> pd.DataFrame:
+    return ResultsStore(hf.CHAPTER, "smoke", root=root).read_table(name)
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+def test_micro_run_writes_every_result_with_metadata(micro_run):
+    profile, root, _ = micro_run
+    store = ResultsStore(hf.CHAPTER, "smoke", root=root)
+    for name in hf.RESULT_NAMES:
+        assert store.exists(name), name
+        meta = store.read_meta(name)
+        assert meta["config"] == json.loads(json.dumps(profile.to_dict())) and meta["seed"] == profile.seed
+
+
+def test_glue_table_has_every_variant_task_and_retention(micro_run):
+    _, root, _ = micro_run
+    table = read(root, "glue")
+    assert list(table["name"]) == [v.name for v in hf.VARIANTS if v.name in MICRO_VARIANTS]
+    for column in ("STS", "RTE", "Avg", "PRR_STS", "PRR_RTE", "PRR_Avg", "emb_params", "split"):
+        assert column in table.columns, column
+    assert set(table["split"]) == {"GLUE dev (validation)"}
+    # accuracy in [0, 100]; Spearman in [-100, 100] (NaN only for a constant prediction)
+    assert table["RTE"].between(0, 100).all()
+    assert table["STS"].dropna().between(-100, 100).all()
+    assert np.allclose(table["Avg"], table[["STS", "RTE"]].mean(axis=1, skipna=False), equal_nan=True)
+    mlm = table.set_index("name").loc["BERT-MLM"]
+    assert mlm["PRR_RTE"] == pytest.approx(100.0)
+    rte = table.set_index("name")
+    assert np.allclose(rte["PRR_RTE"], 100 * rte["RTE"] / mlm["RTE"])
+
+
+def test_pretraining_summary_counts_embedding_parameters(micro_run):
+    profile, root, _ = micro_run
+    pre = read(root, "pretraining").set_index("name")
+    assert (pre["steps"] == profile.pt_steps).all()
+    d = profile.hidden
+    # Appendix B's rule at width d: Emb(N) = N x d; Proj = 128 d + d; Pool = (1,024 + 13) d + d; Add = 2 x 128 d + d
+    assert pre.loc["MD-Emb (1K)", "emb_params"] == profile.emb_buckets_small * d
+    assert pre.loc["LSH-Emb (50K)", "emb_params"] == profile.emb_buckets * d
+    assert pre.loc["MD-Proj", "emb_params"] == 128 * d + d
+    assert pre.loc["LSH-Pool", "emb_params"] == (1024 + 13) * d + d
+    assert pre.loc["MD-Add", "emb_params"] == 2 * 128 * d + d
+    assert pre.loc["BERT-MLM", "emb_params"] == pre.loc["BERT-MLM", "num_buckets"] * d
+    assert list(pre.loc[["BERT-MLM", "BERT-S+R"], "objective"]) == ["MLM", "S+R"]
+    curves = read(root, "pretraining_curves")
+    assert set(curves["name"]) == set(MICRO_VARIANTS)
+    assert np.isfinite(curves["loss"]).all()
+
+
+def test_table6_runs_the_four_subword_models(micro_run):
+    _, root, _ = micro_run
+    table6 = read(root, "table6")
+    assert list(table6["name"]) == [v.name for v in hf.TABLE6_VARIANTS]
+    assert set(table6["unit"]) == {"subword"}
+    comparison = hf.table6_comparison(read(root, "glue"), table6, ["stsb", "rte"])
+    # subword rows all come from our run; word rows only for the variants the micro profile trained
+    subword = comparison[comparison["token"] == "subword"]
+    assert len(subword) == 4 * 2 and (subword["paper"] != "-").all() and (subword["ours"] != "-").all()
+
+
+def test_timing_table_has_table3_rows_and_ratios(micro_run):
+    _, root, _ = micro_run
+    timing = read(root, "timing")
+    assert [tuple(r) for r in timing[["group", "model"]].itertuples(index=False)] == [
+        (g, m) for g, m, _ in hf.TIMING_ROWS]
+    assert (timing["pt_ms_per_sample"] > 0).all() and (timing["infer_ms_per_sample"] > 0).all()
+    base = timing.set_index("name").loc["BERT-MLM"]
+    assert base["pt_speedup"] == pytest.approx(1.0) and base["infer_speedup"] == pytest.approx(1.0)
+    assert np.allclose(timing["pt_speedup"], base["pt_ms_per_sample"] / timing["pt_ms_per_sample"])
+    t3 = hf.table3_comparison(timing)
+    assert len(t3) == len(hf.TIMING_ROWS)
+    assert list(t3["paper PT speed-up"]) == [str(x).replace("x", "").strip()
+                                             for x in load_paper_table("hashformers_table3")["PT_Speed-up_Rate"]
+                                             if x != "-"]
+
+
+def test_rerun_resumes_from_checkpoints_and_a_fresh_run_reproduces_scores(mirror, tmp_path):
+    profile = micro_profile(variants=("MD-Emb (1K)",), table6=False, tasks=("rte",))
+    store = ResultsStore(hf.CHAPTER, "smoke", root=tmp_path / "results")
+
+    def run(checkpoints: Path) -> tuple[pd.Series, pd.Series]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("HASHLIB_RESULTS_DIR", str(tmp_path / "results"))
+            hf.run_glue(profile, checkpoint_dir=checkpoints, progress=False)
+        return store.read_table("pretraining").iloc[0], store.read_table("glue").iloc[0]
+
+    pre1, glue1 = run(tmp_path / "ckpt")
+    pre2, glue2 = run(tmp_path / "ckpt")      # same directory: resumes at the last step, trains nothing
+    pre3, glue3 = run(tmp_path / "other")     # fresh directory: trains again from the same seed
+    assert pd.isna(pre1["resumed_from_step"]) and pd.isna(pre3["resumed_from_step"])
+    assert pre2["resumed_from_step"] == profile.pt_steps
+    assert pre1["final_loss"] == pre2["final_loss"] == pre3["final_loss"]
+    assert glue1["RTE"] == glue2["RTE"] == glue3["RTE"]
+
+
+def test_load_or_run_reuses_results_of_the_same_tuple_valued_profile(micro_run, monkeypatch):
+    """Stored configs are JSON (tuples become lists); a same-config, same-clean-commit result must be reused."""
+    from hashlib_core import results
+
+    profile, root, _ = micro_run
+    clean = {"git_commit": "0" * 40, "git_dirty": False}
+    monkeypatch.setattr(results, "_git_state", lambda: clean)
+    monkeypatch.setenv("HASHLIB_RESULTS_DIR", str(root))
+    store = ResultsStore(hf.CHAPTER, "smoke", root=root)
+    for name in hf.RESULT_NAMES:  # rewrite the metadata as a clean-commit run of this profile
+        store.write_table(name, store.read_table(name), seed=profile.seed, config=profile.to_dict())
+    monkeypatch.setattr(hf, "run", lambda *a, **k: pytest.fail("load_or_run re-ran instead of reusing the results"))
+    assert hf.load_or_run(profile).dir == store.dir
+
+
+# ------------------------------------------------------------------------------------------------ pieces
+def test_md5_example_matches_neither_function():
+    table = hf.md5_example()
+    assert list(table["word"]) == ["play", "plays"]
+    assert not table["plain_matches"].any() and not table["hmac_matches"].any()
+    assert table.loc[0, "plain_md5"] == hashlib.md5(b"play").hexdigest()
+    import hmac
+
+    assert table.loc[1, "hmac_md5_key_en"] == hmac.new(b"en", b"plays", "md5").hexdigest()
+
+
+@pytest.mark.parametrize("words,buckets", [(1, 1), (2, 1), (2, 3), (3, 2), (4, 3), (5, 4)])
+def test_expected_sharing_matches_enumeration(words, buckets):
+    total = 0
+    for assignment in itertools.product(range(buckets), repeat=words):
+        counts = np.bincount(assignment, minlength=buckets)
+        total += sum(counts[b] > 1 for b in assignment)
+    assert hf.expected_sharing_uniform(words, buckets) == pytest.approx(total / buckets**words)
+
+
+def test_expected_sharing_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="num_buckets"):
+        hf.expected_sharing_uniform(3, 0)
+
+
+@pytest.fixture(scope="module")
+def tiny_bpe():
+    texts = ["the players played and the player plays", "working workers worked on the work"] * 20
+    return train_bpe(texts, 300, lowercase=True)
+
+
+def test_bucket_sharing_counts_words_in_shared_buckets(tiny_bpe):
+    words = ["play", "plays", "played", "work", "works", "the", "and", "on", "player", "worker"]
+    table = hf.bucket_sharing(words, tiny_bpe, [4, 16])
+    assert list(zip(table["hash"], table["num_buckets"])) == [("MD5", 4), ("LSH", 4), ("MD5", 16), ("LSH", 16)]
+    ids = KeyedMD5Hasher(num_buckets=4).batch_index(words).tolist()
+    expected = sum(ids.count(i) > 1 for i in ids)
+    row = table[(table["hash"] == "MD5") & (table["num_buckets"] == 4)].iloc[0]
+    assert row["words_sharing"] == expected
+    assert row["buckets_used"] == len(set(ids))
+    assert row["largest_bucket"] == max(ids.count(i) for i in ids)
+    assert (table["buckets_used"] <= table["num_buckets"]).all()
+
+
+def test_morphology_rows(tiny_bpe):
+    table = hf.morphology(tiny_bpe, 16, families=[("play", "plays", "played")])
+    assert list(table["word"]) == ["plays", "played"]
+    md5 = KeyedMD5Hasher(num_buckets=16)
+    assert list(table["md5_same_bucket"]) == [md5.index("play") == md5.index(w) for w in ("plays", "played")]
+    bits = KeyedMD5Hasher()
+    assert table.loc[0, "md5_hamming"] == int((bits.bits("play") != bits.bits("plays")).sum())
+    assert table["lsh_hamming"].between(0, 128).all()
+
+
+def test_table2_comparison_reproduces_45_of_60_printed_cells():
+    from hashlib_core.papers.hashformers.table2 import hashformers_table2
+
+    with torch.no_grad():
+        comparison = hf.table2_comparison(hashformers_table2())
+    assert len(comparison) == 60
+    assert int(comparison["agrees"].sum()) == 45
+
+
+def test_paper_points_average_table1_over_the_chosen_tasks():
+    table2 = pd.DataFrame({"model": ["BERT-MLM"], "emb_params": [38_603_520]})
+    points = hf.paper_points(["sst2", "rte"], table2).set_index(["group", "model"])
+    row = load_paper_table("hashformers_table1").set_index(["group", "model"]).loc[("-", "BERT-MLM")]
+    expected = (parse_printed(row["SST"]).value + parse_printed(row["RTE"]).value) / 2
+    assert points.loc[("-", "BERT-MLM"), "avg"] == pytest.approx(expected)
+    assert points.loc[("-", "BERT-MLM"), "emb_params"] == 38_603_520
+    printed = load_paper_table("hashformers_table2").set_index(["group", "model"])
+    key = ("HashFormers-MD (Ours)", "Proj")
+    assert points.loc[key, "emb_params"] == parse_printed(printed.loc[key, "#Emb_Params"]).value
+
+
+def test_subword_tokenizer_hashes_bpe_pieces(tiny_bpe):
+    tok = hf.SubwordHashFormerTokenizer(KeyedMD5Hasher(num_buckets=50), tiny_bpe, mode="index", max_length=64)
+    text = "The players played"
+    units = hf._bpe_units(tiny_bpe, text)
+    batch = tok(text)
+    assert batch["input_ids"].shape == (1, len(units) + 2)
+    assert batch["input_ids"][0, 1:-1].tolist() == KeyedMD5Hasher(num_buckets=50).batch_index(units).tolist()
+    assert "".join(units) == "theplayersplayed"
+
+
+def test_pretrain_collator_adds_specials_and_zero_codes():
+    variant = next(v for v in hf.VARIANTS if v.name == "MD-Proj")
+    table = torch.randint(0, 2, (10, 128), dtype=torch.uint8)
+    collate = hf._PretrainCollator(variant, table, lambda batch: batch)
+    rows = [torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6])]
+    batch = collate(rows)
+    assert batch["input_ids"].tolist() == [[BOS_ID] + [HASHED_TOKEN_ID] * 3 + [EOS_ID]] * 2
+    assert torch.equal(batch["hash_bits"][1, 1:4], table[torch.tensor([4, 5, 6])])
+    assert batch["hash_bits"][:, [0, 4]].sum() == 0
+    emb = next(v for v in hf.VARIANTS if v.name == "MD-Emb (1K)")
+    ids = torch.arange(100, 110)
+    batch = hf._PretrainCollator(emb, ids, lambda b: b)(rows)
+    assert batch["input_ids"].tolist() == [[BOS_ID, 101, 102, 103, EOS_ID], [BOS_ID, 104, 105, 106, EOS_ID]]
+
+
+def test_mlm_objective_is_seeded_and_skips_special_tokens(tiny_bpe):
+    from hashlib_core.papers.hashformers.tokenization import bpe_to_hf_tokenizer
+
+    tokenizer = bpe_to_hf_tokenizer(tiny_bpe)
+    ids = torch.randint(5, 300, (8, 40), generator=torch.Generator().manual_seed(1))
+    ids[:, 0], ids[:, -1] = BOS_ID, EOS_ID
+    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    a = hf._MLMObjective(tokenizer, seed=3)(batch)
+    b = hf._MLMObjective(tokenizer, seed=3)(batch)
+    assert torch.equal(a["input_ids"], b["input_ids"]) and torch.equal(a["labels"], b["labels"])
+    assert (a["labels"][:, [0, -1]] == -100).all()
+    assert ((a["labels"] != -100).sum() > 0) and torch.equal(a["labels"][a["labels"] != -100],
+                                                           ids[a["labels"] != -100])
+
+
+def test_profiles_validate_their_settings():
+    assert {v.name for v in hf.VARIANTS} >= set(MICRO_VARIANTS)
+    assert len(hf.VARIANTS) == 12 and len(hf.TABLE6_VARIANTS) == 4
+    with pytest.raises(ValueError, match="unknown variant"):
+        hf.PROFILES.get("smoke", variants=("MD-Emb (2K)",))
+    with pytest.raises(ValueError, match="not staged"):
+        hf.PROFILES.get("smoke", tasks=("mnli",))
+    with pytest.raises(ValueError, match="corpus"):
+        hf.PROFILES.get("smoke", corpus="c4")
+    paper = hf.PROFILES.paper
+    assert (paper.layers, paper.hidden, paper.seq_len, paper.pt_batch, paper.ft_seeds) == (12, 768, 512, 128, (0, 1, 2))
+
+
+def test_paper_corpus_refuses_to_run_offline(monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    with pytest.raises(RuntimeError, match="HF_DATASETS_OFFLINE"):
+        hf._read_corpus(hf.PROFILES.paper)
