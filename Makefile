@@ -1,13 +1,16 @@
 # The two commands of the README:
 #   make book   -- set up the environment if missing, execute every chapter (smoke profile, CPU), build the HTML
 #   make test   -- set up the environment if missing, run every test (unit tests + notebooks with nbval)
-# Other targets: make env | chapters | bench | clean.  Variables: PROFILE, DEVICE, CHAPTERS, PYTHON, VENV.
+# Other targets: make env | chapters | browser-test | notebooks | bench | clean.
+# Variables: PROFILE, DEVICE, CHAPTERS, SOURCE (book: committed, the richest committed results, computing PROFILE
+# only where none exist; live: compute PROFILE in every chapter), PYTHON, VENV.
 
 PYTHON   ?= python3
 VENV     ?= .venv
 PROFILE  ?= smoke
 DEVICE   ?= cpu
 CHAPTERS ?= all
+SOURCE   ?= committed
 BIN      := $(VENV)/bin
 STAMP    := $(VENV)/.hashlib-installed
 
@@ -19,7 +22,7 @@ export HF_HOME ?= $(CURDIR)/.cache/huggingface
 export MPLBACKEND ?= Agg
 export PYDEVD_DISABLE_FILE_VALIDATION ?= 1
 
-.PHONY: book test env chapters bench clean
+.PHONY: book test env chapters browser-test notebooks bench clean
 
 env: $(STAMP)
 
@@ -34,13 +37,24 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 book: env
-	$(BIN)/python -m hashlib_core.runner --profile $(PROFILE) --device $(DEVICE) --chapters $(CHAPTERS) --html
+	$(BIN)/python -m hashlib_core.runner --profile $(PROFILE) --device $(DEVICE) --source $(SOURCE) \
+		--chapters $(CHAPTERS) --html
 
 chapters: env
-	$(BIN)/python -m hashlib_core.runner --profile $(PROFILE) --device $(DEVICE) --chapters $(CHAPTERS)
+	$(BIN)/python -m hashlib_core.runner --profile $(PROFILE) --device $(DEVICE) --source live --chapters $(CHAPTERS)
 
 test: env
 	$(BIN)/python -m pytest
+
+# Opens every page of the built book (_build/html, from `make book`) in Debian's headless chromium: figures loaded,
+# math typeset, no stderr boxes or machine paths, wide tables scroll. Screenshots: _build/screenshots/<page>.png.
+# Needs the Debian packages chromium and chromium-driver (.ci/run installs them).
+browser-test: env
+	$(BIN)/python -m pytest -m browser tests/book
+
+# Sync every chapter notebook with its MyST text file (book/src/<name>.md; the newer one wins), without outputs.
+notebooks: env
+	$(BIN)/jupytext --sync book/*.ipynb
 
 bench: env
 	$(BIN)/python -m hashlib_core.benchmarks.hashing

@@ -1,15 +1,23 @@
 """hashlib_core: the library behind the reproduction book for hash-based token embeddings.
 
-Modules, one per concept:
+Shared layers, one per concept:
 
 - :mod:`hashlib_core.hashing` -- deterministic token hashers (keyed MD5, MMH3 multi-hash signatures, LSH) and the
   collision-free signature registry.
-- :mod:`hashlib_core.embeddings` -- embedding layers built on those hashes.
-- :mod:`hashlib_core.models` -- Hugging Face-style models.
-- :mod:`hashlib_core.decoding` -- decoders and search over hashed output spaces.
-- :mod:`hashlib_core.data` -- dataset manifest and loaders (``datasets``).
-- :mod:`hashlib_core.params` -- parameter accounting from instantiated modules.
-- :mod:`hashlib_core.results` -- results files and paper-vs-ours tables.
-- :mod:`hashlib_core.experiments` -- profiles, device, seeding, training loop, batch runner, chapter experiments.
+- :mod:`hashlib_core.embeddings` -- "token -> vector" modules built on those hashes, one protocol for all.
+- :mod:`hashlib_core.decoding` -- scoring and sampling over multi-hash outputs; next-token scoring of any LM.
+- :mod:`hashlib_core.modeling` -- the Hugging Face surface every model offers (hidden states, vocabulary
+  log-probabilities, embedding parameter counts), so evaluation code never branches on the model type.
+- :mod:`hashlib_core.data` -- dataset manifest and loaders (``datasets``), mirror / cache / download look-up.
+- :mod:`hashlib_core.bpe` -- locally trained byte-level BPE tokenizers; :mod:`hashlib_core.glue` -- GLUE
+  fine-tuning and metrics.
+- :mod:`hashlib_core.profiles`, :mod:`hashlib_core.training`, :mod:`hashlib_core.params`,
+  :mod:`hashlib_core.results` -- profiles (smoke / cpu / small / paper), the training loop, parameter accounting,
+  results files and paper-vs-ours tables.
+- :mod:`hashlib_core.chapter` -- the chapter skeleton; :mod:`hashlib_core.book` -- tables, figures and quoted numbers
+  on a page; :mod:`hashlib_core.runner` -- the batch runner that executes the notebooks and builds the book.
+
+One package per paper: :mod:`hashlib_core.papers` (``hashlib_core.papers.<slug>``, the slug naming the notebook, the
+results folder and the tests).
 """
 __version__ = "0.1.0"

@@ -1,4 +1,11 @@
-"""GLUE metrics as HashFormers reports them (§4.3) and as its released code computes them.
+"""GLUE fine-tuning shared by the chapters: task splits, metrics, a majority-class reference, and one fine-tuning run.
+
+Any model that takes a batch dict from an ``encode(texts)`` function and returns ``logits`` (and a ``loss`` when
+given ``labels``) can be fine-tuned and scored with :func:`finetune`; HashFormers and the dynamic-embedding chapter
+share it. Texts come from the staged GLUE data (:func:`hashlib_core.data.load_glue`) through :func:`glue_split`;
+scores are on the dev (validation) split, as the released code of HashFormers evaluates.
+
+Metrics as HashFormers reports them (§4.3) and as its released code computes them.
 
 §4.3: "matched accuracy for MNLI, Matthews correlation for CoLA, Spearman correlation for STS, F1 score for QQP and
 accuracy for all other tasks" -- the same choice as the released ``src/tr_glue.py`` (``report_metrics_dict``; notes
@@ -9,13 +16,16 @@ Note that MRPC's headline number is accuracy in HashFormers (and F1 in many othe
 """
 from __future__ import annotations
 
-from typing import Any
+import math
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-__all__ = ["GLUE_TASKS", "PRIMARY_METRIC", "normalize_task", "glue_metric"]
+__all__ = ["GLUE_TASKS", "PRIMARY_METRIC", "GLUE_TEXT_COLUMNS", "normalize_task", "glue_metric", "num_labels",
+           "glue_split", "majority_score", "TextDataset", "GlueCollator", "predict", "finetune"]
 
 #: Canonical task names and the metric HashFormers reports for each (§4.3).
 PRIMARY_METRIC: dict[str, str] = {
@@ -105,3 +115,131 @@ def glue_metric(task: str, preds: Any, labels: Any) -> dict[str, float]:
     else:
         out = {"accuracy": float(accuracy_score(labels, preds))}
     return {"score": out[PRIMARY_METRIC[key]], **out}
+
+
+#: Text columns of each staged task (``hashlib_core.data.load_glue`` layout).
+GLUE_TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "cola": ("sentence",),
+    "sst2": ("sentence",),
+    "mrpc": ("sentence1", "sentence2"),
+    "stsb": ("sentence1", "sentence2"),
+    "rte": ("sentence1", "sentence2"),
+    "qnli": ("question", "sentence"),
+}
+
+
+def num_labels(task: str) -> int:
+    """Output units of a task's head: 1 (regression) for STS-B, 3 for MNLI, else 2."""
+    key = normalize_task(task)
+    return 1 if key == "stsb" else (3 if key.startswith("mnli") else 2)
+
+
+def glue_split(task: str, split: str, limit: int = 0, seed: int = 0) -> tuple[list[Any], np.ndarray]:
+    """Texts (a str, or a pair of str) and labels of a staged GLUE split, in a seeded random order.
+
+    ``limit`` keeps the first ``limit`` examples of that order (a seeded random subset; 0 = all of them).
+    """
+    from hashlib_core.data import load_glue
+
+    key = normalize_task(task)
+    if key not in GLUE_TEXT_COLUMNS:
+        raise ValueError(f"task {task!r} is not staged; choose from {sorted(GLUE_TEXT_COLUMNS)}")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+        raise ValueError(f"limit must be an int >= 0 (0 = all examples), got {limit!r}")
+    data = load_glue(key)[split]
+    order = np.random.default_rng(seed).permutation(len(data))
+    if limit:
+        order = order[:limit]
+    data = data.select(order.tolist())
+    columns = GLUE_TEXT_COLUMNS[key]
+    texts: list[Any] = list(data[columns[0]]) if len(columns) == 1 else list(zip(data[columns[0]], data[columns[1]]))
+    return texts, np.asarray(data["label"])
+
+
+def majority_score(task: str, train_labels: Any, dev_labels: Any) -> float:
+    """The task's metric (x 100) for a model that always predicts the training set's most frequent class.
+
+    What a model that learned nothing scores: accuracy of the majority class, MCC 0 for CoLA. STS-B has no
+    majority class; a constant prediction has no correlation, so it returns NaN.
+    """
+    key = normalize_task(task)
+    if key == "stsb":
+        return math.nan
+    train, dev = _as_array(train_labels, "train_labels").astype(int), _as_array(dev_labels, "dev_labels")
+    majority = np.bincount(train).argmax()
+    return 100.0 * glue_metric(key, np.full(dev.shape[0], majority), dev)["score"]
+
+
+class TextDataset:
+    """``(text, label)`` items for a ``DataLoader`` (texts are a str or a pair of str)."""
+
+    def __init__(self, texts: Sequence[Any], labels: np.ndarray) -> None:
+        if len(texts) != len(labels):
+            raise ValueError(f"{len(texts)} texts but {len(labels)} labels")
+        self.texts, self.labels = list(texts), labels
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __getitem__(self, i: int) -> tuple[Any, Any]:
+        return self.texts[i], self.labels[i]
+
+
+class GlueCollator:
+    """``[(text, label), ...]`` -> ``encode(texts)`` plus ``labels`` (float for regression, long otherwise)."""
+
+    def __init__(self, encode: Callable[[list[Any]], dict], regression: bool) -> None:
+        self.encode, self.regression = encode, regression
+
+    def __call__(self, items: list[tuple[Any, Any]]) -> dict:
+        import torch
+
+        batch = self.encode([t for t, _ in items])
+        batch["labels"] = torch.tensor([y for _, y in items], dtype=torch.float32 if self.regression else torch.long)
+        return batch
+
+
+def predict(model: Any, encode: Callable[[list[Any]], dict], texts: Sequence[Any], batch_size: int = 64
+            ) -> np.ndarray:
+    """The model's ``logits`` for ``texts`` (evaluation mode, no gradients), as a float32 array."""
+    import torch
+
+    model.eval()
+    device = next(model.parameters()).device
+    outputs = []
+    with torch.no_grad():
+        for start in range(0, len(texts), batch_size):
+            batch = {k: v.to(device) for k, v in encode(list(texts[start : start + batch_size])).items()}
+            outputs.append(model(**batch).logits.float().cpu())
+    model.train()
+    return torch.cat(outputs).numpy() if outputs else np.empty((0, 0), dtype=np.float32)
+
+
+def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: tuple[list[Any], np.ndarray],
+             dev: tuple[list[Any], np.ndarray], *, epochs: float, batch_size: int, learning_rate: float,
+             seed: int, output_dir: str | Path | None = None, mixed_precision: str = "no",
+             progress: bool = False) -> dict[str, Any]:
+    """Fine-tune ``model`` on ``train`` and score it on ``dev`` with the task's metric (x 100).
+
+    The optimisation is HashFormers' Table 5: AdamW (eps 1e-6, no weight decay), cosine schedule with hard
+    restarts (5 cycles) and 6% warm-up, ``epochs`` passes over the training examples. Returns the score, the
+    majority-class score on the same dev split, and the run's size and wall time.
+    """
+    import torch
+
+    from hashlib_core.training import TrainConfig, train as train_loop
+
+    key = normalize_task(task)
+    regression = key == "stsb"
+    loader = torch.utils.data.DataLoader(TextDataset(*train), batch_size=batch_size, shuffle=True,
+                                         collate_fn=GlueCollator(encode, regression))
+    steps = max(1, math.ceil(len(loader) * epochs))
+    config = TrainConfig(max_steps=steps, learning_rate=learning_rate, weight_decay=0.0, adam_eps=1e-6,
+                         scheduler="cosine_with_restarts", scheduler_cycles=5, warmup_steps=int(0.06 * steps),
+                         log_every=max(1, steps // 10), mixed_precision=mixed_precision, seed=seed)
+    result = train_loop(model, loader, config, output_dir=output_dir, progress=progress)
+    logits = predict(model, encode, dev[0])
+    scores = glue_metric(key, logits, dev[1])
+    return {"task": key, "seed": seed, "score": 100.0 * scores["score"],
+            "majority_score": majority_score(key, train[1], dev[1]), "train_examples": len(train[0]),
+            "dev_examples": len(dev[0]), "steps": result.steps, "wall_time_s": result.wall_time_s}

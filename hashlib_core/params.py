@@ -110,7 +110,7 @@ def instantiate_on_meta(factory: Callable[[], nn.Module]) -> nn.Module:
 
 
 def humanize(n: float, decimals: int = 1) -> str:
-    """``23440896 -> '23.4M'``: the K/M/B style the papers print (decimal, not binary, prefixes)."""
+    """``12345678 -> '12.3M'``: the K/M/B style the papers print (decimal, not binary, prefixes)."""
     if not isinstance(n, numbers.Real) or isinstance(n, bool):
         raise TypeError(f"humanize expects a number, got {type(n).__name__}")
     for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):

@@ -1,30 +1,34 @@
-"""Profiles (``smoke`` / ``small`` / ``paper``), device selection and seeding, shared by every chapter.
+"""Profiles (``smoke`` / ``cpu`` / ``small`` / ``paper``), device selection and seeding, shared by every chapter.
 
-Every chapter runs in three profiles:
+Every chapter runs in four profiles:
 
 ``smoke``
     CPU, continuous integration: seconds to a minute, tiny shapes. Proves the code path end to end; its numbers
     are not meant to match a paper.
+``cpu``
+    Two CPU cores, at most 60 minutes per chapter: models large enough to really learn, so that a paper's orderings
+    can show. Its committed results (``results/<chapter>/cpu/``) are the book's numbers when no GPU run exists.
 ``small``
-    One GPU, at most ten minutes: reproduces the paper's *trends* (orderings, ratios) at reduced scale.
+    One GPU, about ten minutes: reproduces the paper's *trends* (orderings, ratios) at reduced scale.
 ``paper``
     The paper's hyper-parameters, for users with large GPU hosts.
 
-A chapter declares its own knobs by subclassing :class:`Profile` (a frozen dataclass) and listing one instance per
-profile in a :class:`ProfileSet`. Overrides are type-checked, in the spirit of nanoGPT's configurator::
+A chapter declares its own knobs by subclassing :class:`Profile` (a frozen dataclass; a comment on every knob)
+and listing one instance per profile in a :class:`ProfileSet`. Overrides are type-checked, in the spirit of
+nanoGPT's configurator; list settings are tuples, written on the command line as comma-separated values::
 
     @dataclass(frozen=True)
     class MyProfile(Profile):
+        #: encoder depth
         layers: int = 2
-        hidden: int = 64
+        #: GLUE tasks to fine-tune on
+        tasks: tuple[str, ...] = ("sst2",)
+        #: settings that never change a trained weight (left out of checkpoint digests)
+        EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"tasks"})
 
-    PROFILES = ProfileSet(
-        smoke=MyProfile(name="smoke", layers=1, hidden=32),
-        small=MyProfile(name="small", accelerator="gpu", layers=4, hidden=256),
-        paper=MyProfile(name="paper", accelerator="gpu", layers=12, hidden=768),
-    )
-    cfg = PROFILES.get("smoke", hidden=48)            # typed override
-    cfg = PROFILES.from_cli(["--profile", "small", "--hidden=128"])
+    PROFILES = ProfileSet(smoke=MyProfile(name="smoke", layers=1), cpu=..., small=..., paper=...)
+    cfg = PROFILES.get("smoke", layers=4)                                   # typed override
+    cfg = PROFILES.from_cli(["--profile", "small", "--tasks=rte,sst2"])     # the same from a command line
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ import argparse
 import dataclasses
 import os
 import random
+import typing
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, ClassVar, Generic, Sequence, TypeVar, get_type_hints
 
@@ -41,12 +46,13 @@ __all__ = [
     "PROFILE_NAMES",
     "Profile",
     "ProfileSet",
-    "load_or_run",
     "select_device",
     "seed_everything",
 ]
 
-PROFILE_NAMES = ("smoke", "small", "paper")
+PROFILE_NAMES = ("smoke", "cpu", "small", "paper")
+#: Settings of the base class that say where and how a run happens, never what it computes.
+RUN_SETTINGS = frozenset({"name", "device", "accelerator", "budget_minutes"})
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ class Profile:
     budget_minutes: float = 1.0
 
     description: ClassVar[str] = ""
+    #: settings (of a subclass) that never change a trained weight: evaluation sizes, which tables to write, ...
+    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset()
 
     def __post_init__(self) -> None:
         if self.name not in PROFILE_NAMES:
@@ -75,6 +83,19 @@ class Profile:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def weight_settings(self, names: Sequence[str] | None = None) -> dict[str, Any]:
+        """The settings that decide trained weights: all but :data:`RUN_SETTINGS` and ``EVALUATION_ONLY``, or
+        only ``names`` when given (e.g. the pre-training settings of a pre-training run). What checkpoint folders
+        are digested from, so that changing how a run is timed or evaluated never retrains a model."""
+        settings = {k: v for k, v in self.to_dict().items()
+                    if k not in RUN_SETTINGS and k not in self.EVALUATION_ONLY}
+        if names is None:
+            return settings
+        unknown = sorted(set(names) - set(settings))
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no weight setting(s) {unknown}")
+        return {k: settings[k] for k in names}
 
     def override(self, **overrides: Any) -> "Profile":
         """A copy with ``overrides`` applied; unknown keys and wrong types raise ``ValueError``/``TypeError``."""
@@ -89,19 +110,29 @@ class Profile:
         return replace(self, **overrides)
 
 
-def _coerce(key: str, value: Any, hint: Any) -> Any:
-    """Coerce a CLI string to the field's type; check non-string values."""
-    base = {"int": int, "float": float, "str": str, "bool": bool}.get(getattr(hint, "__name__", str(hint)), None)
-    if base is None:
-        # Optional[...] / unions / containers: accept as given (strings parsed as Python literals if possible)
-        if isinstance(value, str):
-            import ast
+_SCALARS = {"int": int, "float": float, "str": str, "bool": bool}
 
-            try:
-                return ast.literal_eval(value)
-            except (ValueError, SyntaxError):
-                return value
-        return value
+
+def _coerce(key: str, value: Any, hint: Any) -> Any:
+    """Coerce a CLI string to the field's type; check non-string values.
+
+    ``tuple[X, ...]`` settings take a tuple or list of X, or one comma-separated string (``"rte,sst2"``; an empty
+    string is the empty tuple): the one list syntax of every chapter's command line.
+    """
+    if typing.get_origin(hint) is tuple:
+        args = typing.get_args(hint)
+        if len(args) != 2 or args[1] is not Ellipsis:
+            raise TypeError(f"setting {key!r}: only tuple[X, ...] list settings are supported, got {hint}")
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"setting {key!r} expects a list (comma-separated on the command line, e.g. a,b), "
+                            f"got {type(value).__name__} {value!r}")
+        return tuple(_coerce(key, v, args[0]) for v in value)
+    base = _SCALARS.get(getattr(hint, "__name__", str(hint)), None)
+    if base is None:
+        raise TypeError(f"setting {key!r} has type {hint}; profiles support int, float, str, bool and "
+                        f"tuple[X, ...] settings")
     if isinstance(value, str) and base is not str:
         if base is bool:
             low = value.strip().lower()
@@ -126,9 +157,10 @@ P = TypeVar("P", bound=Profile)
 
 @dataclass(frozen=True)
 class ProfileSet(Generic[P]):
-    """The three presets of one chapter."""
+    """The four presets of one chapter."""
 
     smoke: P
+    cpu: P
     small: P
     paper: P
     names: tuple[str, ...] = field(default=PROFILE_NAMES, init=False)
@@ -139,7 +171,7 @@ class ProfileSet(Generic[P]):
             if not isinstance(p, Profile) or p.name != name:
                 raise ValueError(f"ProfileSet.{name} must be a Profile named {name!r}, got {p!r}")
         if len({type(getattr(self, n)) for n in PROFILE_NAMES}) != 1:
-            raise TypeError("the three profiles of a chapter must be instances of one Profile subclass")
+            raise TypeError("the profiles of a chapter must be instances of one Profile subclass")
 
     def get(self, name: str, **overrides: Any) -> P:
         if name not in PROFILE_NAMES:
@@ -158,7 +190,15 @@ class ProfileSet(Generic[P]):
 
     def from_cli(self, argv: Sequence[str] | None = None, description: str = "") -> P:
         """Parse ``--profile NAME [--device D] [--key=value ...]`` into a typed profile."""
+        return self.parse_cli(argv, description)[0]
+
+    def parse_cli(self, argv: Sequence[str] | None = None, description: str = "",
+                  add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+                  ) -> tuple[P, argparse.Namespace]:
+        """:meth:`from_cli` that also returns the parsed namespace of the caller's own ``add_arguments``."""
         parser = self.argument_parser(description)
+        if add_arguments is not None:
+            add_arguments(parser)
         args, rest = parser.parse_known_args(argv)
         overrides: dict[str, Any] = {}
         for item in rest:
@@ -169,13 +209,13 @@ class ProfileSet(Generic[P]):
         if args.device is not None:
             overrides["device"] = args.device
         try:
-            return self.get(args.profile, **overrides)
+            return self.get(args.profile, **overrides), args
         except (TypeError, ValueError) as exc:
             parser.error(str(exc))
             raise  # unreachable: parser.error exits
 
     def table(self) -> list[dict[str, Any]]:
-        """The three presets as rows (for the book's "what each profile runs" tables)."""
+        """The presets as rows (for the book's "what each profile runs" tables)."""
         return [getattr(self, n).to_dict() for n in PROFILE_NAMES]
 
 
@@ -229,36 +269,3 @@ def seed_everything(seed: int, *, deterministic: bool = False) -> np.random.Gene
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True)
     return np.random.default_rng(seed)
-
-
-def load_or_run(store: Any, names: Sequence[str], profile: Profile, run: Callable[[], Any]) -> Any:
-    """Return ``store`` after making sure the results ``names`` exist for ``profile``; call ``run()`` if needed.
-
-    What a chapter notebook calls, so that the book shows the right numbers without repeating work:
-
-    * ``paper``: the results files of a long run (committed, or written by the chapter's command) are shown as they
-      are; ``run()`` only if one is missing.
-    * ``smoke`` and ``small``: computed in-process, except that results written by the **same configuration at the
-      same git commit from a clean tree** are reused (this is what lets continuous integration execute a notebook
-      for nbval and again for the book without training twice).
-    """
-    from hashlib_core.results import _git_state, _jsonable
-
-    def current(name: str) -> bool:
-        if not store.exists(name):
-            return False
-        if profile.name == "paper":
-            return True
-        meta = store.read_meta(name)
-        state = _git_state()
-        # compared as stored (JSON): tuple-valued settings come back as lists
-        return (meta.get("config") == _jsonable(profile.to_dict()) and state["git_commit"] is not None
-                and meta.get("git_commit") == state["git_commit"]
-                and meta.get("git_dirty") is False and state["git_dirty"] is False)
-
-    if not all(current(n) for n in names):
-        run()
-        missing = [n for n in names if not store.exists(n)]
-        if missing:
-            raise RuntimeError(f"the run did not write {missing} in {store.dir}")
-    return store

@@ -1,40 +1,54 @@
 """Batch runner: execute chapters with papermill in one profile, then (optionally) build the HTML book.
 
-    python -m hashlib_core.runner                         # every chapter, smoke profile, CPU
+    python -m hashlib_core.runner                         # every chapter, smoke profile, CPU, live results
     python -m hashlib_core.runner --chapters vocab_bottleneck --profile small --device cuda
-    python -m hashlib_core.runner --profile smoke --html  # what `make book` runs
+    python -m hashlib_core.runner --profile smoke --source committed --html   # what `make book` runs
 
-Chapters are the notebooks listed in ``_toc.yml`` (only real chapters are listed there). Each is executed once,
-with the parameters ``profile`` and ``device`` injected by papermill, into
-``_build/executed/<profile>/<path>.ipynb``; the source notebooks stay without outputs. A failing chapter does not
-stop the others: its partly executed copy is kept (the error is in it), the summary table marks it, and the command
-exits with status 1.
+Chapters are the notebooks listed in ``_toc.yml``. Each is executed once into
+``_build/executed/<profile>/<path>.ipynb`` with the parameters ``profile``, ``device`` and ``source`` injected by
+papermill (``live``: compute the profile; ``committed``: show the richest committed results, paper > small > cpu,
+computing only where none exist). A failing chapter does not stop the others (its partly executed copy keeps the
+error; exit status 1). Each executed cell with stderr output or a traceback is reported (chapter, cell index).
 
 With ``--html`` the book is built by ``jupyter-book build -W`` from a staging copy of the sources in which every
-notebook is replaced by its executed copy, so building the HTML never executes a notebook again.
+notebook is replaced by its executed copy (never executed again), with ``_static/``, the ``hashlib_core`` sources
+(for ``literalinclude``) and, when the repository URL is known (``$BOOK_REPOSITORY_URL``, else a GitHub
+``origin``), the repository link and Colab/Binder buttons. The last line printed is ``_build/html/index.html``.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import yaml
 
 from hashlib_core.profiles import PROFILE_NAMES
 from hashlib_core.results import repo_root
 
-__all__ = ["Chapter", "discover_chapters", "run_chapters", "stage_book", "build_html", "main"]
+__all__ = ["Chapter", "discover_chapters", "run_chapters", "stage_book", "build_html", "repository_url",
+           "cell_problems", "main"]
 
 #: top-level files and folders the book needs besides the chapters themselves
 BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
 BOOK_DIR = "book"
+STATIC_DIR = "_static"
+PACKAGE_DIR = "hashlib_core"
+SOURCES = ("live", "committed")
+REPOSITORY_ENV = "BOOK_REPOSITORY_URL"
+BRANCH_ENV = "BOOK_REPOSITORY_BRANCH"
+LAUNCH_BUTTONS = {"notebook_interface": "classic", "binderhub_url": "https://mybinder.org",
+                  "colab_url": "https://colab.research.google.com"}
+TRACEBACK = "Traceback (most recent call last)"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -53,19 +67,13 @@ class Outcome:
 
 
 def _toc_files(node: object) -> list[str]:
-    found: list[str] = []
-    if isinstance(node, dict):
-        if "file" in node:
-            found.append(str(node["file"]))
-        if "root" in node:
-            found.append(str(node["root"]))
-        for value in node.values():
-            if isinstance(value, (list, dict)):
-                found.extend(_toc_files(value))
-    elif isinstance(node, list):
-        for item in node:
-            found.extend(_toc_files(item))
-    return found
+    """Every ``file`` and ``root`` entry of a parsed ``_toc.yml``, in book order."""
+    if isinstance(node, list):
+        return [found for item in node for found in _toc_files(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [str(node[key]) for key in ("file", "root") if key in node]
+    return found + [f for value in node.values() if isinstance(value, (list, dict)) for f in _toc_files(value)]
 
 
 def discover_chapters(root: Path | None = None) -> list[Chapter]:
@@ -100,21 +108,23 @@ def executed_dir(build_dir: Path, profile: str) -> Path:
 
 def run_chapters(
     chapters: Sequence[Chapter], *, profile: str, device: str, build_dir: Path, timeout: int | None,
-    root: Path | None = None, log_output: bool = False,
+    root: Path | None = None, log_output: bool = False, source: str = "live",
 ) -> list[Outcome]:
     """Execute each chapter once with papermill; never raises for a failing chapter."""
     import papermill as pm
 
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
     root = root or repo_root()
     outcomes = []
     for ch in chapters:
         out = executed_dir(build_dir, profile) / ch.source.relative_to(root)
         out.parent.mkdir(parents=True, exist_ok=True)
-        print(f"[runner] {ch.name}: executing ({profile}, device={device}) -> {out}", flush=True)
+        print(f"[runner] {ch.name}: executing ({profile}, device={device}, source={source}) -> {out}", flush=True)
         start = time.perf_counter()
         try:
             pm.execute_notebook(
-                str(ch.source), str(out), parameters={"profile": profile, "device": device},
+                str(ch.source), str(out), parameters={"profile": profile, "device": device, "source": source},
                 cwd=str(ch.source.parent), progress_bar=False, log_output=log_output,
                 execution_timeout=timeout, kernel_name="python3",
             )
@@ -126,8 +136,128 @@ def run_chapters(
     return outcomes
 
 
+# --------------------------------------------------------------------------------- cell problems
+def _output_text(output: dict) -> str:
+    text = output.get("text", "") if output.get("output_type") == "stream" else output.get("data", {}).get(
+        "text/plain", "")
+    return "".join(text) if isinstance(text, list) else str(text)
+
+
+def cell_problems(notebook: Path) -> list[tuple[int, int | None, str]]:
+    """``(cell index in the source notebook, execution count, first line)`` for every executed cell that wrote
+    to stderr, raised, or printed a traceback. The cells papermill adds (injected parameters, error banners) are
+    not counted in the index."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    problems, injected = [], 0
+    for index, cell in enumerate(nb.cells):
+        if {"injected-parameters", "papermill-error-cell-tag"} & set(cell.get("metadata", {}).get("tags", [])):
+            injected += 1
+            continue
+        found = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                found.append(("", f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"))
+            elif output.get("output_type") == "stream" and output.get("name") == "stderr":
+                found.append(("stderr: ", _output_text(output)))
+            elif TRACEBACK in _output_text(output):
+                text = _output_text(output)
+                found.append(("traceback: ", text[text.index(TRACEBACK):]))
+        if found:
+            prefix, text = found[0]
+            text = _ANSI.sub("", text)
+            first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+            problems.append((index - injected, cell.get("execution_count"), prefix + first))
+    return problems
+
+
+def warn_cell_problems(outcomes: Sequence[Outcome]) -> int:
+    """Print one warning per executed cell with stderr output or a traceback (never fails); return how many."""
+    count = 0
+    for outcome in outcomes:
+        if not outcome.output.exists():
+            continue
+        for index, execution_count, first in cell_problems(outcome.output):
+            count += 1
+            where = f"cell {index}" + (f" (In [{execution_count}])" if execution_count is not None else "")
+            print(f"[runner] warning: {outcome.chapter}: {where} of {BOOK_DIR}/{outcome.chapter}.ipynb has "
+                  f"stderr output or a traceback: {first[:160]}", flush=True)
+    return count
+
+
+# --------------------------------------------------------------------------------- repository link
+_GITHUB = re.compile(
+    r"^(?:(?:https?|git|ssh)://(?:[^@/]+@)?github\.com(?::\d+)?/|(?:[^@/:]+@)?github\.com:)"
+    r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+
+
+def github_https_url(remote: str) -> str | None:
+    """``https://github.com/<owner>/<repo>`` for an https or ssh GitHub remote (credentials dropped), else None."""
+    match = _GITHUB.match(remote.strip())
+    return f"https://github.com/{match['owner']}/{match['repo']}" if match else None
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def repository_url(root: Path | None = None) -> str | None:
+    """The book's repository URL: ``$BOOK_REPOSITORY_URL`` if set, else the ``origin`` remote when it is on
+    GitHub (normalised to https), else None. Never guessed."""
+    value = os.environ.get(REPOSITORY_ENV, "").strip()
+    if value:
+        url = github_https_url(value)
+        if url:
+            return url
+        parts = urllib.parse.urlsplit(value)
+        if parts.scheme != "https" or not parts.hostname or parts.path.strip("/") == "":
+            raise SystemExit(f"{REPOSITORY_ENV}={value!r} is not a repository URL: set it to "
+                             "https://<host>/<owner>/<repo> (or a GitHub ssh address), or unset it")
+        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        return urllib.parse.urlunsplit(("https", host, parts.path.rstrip("/").removesuffix(".git"), "", ""))
+    remote = _git(root or repo_root(), "remote", "get-url", "origin")
+    return github_https_url(remote) if remote else None
+
+
+def configure_repository(config: dict, url: str | None, branch: str, path_to_book: str) -> dict:
+    """``config`` (a parsed ``_config.yml``) with the repository link and launch buttons, or without any."""
+    html = config.setdefault("html", {}) or {}
+    config["html"] = html
+    if url is None:
+        config.pop("repository", None)
+        config.pop("launch_buttons", None)
+        html.update(use_repository_button=False, use_issues_button=False, use_edit_page_button=False)
+        return config
+    config["repository"] = {"url": url, "branch": branch, "path_to_book": path_to_book}
+    config["launch_buttons"] = dict(LAUNCH_BUTTONS)
+    html["use_repository_button"] = True
+    return config
+
+
+def _write_staged_config(stage: Path, root: Path) -> None:
+    url = repository_url(root)
+    branch = os.environ.get(BRANCH_ENV, "").strip() or _git(root, "rev-parse", "--abbrev-ref", "HEAD") or "main"
+    branch = "main" if branch == "HEAD" else branch
+    prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip("/")
+    path = stage / "_config.yml"
+    config = configure_repository(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, url, branch, prefix)
+    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    if url is None:
+        print(f"[runner] no repository link or Colab/Binder buttons: set {REPOSITORY_ENV}=https://github.com/"
+              "<owner>/<repo> (or give the checkout a GitHub 'origin' remote) to add them", flush=True)
+    else:
+        print(f"[runner] repository link and launch buttons: {url} (branch {branch})", flush=True)
+
+
+# ----------------------------------------------------------------------------------------- staging
 def stage_book(chapters_executed: Sequence[Outcome], build_dir: Path, profile: str, root: Path | None = None) -> Path:
-    """A copy of the book's sources in which every executed notebook replaces its source."""
+    """A copy of the book's sources in which every executed notebook replaces its source; with ``_static/``,
+    the ``hashlib_core`` ``.py`` sources (for ``literalinclude``) and the repository settings."""
     root = root or repo_root()
     stage = build_dir / "stage" / profile
     if stage.exists():
@@ -135,12 +265,20 @@ def stage_book(chapters_executed: Sequence[Outcome], build_dir: Path, profile: s
     stage.mkdir(parents=True)
     for name in BOOK_FILES:
         shutil.copy2(root / name, stage / name)
-    shutil.copytree(root / BOOK_DIR, stage / BOOK_DIR,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    junk = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+    shutil.copytree(root / BOOK_DIR, stage / BOOK_DIR, ignore=junk)
+    if (root / STATIC_DIR).is_dir():
+        shutil.copytree(root / STATIC_DIR, stage / STATIC_DIR, ignore=junk)
+    for source in sorted((root / PACKAGE_DIR).rglob("*.py")):
+        if "__pycache__" not in source.parts:
+            target = stage / source.relative_to(root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
     executed_root = executed_dir(build_dir, profile)
     for outcome in chapters_executed:
         rel = outcome.output.relative_to(executed_root)
         _hide_default_parameters(outcome.output, stage / rel)
+    _write_staged_config(stage, root)
     return stage
 
 
@@ -158,19 +296,59 @@ def _hide_default_parameters(executed: Path, target: Path) -> None:
     nbformat.write(nb, target)
 
 
+# ------------------------------------------------------------------------------------------ build
+_BORDER = re.compile(r"^=+$")
+
+
+def filter_build_output(lines: Iterable[str]) -> Iterable[str]:
+    """jupyter-book's output without the lines that name the staged HTML folder (its "Output Path:", its closing
+    "Your book's HTML pages are here" box, Sphinx's "The HTML pages are in"): the runner's path is the only one."""
+    pending: list[str] = []
+    skipping = False
+    for line in lines:
+        plain = _ANSI.sub("", line).strip()
+        if skipping:
+            skipping = not _BORDER.match(plain)
+            continue
+        if _BORDER.match(plain) or (pending and not plain):
+            pending.append(line)
+            continue
+        if pending and "Finished generating HTML" in plain:
+            pending, skipping = [], True
+            continue
+        yield from pending
+        pending = []
+        if not plain.startswith(("The HTML pages are in", "Output Path:")):
+            yield line
+    yield from pending
+
+
+def _display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def build_html(stage: Path, build_dir: Path) -> int:
     """``jupyter-book build -W`` on the staged sources; HTML lands in ``<build_dir>/html``."""
     exe = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(exe) if exe.exists() else "jupyter-book", "build", str(stage), "--path-output", str(stage),
            "-W", "-n", "--keep-going", "--all"]
-    print("[runner] " + " ".join(cmd), flush=True)
-    rc = subprocess.call(cmd)
+    print("[runner] jupyter-book build " + _display_path(stage) + " -W -n --keep-going --all", flush=True)
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
+        assert proc.stdout is not None
+        for line in filter_build_output(proc.stdout):
+            print(line, end="", flush=True)
+    rc = proc.returncode
     html = build_dir / "html"
     if rc == 0:
         if html.exists():
             shutil.rmtree(html)
         shutil.copytree(stage / "_build" / "html", html)
-        print(f"[runner] HTML book: {html / 'index.html'}", flush=True)
+        print(f"[runner] HTML book: {_display_path(html / 'index.html')}", flush=True)
+    else:
+        print(f"[runner] jupyter-book failed (exit status {rc}); no HTML book was written", flush=True)
     return rc
 
 
@@ -184,19 +362,25 @@ def print_summary(outcomes: Sequence[Outcome]) -> None:
     print(f"{len(outcomes) - failed} passed, {failed} failed")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chapters", default="all", help="comma-separated notebook names, or 'all' (default)")
     parser.add_argument("--profile", choices=PROFILE_NAMES, default="smoke")
     parser.add_argument("--device", default="auto", help="auto (default), cpu, cuda, cuda:N")
+    parser.add_argument("--source", choices=SOURCES, default="live",
+                        help="live (default): compute the profile; committed: show the richest committed results "
+                             "(paper > small > cpu) and compute only where none exist")
     parser.add_argument("--build-dir", default=None, help="default: _build at the repository root")
     parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds (default: none)")
     parser.add_argument("--html", action="store_true", help="also build the HTML book from the executed copies")
     parser.add_argument("--list", action="store_true", help="list the chapters and exit")
     parser.add_argument("--log-output", action="store_true", help="stream the notebooks' output to this terminal")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     root = repo_root()
     chapters = discover_chapters(root)
     if args.list:
@@ -207,8 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     build_dir = Path(args.build_dir) if args.build_dir else root / "_build"
     os.environ.setdefault("HASHLIB_DEVICE", args.device)
     outcomes = run_chapters(wanted, profile=args.profile, device=args.device, build_dir=build_dir,
-                            timeout=args.timeout, root=root, log_output=args.log_output)
+                            timeout=args.timeout, root=root, log_output=args.log_output, source=args.source)
     print_summary(outcomes)
+    warn_cell_problems(outcomes)
     rc = 0 if all(o.status == "ok" for o in outcomes) else 1
     if args.html:
         if wanted != chapters:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import random
 import shutil
@@ -144,6 +145,25 @@ def _batches(loader: Any, seed: int, epoch: int) -> Iterator[Any]:
         yield batch
 
 
+class _DropTiedWeightNotice(logging.Filter):
+    """accelerate logs "Removed shared tensor {...} while saving" for every model with tied input and output
+    embeddings (every causal LM here): expected, and restored on load, so it is not shown."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Removed shared tensor" not in record.getMessage()
+
+
+@contextmanager
+def _quiet_tied_weight_notice() -> Iterator[None]:
+    logger = logging.getLogger("accelerate.utils.other")
+    notice = _DropTiedWeightNotice()
+    logger.addFilter(notice)
+    try:
+        yield
+    finally:
+        logger.removeFilter(notice)
+
+
 def _loss_of(output: Any) -> torch.Tensor:
     loss = output.get("loss") if isinstance(output, Mapping) else getattr(output, "loss", None)
     if loss is None:
@@ -207,7 +227,8 @@ def train(
         if out is None:
             return
         ckpt_dir = out / "checkpoints" / f"step_{at_step:08d}"
-        accelerator.save_state(str(ckpt_dir))
+        with _quiet_tied_weight_notice():
+            accelerator.save_state(str(ckpt_dir))
         if accelerator.is_main_process:
             atomic_write_json(ckpt_dir / STATE_FILE, {
                 "step": at_step, "epoch": epoch, "batch_in_epoch": batch_in_epoch,

@@ -20,6 +20,7 @@ special-token embedding there. The released code (``src/model/model.py``) merges
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import nn
@@ -35,30 +36,56 @@ __all__ = [
 ]
 
 
-def _check_positive(name: str, value: int) -> int:
+def _check_positive(name: str, value: int, owner: str = "") -> int:
+    where = f"{owner}: " if owner else ""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        raise TypeError(f"{where}{name} must be a positive int, got {type(value).__name__} {value!r:.40}")
     if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
+        raise ValueError(f"{where}{name} must be >= 1, got {value}")
     return value
 
 
-def _bits_as_float(bits: torch.Tensor, num_bits: int, dtype: torch.dtype) -> torch.Tensor:
+def _check_binary(owner: str, name: str, values: torch.Tensor) -> None:
+    """Raise unless every entry is 0 or 1 (bool always is): one elementwise test and one ``any`` per call."""
+    if values.dtype == torch.bool or values.numel() == 0:
+        return
+    bad = (values != 0) & (values != 1)  # also true for NaN
+    if bool(bad.any()):
+        found = values[bad].flatten()[:5].tolist()
+        raise ValueError(
+            f"{owner}: {name} must hold only 0/1 values (the hasher's bit codes), found {found} "
+            f"({int(bad.sum())} of {values.numel()} entries); pass the uint8 codes of KeyedMD5Hasher.batch_bits / "
+            f"LSHBitHasher.batch_bits, or binarise first, e.g. (x > 0).to(torch.uint8)"
+        )
+
+
+def _bits_as_float(bits: torch.Tensor, num_bits: int, dtype: torch.dtype, owner: str) -> torch.Tensor:
     if not isinstance(bits, torch.Tensor):
-        raise TypeError(f"bits must be a torch.Tensor of 0/1 values, got {type(bits).__name__}")
+        raise TypeError(f"{owner}: bits must be a torch.Tensor of 0/1 values, got {type(bits).__name__}; "
+                        f"convert with torch.as_tensor(bits, dtype=torch.uint8)")
     if bits.dim() < 1 or bits.shape[-1] != num_bits:
-        raise ValueError(f"bits must have a last dimension of {num_bits} (T), got shape {tuple(bits.shape)}")
+        raise ValueError(f"{owner}: bits must have a last dimension of {num_bits} (T), got shape {tuple(bits.shape)}; "
+                         f"build the module with num_bits={bits.shape[-1] if bits.dim() else 'T'} or pass T-bit codes")
+    if bits.is_complex():
+        raise TypeError(f"{owner}: bits must be a real tensor of 0/1 values, got dtype {bits.dtype}")
+    _check_binary(owner, "bits", bits)
     return bits.to(dtype)
 
 
-def _apply_active(embeddings: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
+def _check_active(active: Any, shape: tuple[int, ...], owner: str) -> None:
+    if not isinstance(active, torch.Tensor):
+        raise TypeError(f"{owner}: active must be a bool torch.Tensor (True at word positions) or None, got "
+                        f"{type(active).__name__}")
+    if tuple(active.shape) != tuple(shape):
+        raise ValueError(f"{owner}: active must have the shape of bits without its last dimension, {tuple(shape)}, "
+                         f"got {tuple(active.shape)}")
+    _check_binary(owner, "active", active)
+
+
+def _apply_active(embeddings: torch.Tensor, active: torch.Tensor | None, owner: str) -> torch.Tensor:
     if active is None:
         return embeddings
-    if active.shape != embeddings.shape[:-1]:
-        raise ValueError(
-            f"active must have the shape of bits without its last dimension, {tuple(embeddings.shape[:-1])}, "
-            f"got {tuple(active.shape)}"
-        )
+    _check_active(active, embeddings.shape[:-1], owner)
     return embeddings * active.unsqueeze(-1).to(embeddings.dtype)
 
 
@@ -69,9 +96,16 @@ def bits_to_codewords(bits: torch.Tensor, chunk_bits: int) -> torch.Tensor:
     is read as a shorter binary number (T = 128, k = 10: the 13th codeword has 8 bits, values 0-255), as the
     released ``int(base2[120:128], 2)``.
     """
-    chunk_bits = _check_positive("chunk_bits", chunk_bits)
+    chunk_bits = _check_positive("chunk_bits", chunk_bits, "bits_to_codewords")
     if not isinstance(bits, torch.Tensor) or bits.dim() < 1:
-        raise TypeError("bits must be a torch.Tensor with the bits in its last dimension")
+        got = tuple(bits.shape) if isinstance(bits, torch.Tensor) else type(bits).__name__
+        raise TypeError(f"bits_to_codewords: bits must be a torch.Tensor with the bits in its last dimension, got "
+                        f"{got}; wrap a single code as bits[None] or torch.as_tensor(code)")
+    _check_binary("bits_to_codewords", "bits", bits)
+    return _codewords(bits, chunk_bits)
+
+
+def _codewords(bits: torch.Tensor, chunk_bits: int) -> torch.Tensor:
     num_bits = bits.shape[-1]
     ints = bits.to(torch.long)
     words = []
@@ -92,18 +126,44 @@ class HashBucketEmbedding(nn.Module):
 
     def __init__(self, num_buckets: int, embedding_dim: int, num_special: int = 5, padding_idx: int | None = 1) -> None:
         super().__init__()
-        self.num_buckets = _check_positive("num_buckets", num_buckets)
+        owner = "HashBucketEmbedding"
+        self.num_buckets = _check_positive("num_buckets", num_buckets, owner)
+        if isinstance(num_special, bool) or not isinstance(num_special, int) or num_special < 0:
+            raise TypeError(f"{owner}: num_special must be an int >= 0 (rows for the special ids, 5 in HashFormers), "
+                            f"got {type(num_special).__name__} {num_special!r:.40}")
         self.num_special = num_special
-        self.embedding = nn.Embedding(num_special + num_buckets, _check_positive("embedding_dim", embedding_dim),
-                                      padding_idx=padding_idx)
+        self.embedding_dim = _check_positive("embedding_dim", embedding_dim, owner)
+        rows = num_special + num_buckets
+        if padding_idx is not None and (isinstance(padding_idx, bool) or not isinstance(padding_idx, int)
+                                        or not 0 <= padding_idx < rows):
+            raise ValueError(f"{owner}: padding_idx must be None or an int in [0, {rows}) (the <pad> row, 1 in "
+                             f"HashFormers), got {padding_idx!r:.40}")
+        self.embedding = nn.Embedding(rows, embedding_dim, padding_idx=padding_idx)
+
+    def embedding_parameter_count(self) -> int:
+        """The ``N x d`` hashed rows (the special-token rows are not a word's embedding; Appendix B)."""
+        return self.weight[self.num_special :].numel()
 
     @property
     def weight(self) -> torch.Tensor:
         return self.embedding.weight
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        if input_ids.dtype not in (torch.long, torch.int, torch.int32):
-            raise TypeError(f"input_ids must be an integer tensor, got {input_ids.dtype}")
+        if not isinstance(input_ids, torch.Tensor):
+            raise TypeError(f"HashBucketEmbedding: input_ids must be an integer torch.Tensor, got "
+                            f"{type(input_ids).__name__}; convert with torch.as_tensor(ids, dtype=torch.long)")
+        if input_ids.dtype not in (torch.long, torch.int32):
+            raise TypeError(f"HashBucketEmbedding: input_ids must be an integer tensor (int64 or int32), got "
+                            f"{input_ids.dtype}; convert with input_ids.long()")
+        rows = self.embedding.num_embeddings
+        if input_ids.numel():
+            low, high = (int(v) for v in torch.aminmax(input_ids))
+            if low < 0 or high >= rows:
+                raise ValueError(
+                    f"HashBucketEmbedding: input_ids must lie in [0, {rows}) ({self.num_special} special ids + "
+                    f"{self.num_buckets} buckets), got values in [{low}, {high}]; hash with num_buckets="
+                    f"{self.num_buckets} and offset {self.num_special} (hash % N + {self.num_special})"
+                )
         return self.embedding(input_ids)
 
 
@@ -122,12 +182,14 @@ class PoolEmbedding(nn.Module):
     def __init__(self, num_bits: int = 128, embedding_dim: int = 768, chunk_bits: int = 10,
                  codeword_dropout: float = 0.1) -> None:
         super().__init__()
-        self.num_bits = _check_positive("num_bits", num_bits)
-        self.chunk_bits = _check_positive("chunk_bits", chunk_bits)
+        self.num_bits = _check_positive("num_bits", num_bits, "PoolEmbedding")
+        self.chunk_bits = _check_positive("chunk_bits", chunk_bits, "PoolEmbedding")
         if self.chunk_bits > 24:
-            raise ValueError(f"chunk_bits={chunk_bits} needs a codebook of 2^{chunk_bits} rows; use k <= 24")
+            raise ValueError(f"PoolEmbedding: chunk_bits={chunk_bits} needs a codebook of 2^{chunk_bits} rows; "
+                             f"use k <= 24")
         self.num_chunks = math.ceil(num_bits / chunk_bits)
-        self.codebook = nn.Embedding(2**chunk_bits + 1, _check_positive("embedding_dim", embedding_dim), padding_idx=0)
+        self.embedding_dim = _check_positive("embedding_dim", embedding_dim, "PoolEmbedding")
+        self.codebook = nn.Embedding(2**chunk_bits + 1, embedding_dim, padding_idx=0)
         self.chunk_weights = nn.Parameter(torch.empty(self.num_chunks, embedding_dim))
         self.dropout = nn.Dropout(codeword_dropout)
         self.reset_parameters()
@@ -138,10 +200,15 @@ class PoolEmbedding(nn.Module):
             self.codebook.weight[0].zero_()
         nn.init.trunc_normal_(self.chunk_weights, mean=0.0, std=0.02, a=-0.04, b=0.04)
 
+    def embedding_parameter_count(self) -> int:
+        """``(⌈T/k⌉ + 2^k) × d``: every parameter but the padding codeword (row 0), which no word reads."""
+        return sum(p.numel() for p in self.parameters()) - self.codebook.weight[0].numel()
+
     def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
-        _bits_as_float(bits, self.num_bits, self.chunk_weights.dtype)
-        codes = bits_to_codewords(bits, self.chunk_bits) + 1  # 1 .. 2^k; 0 is reserved for "no word"
+        _bits_as_float(bits, self.num_bits, self.chunk_weights.dtype, "PoolEmbedding")
+        codes = _codewords(bits, self.chunk_bits) + 1  # 1 .. 2^k; 0 is reserved for "no word"
         if active is not None:
+            _check_active(active, bits.shape[:-1], "PoolEmbedding")
             codes = codes * active.unsqueeze(-1).to(codes.dtype)
         vectors = self.dropout(self.codebook(codes))  # (..., chunks, d)
         return (vectors * self.chunk_weights.softmax(dim=0)).sum(dim=-2)
@@ -156,25 +223,30 @@ class AdditiveEmbedding(nn.Module):
 
     def __init__(self, num_bits: int = 128, embedding_dim: int = 768, scale: float | None = None) -> None:
         super().__init__()
-        self.num_bits = _check_positive("num_bits", num_bits)
-        self.codebooks = nn.Parameter(torch.empty(num_bits, 2, _check_positive("embedding_dim", embedding_dim)))
+        self.num_bits = _check_positive("num_bits", num_bits, "AdditiveEmbedding")
+        self.embedding_dim = _check_positive("embedding_dim", embedding_dim, "AdditiveEmbedding")
+        self.codebooks = nn.Parameter(torch.empty(num_bits, 2, embedding_dim))
         self.scale = math.sqrt(num_bits) if scale is None else float(scale)
         if self.scale <= 0:
-            raise ValueError(f"scale (γ) must be positive, got {scale}")
+            raise ValueError(f"AdditiveEmbedding: scale (γ) must be positive, got {scale}; leave it None for √T")
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         nn.init.normal_(self.codebooks, std=0.02)
 
+    def embedding_parameter_count(self) -> int:
+        """``2 T d``: the T two-row codebooks."""
+        return self.codebooks.numel()
+
     def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
-        tau = _bits_as_float(bits, self.num_bits, self.codebooks.dtype)
+        tau = _bits_as_float(bits, self.num_bits, self.codebooks.dtype, "AdditiveEmbedding")
         zero, one = self.codebooks[:, 0], self.codebooks[:, 1]
         embeddings = (zero.sum(dim=0) + tau @ (one - zero)) / self.scale
-        return _apply_active(embeddings, active)
+        return _apply_active(embeddings, active, "AdditiveEmbedding")
 
     def forward_reference(self, bits: torch.Tensor) -> torch.Tensor:
         """Eq. 2 literally: gather ``B^j_{τ_j}`` for every j and sum (for tests)."""
-        index = _bits_as_float(bits, self.num_bits, self.codebooks.dtype).long()  # (..., T)
+        index = _bits_as_float(bits, self.num_bits, self.codebooks.dtype, "AdditiveEmbedding").long()  # (..., T)
         j = torch.arange(self.num_bits, device=index.device).expand_as(index)
         return self.codebooks[j, index].sum(dim=-2) / self.scale
 
@@ -190,21 +262,26 @@ class PearsonProjection(nn.Module):
 
     def __init__(self, num_bits: int = 128, embedding_dim: int = 768, eps: float = 1e-8) -> None:
         super().__init__()
-        self.num_bits = _check_positive("num_bits", num_bits)
-        self.weight = nn.Parameter(torch.empty(_check_positive("embedding_dim", embedding_dim), num_bits))
+        self.num_bits = _check_positive("num_bits", num_bits, "PearsonProjection")
+        self.embedding_dim = _check_positive("embedding_dim", embedding_dim, "PearsonProjection")
+        self.weight = nn.Parameter(torch.empty(embedding_dim, num_bits))
         self.eps = eps
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         nn.init.normal_(self.weight, std=0.02)
 
+    def embedding_parameter_count(self) -> int:
+        """``T d``: the projection weights."""
+        return self.weight.numel()
+
     def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
-        tau = _bits_as_float(bits, self.num_bits, self.weight.dtype)
+        tau = _bits_as_float(bits, self.num_bits, self.weight.dtype, "PearsonProjection")
         tau = tau - tau.mean(dim=-1, keepdim=True)
         tau = tau / tau.norm(dim=-1, keepdim=True).clamp(min=self.eps)
         w = self.weight - self.weight.mean(dim=1, keepdim=True)
         w = w / w.norm(dim=1, keepdim=True).clamp(min=self.eps)
-        return _apply_active(F.linear(tau, w), active)
+        return _apply_active(F.linear(tau, w), active, "PearsonProjection")
 
 
 class LinearBitProjection(nn.Module):
@@ -212,12 +289,18 @@ class LinearBitProjection(nn.Module):
 
     def __init__(self, num_bits: int = 420, embedding_dim: int = 768) -> None:
         super().__init__()
-        self.num_bits = _check_positive("num_bits", num_bits)
-        self.weight = nn.Parameter(torch.empty(_check_positive("embedding_dim", embedding_dim), num_bits))
+        self.num_bits = _check_positive("num_bits", num_bits, "LinearBitProjection")
+        self.embedding_dim = _check_positive("embedding_dim", embedding_dim, "LinearBitProjection")
+        self.weight = nn.Parameter(torch.empty(embedding_dim, num_bits))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         nn.init.normal_(self.weight, std=0.02)
 
+    def embedding_parameter_count(self) -> int:
+        """``T d``: the projection weights."""
+        return self.weight.numel()
+
     def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
-        return _apply_active(F.linear(_bits_as_float(bits, self.num_bits, self.weight.dtype), self.weight), active)
+        tau = _bits_as_float(bits, self.num_bits, self.weight.dtype, "LinearBitProjection")
+        return _apply_active(F.linear(tau, self.weight), active, "LinearBitProjection")

@@ -120,7 +120,7 @@ class GatedCompositionalEmbedding(nn.Module):
         self.vocab_size = check_int("vocab_size", vocab_size, minimum=1)
         self.num_hashes = check_int("num_hashes", num_hashes, minimum=1)
         self.num_buckets = check_int("num_buckets", num_buckets, minimum=2, fix="bucket 0 is reserved for padding")
-        self.hidden_size = check_int("hidden_size", hidden_size, minimum=1)
+        self.hidden_size = self.embedding_dim = check_int("hidden_size", hidden_size, minimum=1)
         self.gate_bottleneck = check_int("gate_bottleneck", gate_bottleneck, minimum=1)
         self.table = nn.Embedding(num_hashes * num_buckets, hidden_size)
         self.gate = nn.Sequential(
@@ -128,6 +128,11 @@ class GatedCompositionalEmbedding(nn.Module):
         )
         self.adapter = nn.Linear(hidden_size, hidden_size)
         self.register_buffer("hash_map", torch.zeros(vocab_size, num_hashes, dtype=torch.long), persistent=True)
+
+    def embedding_parameter_count(self) -> int:
+        """Every parameter of the Hash Encoder: the ``H`` tables, the gate and the adapter (the padding rows of the
+        tables included: at B >= 1,000 one row per hash, and the paper counts the tables whole)."""
+        return sum(p.numel() for p in self.parameters())
 
     def set_signature_table(self, table: torch.Tensor) -> None:
         """Install a ``V x H`` signature table (checked with :func:`validate_signature_table`)."""
@@ -149,21 +154,35 @@ class GatedCompositionalEmbedding(nn.Module):
     def signatures(self, input_ids: torch.Tensor) -> torch.Tensor:
         """The signatures of ``input_ids`` (any shape): ``hash_map[input_ids]``, shape ``(*input_ids.shape, H)``."""
         if not isinstance(input_ids, torch.Tensor):
-            raise TypeError(f"input_ids must be a torch.Tensor of token ids, got {type(input_ids).__name__}")
+            raise TypeError(f"input_ids must be a torch.Tensor of token ids, got {type(input_ids).__name__}; "
+                            f"convert with torch.as_tensor(ids, dtype=torch.long)")
         if input_ids.dtype not in (torch.int64, torch.int32):
-            raise TypeError(f"input_ids must be int64 (or int32) token ids, got dtype {input_ids.dtype}")
-        if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= self.vocab_size):
-            raise ValueError(
-                f"token ids must lie in [0, vocab_size={self.vocab_size}), got values in "
-                f"[{int(input_ids.min())}, {int(input_ids.max())}]; replace ignore labels (-100) before embedding"
-            )
+            raise TypeError(f"input_ids must be int64 (or int32) token ids, got dtype {input_ids.dtype}; "
+                            f"convert with input_ids.long()")
+        if input_ids.numel():
+            low, high = (int(v) for v in torch.aminmax(input_ids))
+            if low < 0 or high >= self.vocab_size:
+                raise ValueError(
+                    f"token ids must lie in [0, vocab_size={self.vocab_size}), got values in [{low}, {high}]; "
+                    f"replace ignore labels (-100) before embedding"
+                )
         return self.hash_map[input_ids.long()]
 
     def compose(self, signatures: torch.Tensor) -> torch.Tensor:
         """Embed signatures of shape ``(..., H)`` (entries in ``[0, B)``) into ``(..., d)``."""
-        if signatures.shape[-1] != self.num_hashes:
-            raise ValueError(f"signatures must end with a dimension of size H={self.num_hashes}, got shape "
-                             f"{tuple(signatures.shape)}")
+        if not isinstance(signatures, torch.Tensor) or signatures.dtype not in (torch.int64, torch.int32):
+            got = signatures.dtype if isinstance(signatures, torch.Tensor) else type(signatures).__name__
+            raise TypeError(f"GatedCompositionalEmbedding: signatures must be an int64 tensor of bucket ids, got "
+                            f"{got}; take them from signatures(input_ids) or SignatureRegistry.table()")
+        if signatures.dim() < 1 or signatures.shape[-1] != self.num_hashes:
+            raise ValueError(f"GatedCompositionalEmbedding: signatures must end with a dimension of size "
+                             f"H={self.num_hashes}, got shape {tuple(signatures.shape)}")
+        if signatures.numel():
+            low, high = (int(v) for v in torch.aminmax(signatures))
+            if low < 0 or high >= self.num_buckets:
+                raise ValueError(f"GatedCompositionalEmbedding: signature buckets must lie in [0, num_buckets="
+                                 f"{self.num_buckets}), got values in [{low}, {high}]; build the registry with the "
+                                 f"model's num_buckets")
         offsets = torch.arange(self.num_hashes, device=signatures.device) * self.num_buckets
         vectors = self.table(signatures + offsets)                        # (..., H, d): E^(i)[H_i(w)]
         weights = torch.softmax(self.gate(vectors).squeeze(-1), dim=-1)   # (..., H): softmax over alpha_i

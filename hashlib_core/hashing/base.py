@@ -46,7 +46,8 @@ def validate_token(token: Any) -> str:
         ``token`` holds a lone surrogate and therefore has no UTF-8 encoding.
     """
     if not isinstance(token, str):
-        hint = " (decode bytes first, e.g. token.decode('utf-8'))" if isinstance(token, (bytes, bytearray)) else ""
+        hint = (" (decode bytes first, e.g. token.decode('utf-8'))" if isinstance(token, (bytes, bytearray))
+                else "; convert it with str(token) or drop it")
         raise TypeError(f"a token must be a str, got {type(token).__name__} {token!r:.60}{hint}")
     if type(token) is not str:
         token = str.__str__(token)

@@ -21,6 +21,13 @@ something else, and this module follows the code (:func:`subword_features`):
 3. a subword s with count c gets weight ``c / max(len(w) + 1 - len(s), 1)`` (longer subwords weigh more), and its
    feature index is its BPE id.
 
+Taken literally, step 2 encodes a string of about ``len(w)**2`` characters. :mod:`.lsh_features` and
+:mod:`.lsh_cuts` compute the same ids and weights in time linear in ``len(w)`` for letter/digit words longer than
+32 characters (the BPE encodings of all prefixes and suffixes of ``w`` from one encoding of ``w``; shorter words
+keep the literal algorithm, :func:`~hashlib_core.hashing.lsh_features.subword_features_reference`, faster at that
+size), and refuse other words longer than :data:`~hashlib_core.hashing.lsh_features.MAX_REFERENCE_LENGTH`
+characters with a clear error.
+
 Deviations from the released code, on purpose:
 
 * random numbers come from explicit ``numpy.random.Generator`` objects (PCG64), never the global
@@ -29,8 +36,9 @@ Deviations from the released code, on purpose:
   Here hyperplane k is ``default_rng(k).standard_normal(T)`` (or ``default_rng((seed, k))`` with a ``seed``) and
   η is ``default_rng(42).standard_normal(F)``: the same distributions, different numbers. The released codes are
   not reproducible bit for bit anyway, since they depend on roberta-base's vocabulary ids;
-* Emb-LSH is computed vectorised (a strided gather of shifted copies of η) instead of the numba double loop; the
-  result is the same argmax as the explicit hyperplane matrix (:meth:`PermutationLSH.hyperplane_matrix`).
+* Emb-LSH is computed vectorised (a strided gather of shifted copies of η; above 64 features, as for long
+  words, one FFT circular correlation) instead of the numba double loop; the result is the same argmax as the
+  explicit hyperplane matrix (:meth:`PermutationLSH.hyperplane_matrix`), up to float rounding.
 
 The Emb-LSH rule of the *live* numba function ``compute_ind`` (two other versions are commented out): for
 hyperplane i in ``0 .. N-1`` the score is ``s_i * Σ_k w_k η[(k + i) mod F]`` with ``s_i = +1`` for
@@ -39,7 +47,6 @@ hyperplane i in ``0 .. N-1`` the score is ``s_i * Σ_k w_k η[(k + i) mod F]`` w
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
@@ -49,14 +56,23 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tokenizers import Tokenizer
 
 from hashlib_core.hashing.base import TokenHasher, check_int, validate_token, validate_tokens
+from hashlib_core.hashing.lsh_features import (
+    MAX_REFERENCE_LENGTH,
+    SubwordFeatureExtractor,
+    subword_features,
+    subword_features_reference,
+    word_variants,
+)
 
 __all__ = [
     "DEFAULT_FEATURE_DIM",
     "DEFAULT_NUM_HYPERPLANES",
     "DEFAULT_ROTATOR_SEED",
     "DEFAULT_NUM_BITS",
+    "MAX_REFERENCE_LENGTH",
     "word_variants",
     "subword_features",
+    "subword_features_reference",
     "SubwordFeatureExtractor",
     "PermutationLSH",
     "SignLSH",
@@ -75,61 +91,9 @@ DEFAULT_NUM_BITS = 128
 
 #: Subwords processed at once by :meth:`PermutationLSH.scores` (bounds memory at ``chunk * N`` floats).
 _GATHER_CHUNK = 64
-
-
-def word_variants(word: str) -> str:
-    """``w`` and its single-hyphen splits joined by ``'-'``: ``'play' -> 'play-p-lay-pl-ay-pla-y'``."""
-    word = validate_token(word)
-    return "-".join([word] + [word[:i] + "-" + word[i:] for i in range(1, len(word))])
-
-
-def subword_features(word: str, tokenizer: Tokenizer) -> tuple[np.ndarray, np.ndarray]:
-    """The morphological feature vector of ``word`` as ``(ids, weights)`` (see the module docstring, steps 1-3).
-
-    Returns the BPE ids (``int64``) of the distinct subwords in order of first occurrence and their weights
-    (``float64``). Raises ``ValueError`` for the empty word, which has no subwords.
-    """
-    if not isinstance(tokenizer, Tokenizer):
-        raise TypeError(f"tokenizer must be a tokenizers.Tokenizer (see train_bpe), got {type(tokenizer).__name__}")
-    word = validate_token(word)
-    if not word:
-        raise ValueError("the empty string has no subwords, so it has no LSH features; skip empty tokens")
-    pieces = tokenizer.encode(word_variants(word), add_special_tokens=False).tokens
-    counts = Counter(pieces)
-    if len(counts) > 1:
-        counts.pop("-", None)
-    span = len(word) + 1
-    ids, weights = [], []
-    for piece, count in counts.items():
-        piece_id = tokenizer.token_to_id(piece)
-        if piece_id is None:  # cannot happen with a byte-level BPE; a guard for foreign tokenizers
-            raise ValueError(f"subword {piece!r} of {word!r} is not in the tokenizer's vocabulary")
-        ids.append(piece_id)
-        weights.append(count / max(span - len(piece), 1))
-    return np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64)
-
-
-class SubwordFeatureExtractor:
-    """:func:`subword_features` bound to one BPE tokenizer, with a per-word cache."""
-
-    def __init__(self, tokenizer: Tokenizer, cache_size: int = 1 << 16) -> None:
-        if not isinstance(tokenizer, Tokenizer):
-            raise TypeError(f"tokenizer must be a tokenizers.Tokenizer, got {type(tokenizer).__name__}")
-        self.tokenizer = tokenizer
-        self._cached = lru_cache(maxsize=cache_size)(self._compute)
-
-    def _compute(self, word: str) -> tuple[np.ndarray, np.ndarray]:
-        ids, weights = subword_features(word, self.tokenizer)
-        ids.setflags(write=False)
-        weights.setflags(write=False)
-        return ids, weights
-
-    def __call__(self, word: str) -> tuple[np.ndarray, np.ndarray]:
-        return self._cached(validate_token(word))
-
-    @property
-    def vocab_size(self) -> int:
-        return self.tokenizer.get_vocab_size()
+#: Above this many subwords (one gather chunk) :meth:`PermutationLSH.scores` uses one FFT, O(F log F), instead of the
+#: gather, O(nnz N); at most this many (every ordinary word) keep the gather, so their buckets are unchanged.
+_FFT_MIN_FEATURES = 64
 
 
 def _check_features(ids: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,7 +115,9 @@ class PermutationLSH:
 
     Only η (F floats) is stored. :meth:`scores` gathers the shifted windows ``η[(k + 0..N-1) mod F]`` of the word's
     subwords from a strided view of η repeated end to end (no N x F matrix), in chunks of 64 subwords, and
-    combines them with one matrix-vector product: O(nnz * N) time and memory per word.
+    combines them with one matrix-vector product: O(nnz * N) time per word. Above 64 subwords (long words) it
+    computes the scores as one circular cross-correlation of the dense feature vector with η by FFT instead,
+    O(F log F + N) whatever nnz is; both agree with :meth:`scores_reference` to ~1e-12 relative.
 
     Parameters
     ----------
@@ -180,16 +146,28 @@ class PermutationLSH:
         reps = -(-(self.feature_dim - 1 + self.num_hyperplanes) // self.feature_dim)
         tiled = np.tile(self.rotator, reps)[: self.feature_dim - 1 + self.num_hyperplanes]
         self._windows = sliding_window_view(tiled, self.num_hyperplanes)  # (F, N) view, no copy
+        self._rotator_fft: np.ndarray | None = None
 
     def scores(self, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """``x R^T``: the signed projection on every hyperplane, shape ``(num_hyperplanes,)``."""
         ids, weights = _check_features(ids, weights)
-        total = np.zeros(self.num_hyperplanes)
         shifts = ids % self.feature_dim
+        if ids.size > _FFT_MIN_FEATURES:
+            return self._scores_fft(shifts, weights)
+        total = np.zeros(self.num_hyperplanes)
         for start in range(0, ids.size, _GATHER_CHUNK):
             block = self._windows[shifts[start : start + _GATHER_CHUNK]]  # (chunk, N) copy of shifted η windows
             total += weights[start : start + _GATHER_CHUNK] @ block
         return total * self.signs
+
+    def _scores_fft(self, shifts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``Σ_k w_k η[(k + i) mod F]`` for all i at once: irfft(conj(rfft(x)) * rfft(η)), tiled to N entries."""
+        if self._rotator_fft is None:
+            self._rotator_fft = np.fft.rfft(self.rotator)
+        dense = np.bincount(shifts, weights=weights, minlength=self.feature_dim)
+        correlation = np.fft.irfft(np.conj(np.fft.rfft(dense)) * self._rotator_fft, n=self.feature_dim)
+        reps = -(-self.num_hyperplanes // self.feature_dim)
+        return np.tile(correlation, reps)[: self.num_hyperplanes] * self.signs
 
     def bucket(self, ids: np.ndarray, weights: np.ndarray) -> int:
         """The first index of the largest score (``np.argmax``; the numba loop also keeps the first maximum)."""

@@ -25,6 +25,8 @@ Tokens follow :func:`hashlib_core.hashing.base.validate_token` (any valid ``str`
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from importlib import metadata as importlib_metadata
 from typing import Any, Iterable
 
@@ -33,7 +35,8 @@ import numpy as np
 
 from hashlib_core.hashing.base import TokenHasher, check_int, validate_token, validate_tokens
 
-__all__ = ["MAX_SEED", "mmh3_bucket", "mmh3_fingerprint", "mmh3_version", "MMH3MultiHasher"]
+__all__ = ["MAX_SEED", "mmh3_bucket", "mmh3_fingerprint", "mmh3_version", "MMH3MultiHasher", "base_signatures",
+           "pack_rows"]
 
 #: mmh3 seeds are unsigned 32-bit integers.
 MAX_SEED = 2**32 - 1
@@ -159,3 +162,70 @@ class MMH3MultiHasher(TokenHasher):
 
     def params(self) -> dict[str, Any]:
         return {"num_hashes": self.num_hashes, "num_buckets": self.num_buckets}
+
+
+# ---------------------------------------------------------------------------------------------- registry workers
+def _signature_rows(tokens: list[str], num_hashes: int, modulus: int) -> np.ndarray:
+    """Base signatures of validated tokens as an ``(n, H)`` int64 array (``modulus = B - 1``)."""
+    out = np.empty((len(tokens), num_hashes), dtype=np.int64)
+    for seed in range(num_hashes):
+        out[:, seed] = _column(tokens, seed, modulus)
+    return out
+
+
+_WORKER_TOKENS: list[str] = []
+
+
+def _init_worker(tokens: list[str]) -> None:
+    """Pool initialiser: keep the tokens in the worker (inherited without pickling under ``fork``)."""
+    global _WORKER_TOKENS
+    _WORKER_TOKENS = tokens
+
+
+def _base_signatures_range(args: tuple[int, int, int, int]) -> np.ndarray:
+    """Process-pool task: base signatures of ``_WORKER_TOKENS[start:stop]``."""
+    start, stop, num_hashes, modulus = args
+    return _signature_rows(_WORKER_TOKENS[start:stop], num_hashes, modulus)
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # fork starts workers in milliseconds and without re-importing torch; the workers only call mmh3.
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+
+def base_signatures(tokens: list[str], num_hashes: int, modulus: int, workers: int = 1) -> np.ndarray:
+    """``(n, H)`` base signatures (``mmh3.hash128(token, seed=i) % modulus + 1``, validated tokens), computed in
+    this process or in ``workers`` processes (the same function on slices: bit-identical results)."""
+    check_int("workers", workers, minimum=1)
+    if workers == 1 or len(tokens) < 2:
+        return _signature_rows(tokens, num_hashes, modulus)
+    size = -(-len(tokens) // workers)
+    ranges = [(i, min(i + size, len(tokens)), num_hashes, modulus) for i in range(0, len(tokens), size)]
+    with ProcessPoolExecutor(
+        max_workers=len(ranges), mp_context=_pool_context(), initializer=_init_worker, initargs=(tokens,)
+    ) as pool:
+        return np.concatenate(list(pool.map(_base_signatures_range, ranges)), axis=0)
+
+
+def pack_rows(rows: np.ndarray, bits: int) -> list[int]:
+    """Pack each row of non-negative ints below ``2**bits`` into one Python int: column ``i`` at bit ``i*bits``.
+
+    Packing is injective (equal keys <=> equal rows). Up to ``64 // bits`` columns are packed at a time in numpy
+    (uint64); wider rows combine those 64-bit parts with Python's unbounded ints. A row of zero columns packs to 0.
+    """
+    n, width = rows.shape
+    if width == 0:
+        return [0] * n
+    per = 64 // bits
+    keys: list[int] = []
+    for start in range(0, width, per):
+        block = rows[:, start : start + per].astype(np.uint64)
+        packed = np.zeros(n, dtype=np.uint64)
+        for i in range(block.shape[1]):
+            packed |= block[:, i] << np.uint64(i * bits)
+        part = packed.tolist()
+        shift = start * bits
+        keys = part if start == 0 else [k | (p << shift) for k, p in zip(keys, part)]
+    return keys

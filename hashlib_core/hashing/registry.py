@@ -32,112 +32,40 @@ surrogates raise ``ValueError``; non-``str`` raises ``TypeError``), except that 
 string** with ``ValueError``: an empty token is almost always a tokenisation bug, and a vocabulary entry that
 matches no text would silently take a signature.
 
-File format (``save``/``load``), version 1, one file written atomically::
-
-    HLCSIGREG\\n                  magic line
-    <n>\\n                        byte length of the header, in decimal
-    <header JSON, n bytes>\\n     H, B, the hashing and rehash rules, mmh3 version and fingerprint, array layout,
-                                 and the SHA-256 of (canonical header without "sha256") + payload
-    <payload>                    token_offsets (int64, V+1, in code points), token_text (UTF-8),
-                                 signatures (int64, V x H), rehash_counts (int64, V), little-endian, in that order
+The file format of :meth:`SignatureRegistry.save` / :meth:`SignatureRegistry.load` is in
+:mod:`hashlib_core.hashing.registry_file`.
 """
 from __future__ import annotations
 
-import hashlib
-import io
-import json
-import multiprocessing
 import os
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 import torch
 
-from hashlib_core._io import atomic_write_bytes
 from hashlib_core.hashing.base import check_int, validate_token, validate_tokens
 from hashlib_core.hashing.multihash import (
     MAX_SEED,
     MMH3MultiHasher,
-    _column,
     _hash128,
-    mmh3_fingerprint,
-    mmh3_version,
+    base_signatures,
+    pack_rows,
+)
+from hashlib_core.hashing.registry_file import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    RegistryFileError,
+    read_registry_file,
+    write_registry_file,
 )
 
 __all__ = ["SignatureRegistry", "RegistryFileError", "FORMAT_NAME", "FORMAT_VERSION"]
 
-FORMAT_NAME = "hashlib_core.SignatureRegistry"
-FORMAT_VERSION = 1
-_MAGIC = b"HLCSIGREG\n"
-
 #: A token is rehashed at most ``_MAX_REHASH_FACTOR * (B - 1)`` times. The prefix check guarantees a free value for
 #: the last coordinate, and a random hash needs more than 64 * (B - 1) tries with probability below e**-64.
 _MAX_REHASH_FACTOR = 64
-
-_SEED_RULE = "coordinate i < H-1 uses seed i; the last coordinate uses seed H-1+r, r = rehash count (0 = none)"
-_BUCKET_RULE = "mmh3.hash128(utf8(token), seed, x64arch=True, signed=False) % (num_buckets - 1) + 1"
-_UNIQUENESS_RULE = (
-    "r is the smallest value such that the signature differs from that of every token registered earlier"
-)
-_ARRAYS = (("token_offsets", "<i8"), ("token_text", "|u1"), ("signatures", "<i8"), ("rehash_counts", "<i8"))
-
-
-class RegistryFileError(ValueError):
-    """A registry file that cannot be loaded: corrupted, another format, or written for other settings."""
-
-
-def _base_signatures(tokens: list[str], num_hashes: int, modulus: int) -> np.ndarray:
-    """Base signatures of validated tokens as an ``(n, H)`` int64 array (``modulus = B - 1``)."""
-    out = np.empty((len(tokens), num_hashes), dtype=np.int64)
-    for seed in range(num_hashes):
-        out[:, seed] = _column(tokens, seed, modulus)
-    return out
-
-
-_WORKER_TOKENS: list[str] = []
-
-
-def _init_worker(tokens: list[str]) -> None:
-    """Pool initialiser: keep the tokens in the worker (inherited without pickling under ``fork``)."""
-    global _WORKER_TOKENS
-    _WORKER_TOKENS = tokens
-
-
-def _base_signatures_range(args: tuple[int, int, int, int]) -> np.ndarray:
-    """Process-pool task: base signatures of ``_WORKER_TOKENS[start:stop]``."""
-    start, stop, num_hashes, modulus = args
-    return _base_signatures(_WORKER_TOKENS[start:stop], num_hashes, modulus)
-
-
-def _pack_rows(rows: np.ndarray, bits: int) -> list[int]:
-    """Pack each row of non-negative ints below ``2**bits`` into one Python int: column ``i`` at bit ``i*bits``.
-
-    Packing is injective (equal keys <=> equal rows). Up to ``64 // bits`` columns are packed at a time in numpy
-    (uint64); wider rows combine those 64-bit parts with Python's unbounded ints. A row of zero columns packs to 0.
-    """
-    n, width = rows.shape
-    if width == 0:
-        return [0] * n
-    per = 64 // bits
-    keys: list[int] = []
-    for start in range(0, width, per):
-        block = rows[:, start : start + per].astype(np.uint64)
-        packed = np.zeros(n, dtype=np.uint64)
-        for i in range(block.shape[1]):
-            packed |= block[:, i] << np.uint64(i * bits)
-        part = packed.tolist()
-        shift = start * bits
-        keys = part if start == 0 else [k | (p << shift) for k, p in zip(keys, part)]
-    return keys
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    # fork starts workers in milliseconds and without re-importing torch; the workers only call mmh3.
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
 class SignatureRegistry:
@@ -224,19 +152,11 @@ class SignatureRegistry:
 
     def _base_signatures(self, tokens: list[str], workers: int) -> np.ndarray:
         """``(n, H)`` base signatures, computed here or in ``workers`` processes (same function, same result)."""
-        modulus = self.num_buckets - 1
-        if workers == 1:
-            return _base_signatures(tokens, self.num_hashes, modulus)
-        size = -(-len(tokens) // workers)
-        ranges = [(i, min(i + size, len(tokens)), self.num_hashes, modulus) for i in range(0, len(tokens), size)]
-        with ProcessPoolExecutor(
-            max_workers=len(ranges), mp_context=_pool_context(), initializer=_init_worker, initargs=(tokens,)
-        ) as pool:
-            return np.concatenate(list(pool.map(_base_signatures_range, ranges)), axis=0)
+        return base_signatures(tokens, self.num_hashes, self.num_buckets - 1, workers)
 
     def _pack(self, sigs: np.ndarray) -> tuple[list[int], list[int]]:
         """Packed prefixes (first ``H-1`` coordinates) and packed signatures (see :func:`_pack_rows`)."""
-        return _pack_rows(sigs[:, :-1], self._bits), _pack_rows(sigs, self._bits)
+        return pack_rows(sigs[:, :-1], self._bits), pack_rows(sigs, self._bits)
 
     def _unpack_prefix(self, prefix: int) -> tuple[int, ...]:
         mask = (1 << self._bits) - 1
@@ -420,19 +340,8 @@ class SignatureRegistry:
             "signatures": self._sigs[: len(self)],
             "rehash_counts": self._rehash_counts[: len(self)],
         }
-        header = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "num_hashes": self.num_hashes,
-            "num_buckets": self.num_buckets,
-            "num_tokens": len(self),
-            "seed_rule": _SEED_RULE,
-            "bucket_rule": _BUCKET_RULE,
-            "uniqueness_rule": _UNIQUENESS_RULE,
-            "mmh3_version": mmh3_version(),
-            "mmh3_fingerprint": mmh3_fingerprint(),
-        }
-        return atomic_write_bytes(path, _encode_file(header, arrays))
+        header = {"num_hashes": self.num_hashes, "num_buckets": self.num_buckets, "num_tokens": len(self)}
+        return write_registry_file(path, header, arrays)
 
     @classmethod
     def load(
@@ -462,26 +371,8 @@ class SignatureRegistry:
             hash values differ from the installed one. The message names the file and the fix.
         """
         path = Path(path)
-        header, payload = _decode_file(path)
+        header, payload = read_registry_file(path, num_hashes=num_hashes, num_buckets=num_buckets)
         stored = (header["num_hashes"], header["num_buckets"])
-        asked = (
-            num_hashes if num_hashes is not None else stored[0],
-            num_buckets if num_buckets is not None else stored[1],
-        )
-        if asked != stored:
-            raise RegistryFileError(
-                f"{path} holds a registry with num_hashes={stored[0]}, num_buckets={stored[1]}, but "
-                f"num_hashes={asked[0]}, num_buckets={asked[1]} was asked for; load it without these arguments, "
-                f"pick the file made for your settings, or build a new SignatureRegistry({asked[0]}, {asked[1]})"
-            )
-        if header["mmh3_fingerprint"] != mmh3_fingerprint():
-            raise RegistryFileError(
-                f"{path} was written with mmh3 {header['mmh3_version']}, whose hash values differ from those of "
-                f"the installed mmh3 {mmh3_version()} (fingerprints {header['mmh3_fingerprint'][:12]}... vs "
-                f"{mmh3_fingerprint()[:12]}...): its signatures cannot be reproduced or safely expanded here. "
-                f"Install the writer's version (pip install mmh3=={header['mmh3_version']}), or rebuild the "
-                f"registry from its tokens, which changes signatures and invalidates models trained on them"
-            )
         registry = cls(*stored)
         registry._restore(path, header, payload)
         if verify:
@@ -524,79 +415,3 @@ class SignatureRegistry:
         self._rehash_counts = rehash.astype(np.int64, copy=True)
         self._prefix_counts = Counter(prefixes)
         self._max_prefix_count = max(self._prefix_counts.values(), default=0)
-
-
-def _canonical(header: dict[str, Any]) -> bytes:
-    return json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def _encode_file(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
-    """Container bytes: magic, header length, header (with layout and checksum), payload."""
-    payload = io.BytesIO()
-    layout = []
-    for name, dtype in _ARRAYS:
-        data = np.ascontiguousarray(arrays[name], dtype=np.dtype(dtype))
-        layout.append({"name": name, "dtype": dtype, "shape": list(data.shape)})
-        payload.write(data.tobytes())
-    header = {**header, "arrays": layout}
-    body = payload.getvalue()
-    header["sha256"] = hashlib.sha256(_canonical(header) + body).hexdigest()
-    head = json.dumps(header, sort_keys=True, indent=1, ensure_ascii=True).encode("ascii")
-    return _MAGIC + f"{len(head)}\n".encode("ascii") + head + b"\n" + body
-
-
-def _decode_file(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Parse and check a container file; return its header and arrays (see :func:`_encode_file`)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no registry file at {path}; create one with SignatureRegistry.save") from None
-    fix = "restore it from a copy, or rebuild the registry by registering its tokens again in the original order"
-    if not data.startswith(_MAGIC):
-        raise RegistryFileError(f"{path} is not a signature-registry file (wrong magic bytes); {fix}")
-    try:
-        rest = data[len(_MAGIC) :]
-        length_line, rest = rest.split(b"\n", 1)
-        length = int(length_line.decode("ascii"))
-        header = json.loads(rest[:length].decode("ascii"))
-        if rest[length : length + 1] != b"\n" or not isinstance(header, dict):
-            raise ValueError("header not followed by a newline")
-        body = rest[length + 1 :]
-    except (ValueError, UnicodeDecodeError):
-        raise RegistryFileError(f"{path} is corrupted: its header cannot be read; {fix}") from None
-    if header.get("format") != FORMAT_NAME:
-        raise RegistryFileError(f"{path} is not a signature-registry file (format {header.get('format')!r}); {fix}")
-    if header.get("format_version") != FORMAT_VERSION:
-        raise RegistryFileError(
-            f"{path} uses registry format version {header.get('format_version')!r}, but this code reads version "
-            f"{FORMAT_VERSION}; load it with the hashlib_core version that wrote it, or rebuild the registry by "
-            f"registering its tokens again in the original order and saving it"
-        )
-    stored = header.pop("sha256", None)
-    computed = hashlib.sha256(_canonical(header) + body).hexdigest()
-    if stored != computed:
-        raise RegistryFileError(
-            f"{path} is corrupted: its SHA-256 checksum does not match its content (stored {str(stored)[:12]}..., "
-            f"computed {computed[:12]}...); the file was truncated or modified after it was written; {fix}"
-        )
-    try:
-        arrays: dict[str, np.ndarray] = {}
-        offset = 0
-        for spec, (name, dtype) in zip(header["arrays"], _ARRAYS):
-            if spec["name"] != name or spec["dtype"] != dtype:
-                raise ValueError(f"unexpected array {spec['name']!r}")
-            count = int(np.prod(spec["shape"], dtype=np.int64))
-            arrays[name] = np.frombuffer(body, dtype=np.dtype(dtype), count=count, offset=offset).reshape(spec["shape"])
-            offset += count * np.dtype(dtype).itemsize
-        if offset != len(body) or len(arrays) != len(_ARRAYS):
-            raise ValueError("payload size mismatch")
-        check_int("num_hashes", header["num_hashes"], minimum=1)
-        check_int("num_buckets", header["num_buckets"], minimum=2)
-        check_int("num_tokens", header["num_tokens"], minimum=0)
-        if not isinstance(header["mmh3_fingerprint"], str) or not isinstance(header["mmh3_version"], str):
-            raise ValueError("mmh3_version and mmh3_fingerprint must be strings")
-    except (KeyError, TypeError, ValueError) as exc:
-        raise RegistryFileError(
-            f"{path} has an inconsistent layout ({exc}); it was not written by SignatureRegistry.save"
-        ) from None
-    return header, arrays

@@ -30,6 +30,7 @@ import yaml
 from datasets import Dataset, DatasetDict
 
 from hashlib_core import data
+from hashlib_core.data import catalog, lookup  # the modules whose globals the tests patch
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REAL_FETCH = data.fetch_bytes
@@ -115,9 +116,9 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Toy:
         calls.append(requested)
         raise urllib.error.URLError("network is unreachable")
 
-    monkeypatch.setattr(data, "MANIFEST_PATH", manifest_path)
-    monkeypatch.setattr(data, "fetch_bytes", network_down)
-    monkeypatch.setattr(data, "_VERIFIED", {})
+    monkeypatch.setattr(catalog, "MANIFEST_PATH", manifest_path)
+    monkeypatch.setattr(lookup, "fetch_bytes", network_down)
+    monkeypatch.setattr(lookup, "_VERIFIED", {})
     monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "mirror"))
     monkeypatch.setenv(data.CACHE_DIR_ENV, str(tmp_path / "cache"))
     monkeypatch.delenv(data.OFFLINE_ENV, raising=False)
@@ -140,8 +141,10 @@ def test_missing_file_error_names_dataset_paths_url_and_fix(toy: Toy) -> None:
         data.dataset_path("toy", "a.txt")
     message = str(caught.value)
     for expected in ("'toy'", "'a.txt'", str(toy.mirror_file()), str(toy.cache_file()), toy.url,
-                     "network is unreachable", data.DATA_DIR_ENV, data.OFFLINE_ENV):
+                     "network is unreachable", data.DATA_DIR_ENV, "make the source reachable (network access)"):
         assert expected in message
+    # the offline variable is not set, so the fix must not tell the user to unset it
+    assert data.OFFLINE_ENV not in message and "download=True" not in message
     assert isinstance(caught.value, data.DataError) and isinstance(caught.value, RuntimeError)
     assert caught.value.paths == (toy.mirror_file(), toy.cache_file())
     assert caught.value.url == toy.url and caught.value.dataset == "toy" and caught.value.file == "a.txt"
@@ -160,9 +163,13 @@ def test_missing_file_without_mirror_says_the_variable_is_unset(toy: Toy, monkey
 def test_offline_variable_forbids_download(toy: Toy, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv(data.OFFLINE_ENV, value)
     assert not data.downloads_enabled()
-    with pytest.raises(data.DatasetUnavailableError, match=f"disabled by {data.OFFLINE_ENV}"):
+    with pytest.raises(data.DatasetUnavailableError, match=f"disabled by {data.OFFLINE_ENV}") as caught:
         data.dataset_path("toy", "a.txt")
     assert toy.calls == []
+    message = str(caught.value)
+    assert f"disabled by {data.OFFLINE_ENV}={value.strip()}" in message
+    assert f"or unset {data.OFFLINE_ENV} so that the file is downloaded" in message
+    assert "download=True" not in message and "network access" not in message
 
 
 @pytest.mark.parametrize("value", ["", "0", "false"])
@@ -172,9 +179,27 @@ def test_offline_variable_other_values_allow_download(toy: Toy, monkeypatch: pyt
 
 
 def test_download_false_forbids_download(toy: Toy) -> None:
-    with pytest.raises(data.DatasetUnavailableError, match="disabled by download=False"):
+    with pytest.raises(data.DatasetUnavailableError, match="disabled by download=False") as caught:
         data.dataset_path("toy", "a.txt", download=False)
     assert toy.calls == []
+    message = str(caught.value)
+    assert "call it with download=True (the default) so that the file is downloaded" in message
+    assert data.OFFLINE_ENV not in message
+
+
+def test_download_false_and_offline_variable_name_both_fixes(toy: Toy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(data.OFFLINE_ENV, "1")
+    with pytest.raises(data.DatasetUnavailableError) as caught:
+        data.dataset_path("toy", "a.txt", download=False)
+    message = str(caught.value)
+    assert f"disabled by download=False and {data.OFFLINE_ENV}=1" in message
+    assert f"call it with download=True (the default) and unset {data.OFFLINE_ENV} so that" in message
+    assert toy.calls == []
+
+
+def test_manifest_path_is_the_repository_manifest() -> None:
+    assert data.MANIFEST_PATH == REPO_ROOT / "data" / "manifest.yaml" == catalog.MANIFEST_PATH
+    assert data.MANIFEST_PATH.is_file()
 
 
 def test_download_is_verified_cached_and_then_reused(toy: Toy, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -182,7 +207,7 @@ def test_download_is_verified_cached_and_then_reused(toy: Toy, monkeypatch: pyte
         toy.calls.append(requested)
         return toy.payload
 
-    monkeypatch.setattr(data, "fetch_bytes", serve)
+    monkeypatch.setattr(lookup, "fetch_bytes", serve)
     path = data.dataset_path("toy", "a.txt")
     assert path == toy.cache_file()
     assert path.read_bytes() == toy.payload
@@ -192,7 +217,7 @@ def test_download_is_verified_cached_and_then_reused(toy: Toy, monkeypatch: pyte
 
 
 def test_corrupt_download_is_refused_and_not_cached(toy: Toy, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(data, "fetch_bytes", lambda url, timeout=0.0: _flip_first_byte(toy.payload))
+    monkeypatch.setattr(lookup, "fetch_bytes", lambda url, timeout=0.0: _flip_first_byte(toy.payload))
     with pytest.raises(data.ChecksumMismatchError, match="nothing was written to the cache") as caught:
         data.dataset_path("toy", "a.txt")
     assert toy.url in str(caught.value) and _sha(toy.payload) in str(caught.value)
@@ -200,14 +225,14 @@ def test_corrupt_download_is_refused_and_not_cached(toy: Toy, monkeypatch: pytes
 
 
 def test_archive_member_is_downloaded_verified_and_cached(toy: Toy, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(data, "fetch_bytes", lambda url, timeout=0.0: toy.archive if url == toy.archive_url else b"")
+    monkeypatch.setattr(lookup, "fetch_bytes", lambda url, timeout=0.0: toy.archive if url == toy.archive_url else b"")
     path = data.dataset_path("toy", "b.txt")
     assert path == toy.cache_file("b.txt")
     assert path.read_bytes() == toy.member_payload
 
 
 def test_corrupt_archive_is_refused(toy: Toy, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(data, "fetch_bytes", lambda url, timeout=0.0: _flip_first_byte(toy.archive))
+    monkeypatch.setattr(lookup, "fetch_bytes", lambda url, timeout=0.0: _flip_first_byte(toy.archive))
     with pytest.raises(data.ChecksumMismatchError, match="the archive downloaded from"):
         data.dataset_path("toy", "b.txt")
     assert not toy.cache_file("b.txt").exists()
@@ -215,23 +240,23 @@ def test_corrupt_archive_is_refused(toy: Toy, monkeypatch: pytest.MonkeyPatch) -
 
 def test_real_downloader_fills_cache_from_a_file_url(toy: Toy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     source = _write(tmp_path / "upstream" / "a.txt", toy.payload)
-    manifest = yaml.safe_load(data.MANIFEST_PATH.read_text())
+    manifest = yaml.safe_load(catalog.MANIFEST_PATH.read_text())
     manifest["datasets"]["toy"]["files"]["a.txt"]["url"] = source.as_uri()
-    data.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
+    catalog.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
     data._read_manifest.cache_clear()
-    monkeypatch.setattr(data, "fetch_bytes", REAL_FETCH)
+    monkeypatch.setattr(lookup, "fetch_bytes", REAL_FETCH)
     assert data.dataset_path("toy", "a.txt").read_bytes() == toy.payload
     assert toy.cache_file().read_bytes() == toy.payload
 
 
 def test_real_downloader_failure_becomes_unavailable_error(toy: Toy, monkeypatch: pytest.MonkeyPatch,
                                                            tmp_path: Path) -> None:
-    manifest = yaml.safe_load(data.MANIFEST_PATH.read_text())
+    manifest = yaml.safe_load(catalog.MANIFEST_PATH.read_text())
     missing_url = (tmp_path / "upstream" / "missing.txt").as_uri()
     manifest["datasets"]["toy"]["files"]["a.txt"]["url"] = missing_url
-    data.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
+    catalog.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
     data._read_manifest.cache_clear()
-    monkeypatch.setattr(data, "fetch_bytes", REAL_FETCH)
+    monkeypatch.setattr(lookup, "fetch_bytes", REAL_FETCH)
     with pytest.raises(data.DatasetUnavailableError, match=f"download from {re.escape(missing_url)} failed"):
         data.dataset_path("toy", "a.txt")
 
@@ -287,13 +312,13 @@ def test_verify_false_skips_the_sha256_only(toy: Toy) -> None:
 
 def test_sha256_is_computed_once_per_file_state(toy: Toy, monkeypatch: pytest.MonkeyPatch) -> None:
     hashed: list[Path] = []
-    real_hash = data._sha256_file
+    real_hash = lookup._sha256_file
 
     def counting_hash(path: Path) -> str:
         hashed.append(path)
         return real_hash(path)
 
-    monkeypatch.setattr(data, "_sha256_file", counting_hash)
+    monkeypatch.setattr(lookup, "_sha256_file", counting_hash)
     path = _write(toy.mirror_file(), toy.payload)
     data.dataset_path("toy", "a.txt")
     data.dataset_path("toy", "a.txt")
@@ -324,15 +349,15 @@ def test_data_dir_unset_or_blank_is_none(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_invalid_manifest_is_rejected_with_the_problem(toy: Toy) -> None:
-    manifest = yaml.safe_load(data.MANIFEST_PATH.read_text())
+    manifest = yaml.safe_load(catalog.MANIFEST_PATH.read_text())
     manifest["datasets"]["toy"]["configs"]["default"]["table"]["file"] = "missing.txt"
-    data.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
+    catalog.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
     data._read_manifest.cache_clear()
     with pytest.raises(data.DataError, match="names unknown file 'missing.txt'"):
         data.list_datasets()
     manifest["datasets"]["toy"]["configs"]["default"]["table"]["file"] = "a.txt"
     manifest["datasets"]["toy"]["files"]["a.txt"]["sha256"] = "ABC"
-    data.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
+    catalog.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
     data._read_manifest.cache_clear()
     with pytest.raises(data.DataError, match="64-hex-digit"):
         data.list_datasets()
@@ -757,7 +782,7 @@ def test_corrupt_copy_of_a_real_file_is_refused(mirror: Path, tmp_path: Path,
     def network_down(url: str, timeout: float = 0.0) -> bytes:
         raise urllib.error.URLError("network is unreachable")
 
-    monkeypatch.setattr(data, "fetch_bytes", network_down)
+    monkeypatch.setattr(lookup, "fetch_bytes", network_down)
     with pytest.raises(data.ChecksumMismatchError, match=re.escape(str(copy_))):
         data.load_pnlp_mixer_labels("matis")
     with pytest.raises(data.DatasetUnavailableError, match="mtop_labels.txt"):
@@ -780,7 +805,7 @@ def test_loader_reads_through_the_download_cache(mirror: Path, tmp_path: Path,
     monkeypatch.delenv(data.DATA_DIR_ENV)
     monkeypatch.delenv(data.OFFLINE_ENV)
     monkeypatch.setenv(data.CACHE_DIR_ENV, str(tmp_path / "cache"))
-    monkeypatch.setattr(data, "fetch_bytes", copy_from_mirror)
+    monkeypatch.setattr(lookup, "fetch_bytes", copy_from_mirror)
     card = data.load_card660()
     assert len(card) == MANIFEST["card660"]["files"]["dataset.tsv"]["rows"]
     assert sorted(fetched) == sorted(MANIFEST["card660"]["files"][f]["url"] for f in ("dataset.tsv", "scores.tsv"))

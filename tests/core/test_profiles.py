@@ -17,7 +17,8 @@ class Toy(Profile):
     compile: bool = False
 
 
-TOY = ProfileSet(smoke=Toy(name="smoke"), small=Toy(name="small", layers=4, accelerator="gpu"),
+TOY = ProfileSet(smoke=Toy(name="smoke"), cpu=Toy(name="cpu", layers=2),
+                 small=Toy(name="small", layers=4, accelerator="gpu"),
                  paper=Toy(name="paper", layers=12, accelerator="gpu"))
 
 
@@ -43,7 +44,7 @@ def test_cli_overrides():
 
 def test_profile_set_validates_names():
     with pytest.raises(ValueError, match="named 'small'"):
-        ProfileSet(smoke=Toy(name="smoke"), small=Toy(name="smoke"), paper=Toy(name="paper"))
+        ProfileSet(smoke=Toy(name="smoke"), cpu=Toy(name="cpu"), small=Toy(name="smoke"), paper=Toy(name="paper"))
     with pytest.raises(ValueError, match="seed"):
         Toy(seed=-1)
 
@@ -71,41 +72,40 @@ def test_seed_everything_reproduces_streams():
         seed_everything(-2)
 
 
-def test_load_or_run_reuses_only_current_results(tmp_path, monkeypatch):
-    from hashlib_core import results
-    from hashlib_core.profiles import load_or_run
-    from hashlib_core.results import ResultsStore
+@dataclass(frozen=True)
+class Lists(Profile):
+    tasks: tuple[str, ...] = ("sst2",)
+    seeds: tuple[int, ...] = (0,)
+    EVALUATION_ONLY = frozenset({"tasks"})
 
-    state = {"git_commit": "abc", "git_dirty": False}
-    monkeypatch.setattr(results, "_git_state", lambda: dict(state))
-    calls = []
 
-    def run_for(profile):
-        store = ResultsStore("toy", profile.name, root=tmp_path)
+LISTS = ProfileSet(smoke=Lists(name="smoke"), cpu=Lists(name="cpu"), small=Lists(name="small"),
+                   paper=Lists(name="paper"))
 
-        def run():
-            calls.append(profile.name)
-            store.write_json("r", {"x": 1}, seed=0, config=profile.to_dict())
-        return store, run
 
-    smoke = TOY.get("smoke")
-    store, run = run_for(smoke)
-    load_or_run(store, ["r"], smoke, run)
-    load_or_run(store, ["r"], smoke, run)                # same config, same clean commit: reused
-    assert calls == ["smoke"]
-    other = TOY.get("smoke", layers=2)
-    load_or_run(store, ["r"], other, run_for(other)[1])  # another configuration: recomputed
-    state["git_commit"] = "def"
-    load_or_run(store, ["r"], other, run_for(other)[1])  # another commit: recomputed
-    state["git_dirty"] = True
-    load_or_run(store, ["r"], other, run_for(other)[1])  # uncommitted changes: always recomputed
-    assert calls == ["smoke"] * 4
+def test_list_settings_take_one_comma_syntax():
+    p = LISTS.from_cli(["--profile", "cpu", "--tasks=rte, sst2", "--seeds=0,1,2"])
+    assert (p.tasks, p.seeds) == (("rte", "sst2"), (0, 1, 2))
+    assert LISTS.get("smoke", tasks=["cola"]).tasks == ("cola",) and LISTS.get("smoke", tasks="").tasks == ()
+    with pytest.raises(TypeError, match="expects int"):
+        LISTS.get("smoke", seeds="0,x")
+    with pytest.raises(TypeError, match="expects a list"):
+        LISTS.get("smoke", seeds=3)
 
-    paper = TOY.get("paper")
-    pstore, prun = run_for(paper)
-    load_or_run(pstore, ["r"], paper, prun)
-    load_or_run(pstore, ["r"], paper.override(layers=1), prun)   # paper files are shown as they are
-    assert calls[-1:] == ["paper"] and calls.count("paper") == 1
 
-    with pytest.raises(RuntimeError, match="did not write"):
-        load_or_run(ResultsStore("toy", "small", root=tmp_path), ["missing"], TOY.get("small"), lambda: None)
+def test_weight_settings_leave_out_run_and_evaluation_settings():
+    p = LISTS.get("smoke", device="cpu")
+    assert p.weight_settings() == {"seed": 0, "seeds": (0,)}
+    assert p.weight_settings(["seed"]) == {"seed": 0}
+    with pytest.raises(ValueError, match="no weight setting"):
+        p.weight_settings(["tasks"])
+
+
+def test_every_chapter_has_the_four_profiles():
+    from hashlib_core.papers import CHAPTERS, chapter
+
+    for slug in CHAPTERS:
+        profiles = chapter(slug).profiles
+        assert [getattr(profiles, n).name for n in ("smoke", "cpu", "small", "paper")] == [
+            "smoke", "cpu", "small", "paper"]
+        assert profiles.cpu.accelerator == "cpu" and profiles.cpu.budget_minutes <= 60

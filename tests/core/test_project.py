@@ -68,3 +68,48 @@ def test_no_machine_paths_in_tracked_files():
         if pattern.search(text):
             offenders.append(str(path.relative_to(ROOT)))
     assert not offenders, f"machine paths in: {offenders}"
+
+
+def _notebook(path):
+    return json.loads(path.read_text())
+
+
+def test_notebooks_are_paired_with_their_text_files():
+    """book/<slug>.ipynb and book/src/<slug>.md (jupytext, MyST) hold the same cells, so a change reads as a diff."""
+    import jupytext
+
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        text = ROOT / "book" / "src" / f"{path.stem}.md"
+        assert text.exists(), f"{path.name} has no paired text file {text.relative_to(ROOT)}"
+        paired = jupytext.read(text)
+        cells = _notebook(path)["cells"]
+        assert [(c["cell_type"], "".join(c["source"]).strip(), c["metadata"].get("tags", [])) for c in cells] == [
+            (c.cell_type, c.source.strip(), c.metadata.get("tags", [])) for c in paired.cells
+        ], f"{path.name} differs from {text.name}: run `make notebooks` (jupytext --sync)"
+
+
+def test_notebook_code_is_short_calls_into_the_library():
+    forbidden = ("plt.", "matplotlib", "import pandas", ".merge(", ".pivot", ".groupby(", "np.", "glue(")
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        for i, cell in enumerate(_notebook(path)["cells"]):
+            if cell["cell_type"] != "code" or "parameters" in cell["metadata"].get("tags", []):
+                continue
+            src = "".join(cell["source"])
+            lines = [line for line in src.splitlines() if line.strip()]
+            assert len(lines) <= 10, f"{path.name} cell {i} is longer than ten lines"
+            hits = [f for f in forbidden if f in src]
+            assert not hits, f"{path.name} cell {i} does analysis or plotting in the notebook: {hits}"
+        params = [c for c in _notebook(path)["cells"] if "parameters" in c["metadata"].get("tags", [])]
+        assert re.search(r'^source = "live"$', "".join(params[0]["source"]), re.M), path.name
+
+
+def test_every_figure_has_a_caption_a_label_and_a_reference():
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        prose = "\n".join("".join(c["source"]) for c in _notebook(path)["cells"] if c["cell_type"] == "markdown")
+        code = "\n".join("".join(c["source"]) for c in _notebook(path)["cells"] if c["cell_type"] == "code")
+        figures = re.findall(r"```\{glue:figure\} (\S+)\n:name: (\S+)\n\n(.+?)```", prose, re.S)
+        assert len(figures) == prose.count("{glue:figure}"), f"{path.name}: a figure lacks a :name: or a caption"
+        for key, label, caption in figures:
+            assert f'book.figure("{key}"' in code, f"{path.name}: figure {key} is never glued"
+            assert caption.strip(), f"{path.name}: figure {key} has no caption"
+            assert f"{{numref}}`{label}`" in prose, f"{path.name}: figure {label} is never referenced"

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from hashlib_core.benchmarks.hashing import build_word_list
 from hashlib_core.hashing import MMH3MultiHasher, RegistryFileError, SignatureRegistry
 from hashlib_core.hashing import registry as registry_module
-from hashlib_core.hashing.registry import _decode_file, _encode_file, _pack_rows
+from hashlib_core.hashing.multihash import pack_rows as _pack_rows
+from hashlib_core.hashing.registry_file import _decode_file, _encode_file
 
 #: Non-empty tokens from every script, emoji, whitespace, NUL (no lone surrogates).
 token_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
@@ -468,4 +469,7 @@ def test_mismatched_files_are_refused_with_the_fix(tmp_path):
 
 
 def test_registry_module_documents_its_file_format():
-    assert "HLCSIGREG" in registry_module.__doc__ and registry_module.FORMAT_VERSION == 1
+    from hashlib_core.hashing import registry_file
+
+    assert "HLCSIGREG" in registry_file.__doc__ and registry_module.FORMAT_VERSION == registry_file.FORMAT_VERSION == 1
+    assert "hashlib_core.hashing.registry_file" in registry_module.__doc__

@@ -57,7 +57,7 @@ def test_failed_write_keeps_previous_file(store, monkeypatch):
 
 
 def test_missing_result_names_the_command(store):
-    with pytest.raises(FileNotFoundError, match=r"python -m hashlib_core.experiments.chapter_x --profile smoke"):
+    with pytest.raises(FileNotFoundError, match=r"python -m hashlib_core.papers.chapter_x --profile smoke"):
         store.read_table("nothing")
 
 
@@ -88,7 +88,11 @@ def test_format_like_rounds_as_printed():
     assert format_like(38_603_520, parse_printed("38.6M")) == "38.6M"
     assert format_like(99_072, parse_printed("99.1K")) == "99.1K"
     assert format_like(31.0169, parse_printed("30%")) == "31%"
-    assert format_like(-0.47, parse_printed("110M"), signed=True) == "-0M"
+    # a gap that rounds to zero at the printed precision carries no sign; others keep theirs
+    assert format_like(-0.47, parse_printed("110M"), signed=True) == "0M"
+    assert format_like(-600_000, parse_printed("110M"), signed=True) == "-1M"
+    assert format_like(28, parse_printed("99.1K"), signed=True) == "0.0K"
+    assert format_like(60, parse_printed("99.1K"), signed=True) == "+0.1K"
 
 
 def test_paper_vs_ours_gap_and_agreement():

@@ -1,4 +1,4 @@
-"""Tests of the HashFormers chapter's experiment code (hashlib_core.papers.hashformers.experiments).
+"""Tests of the HashFormers chapter (hashlib_core.papers.hashformers): experiments, tables and pieces.
 
 A micro profile (1-layer, width-16 encoder, a few steps, 16 GLUE examples) runs every experiment end to end into a
 temporary results folder; the other tests check the pieces with exact values.
@@ -15,46 +15,25 @@ import pandas as pd
 import pytest
 import torch
 
-from hashlib_core.papers.hashformers import experiments as hf
+from hashlib_core.bpe import train_bpe
 from hashlib_core.hashing.md5 import KeyedMD5Hasher
-from hashlib_core.results import ResultsStore, load_paper_table, parse_printed
-from hashlib_core.papers.hashformers.tokenization import BOS_ID, EOS_ID, HASHED_TOKEN_ID, train_bpe
+from hashlib_core.papers.hashformers import analysis, data, objectives, tables, timing, tokenization
+from hashlib_core.papers.hashformers.experiments import CHAPTER
+from hashlib_core.papers.hashformers.profiles import MODELS, PROFILES, TABLE6_MODELS, HashFormersProfile
+from hashlib_core.papers.hashformers.tokenization import BOS_ID, EOS_ID, HASHED_TOKEN_ID
+from hashlib_core.results import load_paper_table, parse_printed
 
-MICRO_VARIANTS = ("BERT-MLM", "BERT-S+R", "MD-Emb (1K)", "LSH-Emb (50K)", "MD-Proj", "LSH-Pool", "MD-Add")
-
-
-def micro_profile(**overrides) -> hf.HashFormersProfile:
-    settings = dict(
-        corpus_max_words=3000, bpe_vocab=400, emb_buckets=64, emb_buckets_small=32, sharing_buckets=(16, 64),
-        sharing_words=300, layers=1, hidden=16, heads=2, intermediate=32, seq_len=16, pt_steps=2, pt_batch=4,
-        pt_warmup=0, tasks=("stsb", "rte"), ft_train_examples=16, ft_eval_examples=16, ft_epochs=1.0, ft_batch=8,
-        ft_max_len=24, variants=MICRO_VARIANTS, timing_repeats=1, timing_batch=2, timing_examples=4,
-    )
-    settings.update(overrides)
-    return hf.PROFILES.get("smoke", **settings)
-
-
-@pytest.fixture(scope="module")
-def micro_run(mirror, tmp_path_factory):
-    """Every experiment of the chapter for the micro profile: (profile, results root, checkpoint dir)."""
-    root = tmp_path_factory.mktemp("results")
-    checkpoints = tmp_path_factory.mktemp("checkpoints")
-    profile = micro_profile()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HASHLIB_RESULTS_DIR", str(root))
-        hf.run(profile, checkpoint_dir=checkpoints, progress=False)
-    return profile, root, checkpoints
-
-
-def read(root: Path, name: str) -> pd.DataFrame:
-    return ResultsStore(hf.CHAPTER, "smoke", root=root).read_table(name)
+from tests.hashformers.conftest import MICRO_VARIANTS, micro_profile, read
 
 
 # ------------------------------------------------------------------------------------------------ end to end
 def test_micro_run_writes_every_result_with_metadata(micro_run):
     profile, root, _ = micro_run
-    store = ResultsStore(hf.CHAPTER, "smoke", root=root)
-    for name in hf.RESULT_NAMES:
+    store = CHAPTER.store("smoke", root=root)
+    names = CHAPTER.result_names(profile)
+    assert {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves", "glue_runs",
+            "glue", "table6", "timing"} == set(names)
+    for name in names:
         assert store.exists(name), name
         meta = store.read_meta(name)
         assert meta["config"] == json.loads(json.dumps(profile.to_dict())) and meta["seed"] == profile.seed
@@ -63,8 +42,9 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
 def test_glue_table_has_every_variant_task_and_retention(micro_run):
     _, root, _ = micro_run
     table = read(root, "glue")
-    assert list(table["name"]) == [v.name for v in hf.VARIANTS if v.name in MICRO_VARIANTS]
-    for column in ("STS", "RTE", "Avg", "PRR_STS", "PRR_RTE", "PRR_Avg", "emb_params", "split"):
+    assert list(table["name"]) == [v.name for v in MODELS if v.name in MICRO_VARIANTS]
+    for column in ("STS", "RTE", "Avg", "PRR_STS", "PRR_RTE", "PRR_Avg", "emb_params", "split", "RTE_majority",
+                   "STS_majority", "RTE_std"):
         assert column in table.columns, column
     assert set(table["split"]) == {"GLUE dev (validation)"}
     # accuracy in [0, 100]; Spearman in [-100, 100] (NaN only for a constant prediction)
@@ -75,6 +55,12 @@ def test_glue_table_has_every_variant_task_and_retention(micro_run):
     assert mlm["PRR_RTE"] == pytest.approx(100.0)
     rte = table.set_index("name")
     assert np.allclose(rte["PRR_RTE"], 100 * rte["RTE"] / mlm["RTE"])
+    # one seed: no standard deviation; STS-B has no majority class; RTE's is the accuracy of the training majority
+    assert table["RTE_std"].isna().all() and table["STS_majority"].isna().all()
+    runs = read(root, "glue_runs")
+    dev = runs[runs["task"] == "rte"]["majority_score"]
+    assert dev.nunique() == 1 and 0 < dev.iloc[0] < 100
+    assert (table["RTE_majority"] == dev.iloc[0]).all()
 
 
 def test_pretraining_summary_counts_embedding_parameters(micro_run):
@@ -98,9 +84,9 @@ def test_pretraining_summary_counts_embedding_parameters(micro_run):
 def test_table6_runs_the_four_subword_models(micro_run):
     _, root, _ = micro_run
     table6 = read(root, "table6")
-    assert list(table6["name"]) == [v.name for v in hf.TABLE6_VARIANTS]
+    assert list(table6["name"]) == [v.name for v in TABLE6_MODELS]
     assert set(table6["unit"]) == {"subword"}
-    comparison = hf.table6_comparison(read(root, "glue"), table6, ["stsb", "rte"])
+    comparison = tables.table6_comparison(read(root, "glue"), table6, ["stsb", "rte"])
     # subword rows all come from our run; word rows only for the variants the micro profile trained
     subword = comparison[comparison["token"] == "subword"]
     assert len(subword) == 4 * 2 and (subword["paper"] != "-").all() and (subword["ours"] != "-").all()
@@ -108,28 +94,26 @@ def test_table6_runs_the_four_subword_models(micro_run):
 
 def test_timing_table_has_table3_rows_and_ratios(micro_run):
     _, root, _ = micro_run
-    timing = read(root, "timing")
-    assert [tuple(r) for r in timing[["group", "model"]].itertuples(index=False)] == [
-        (g, m) for g, m, _ in hf.TIMING_ROWS]
-    assert (timing["pt_ms_per_sample"] > 0).all() and (timing["infer_ms_per_sample"] > 0).all()
-    base = timing.set_index("name").loc["BERT-MLM"]
+    table = read(root, "timing")
+    assert [tuple(r) for r in table[["group", "model"]].itertuples(index=False)] == [
+        (g, m) for g, m, _ in timing.TIMING_ROWS]
+    assert (table["pt_ms_per_sample"] > 0).all() and (table["infer_ms_per_sample"] > 0).all()
+    base = table.set_index("name").loc["BERT-MLM"]
     assert base["pt_speedup"] == pytest.approx(1.0) and base["infer_speedup"] == pytest.approx(1.0)
-    assert np.allclose(timing["pt_speedup"], base["pt_ms_per_sample"] / timing["pt_ms_per_sample"])
-    t3 = hf.table3_comparison(timing)
-    assert len(t3) == len(hf.TIMING_ROWS)
+    assert np.allclose(table["pt_speedup"], base["pt_ms_per_sample"] / table["pt_ms_per_sample"])
+    t3 = tables.table3_comparison(table)
+    assert len(t3) == len(timing.TIMING_ROWS)
     assert list(t3["paper PT speed-up"]) == [str(x).replace("x", "").strip()
                                              for x in load_paper_table("hashformers_table3")["PT_Speed-up_Rate"]
                                              if x != "-"]
 
 
 def test_rerun_resumes_from_checkpoints_and_a_fresh_run_reproduces_scores(mirror, tmp_path):
-    profile = micro_profile(variants=("MD-Emb (1K)",), table6=False, tasks=("rte",))
-    store = ResultsStore(hf.CHAPTER, "smoke", root=tmp_path / "results")
+    profile = micro_profile(models=("MD-Emb (1K)",), table6=False, tasks=("rte",))
+    store = CHAPTER.store("smoke", root=tmp_path / "results")
 
     def run(checkpoints: Path) -> tuple[pd.Series, pd.Series]:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("HASHLIB_RESULTS_DIR", str(tmp_path / "results"))
-            hf.run_glue(profile, checkpoint_dir=checkpoints, progress=False)
+        CHAPTER.run(profile, "glue", progress=False, results_root=tmp_path / "results", checkpoint_root=checkpoints)
         return store.read_table("pretraining").iloc[0], store.read_table("glue").iloc[0]
 
     pre1, glue1 = run(tmp_path / "ckpt")
@@ -143,22 +127,21 @@ def test_rerun_resumes_from_checkpoints_and_a_fresh_run_reproduces_scores(mirror
 
 def test_load_or_run_reuses_results_of_the_same_tuple_valued_profile(micro_run, monkeypatch):
     """Stored configs are JSON (tuples become lists); a same-config, same-clean-commit result must be reused."""
-    from hashlib_core import results
+    from hashlib_core.results import store as results_store
 
     profile, root, _ = micro_run
     clean = {"git_commit": "0" * 40, "git_dirty": False}
-    monkeypatch.setattr(results, "_git_state", lambda: clean)
-    monkeypatch.setenv("HASHLIB_RESULTS_DIR", str(root))
-    store = ResultsStore(hf.CHAPTER, "smoke", root=root)
-    for name in hf.RESULT_NAMES:  # rewrite the metadata as a clean-commit run of this profile
+    monkeypatch.setattr(results_store, "git_state", lambda: clean)
+    store = CHAPTER.store("smoke", root=root)
+    for name in CHAPTER.result_names(profile):  # rewrite the metadata as a clean-commit run of this profile
         store.write_table(name, store.read_table(name), seed=profile.seed, config=profile.to_dict())
-    monkeypatch.setattr(hf, "run", lambda *a, **k: pytest.fail("load_or_run re-ran instead of reusing the results"))
-    assert hf.load_or_run(profile).dir == store.dir
+    monkeypatch.setattr(CHAPTER, "run", lambda *a, **k: pytest.fail("load_or_run re-ran instead of reusing results"))
+    assert CHAPTER.load_or_run(profile, results_root=root).dir == store.dir
 
 
 # ------------------------------------------------------------------------------------------------ pieces
 def test_md5_example_matches_neither_function():
-    table = hf.md5_example()
+    table = analysis.md5_example()
     assert list(table["word"]) == ["play", "plays"]
     assert not table["plain_matches"].any() and not table["hmac_matches"].any()
     assert table.loc[0, "plain_md5"] == hashlib.md5(b"play").hexdigest()
@@ -173,12 +156,12 @@ def test_expected_sharing_matches_enumeration(words, buckets):
     for assignment in itertools.product(range(buckets), repeat=words):
         counts = np.bincount(assignment, minlength=buckets)
         total += sum(counts[b] > 1 for b in assignment)
-    assert hf.expected_sharing_uniform(words, buckets) == pytest.approx(total / buckets**words)
+    assert analysis.expected_sharing_uniform(words, buckets) == pytest.approx(total / buckets**words)
 
 
 def test_expected_sharing_rejects_bad_sizes():
     with pytest.raises(ValueError, match="num_buckets"):
-        hf.expected_sharing_uniform(3, 0)
+        analysis.expected_sharing_uniform(3, 0)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +172,7 @@ def tiny_bpe():
 
 def test_bucket_sharing_counts_words_in_shared_buckets(tiny_bpe):
     words = ["play", "plays", "played", "work", "works", "the", "and", "on", "player", "worker"]
-    table = hf.bucket_sharing(words, tiny_bpe, [4, 16])
+    table = analysis.bucket_sharing(words, tiny_bpe, [4, 16])
     assert list(zip(table["hash"], table["num_buckets"])) == [("MD5", 4), ("LSH", 4), ("MD5", 16), ("LSH", 16)]
     ids = KeyedMD5Hasher(num_buckets=4).batch_index(words).tolist()
     expected = sum(ids.count(i) > 1 for i in ids)
@@ -201,7 +184,7 @@ def test_bucket_sharing_counts_words_in_shared_buckets(tiny_bpe):
 
 
 def test_morphology_rows(tiny_bpe):
-    table = hf.morphology(tiny_bpe, 16, families=[("play", "plays", "played")])
+    table = analysis.morphology(tiny_bpe, 16, families=[("play", "plays", "played")])
     assert list(table["word"]) == ["plays", "played"]
     md5 = KeyedMD5Hasher(num_buckets=16)
     assert list(table["md5_same_bucket"]) == [md5.index("play") == md5.index(w) for w in ("plays", "played")]
@@ -214,14 +197,14 @@ def test_table2_comparison_reproduces_45_of_60_printed_cells():
     from hashlib_core.papers.hashformers.table2 import hashformers_table2
 
     with torch.no_grad():
-        comparison = hf.table2_comparison(hashformers_table2())
+        comparison = tables.table2_comparison(hashformers_table2())
     assert len(comparison) == 60
     assert int(comparison["agrees"].sum()) == 45
 
 
 def test_paper_points_average_table1_over_the_chosen_tasks():
     table2 = pd.DataFrame({"model": ["BERT-MLM"], "emb_params": [38_603_520]})
-    points = hf.paper_points(["sst2", "rte"], table2).set_index(["group", "model"])
+    points = tables.paper_points(["sst2", "rte"], table2).set_index(["group", "model"])
     row = load_paper_table("hashformers_table1").set_index(["group", "model"]).loc[("-", "BERT-MLM")]
     expected = (parse_printed(row["SST"]).value + parse_printed(row["RTE"]).value) / 2
     assert points.loc[("-", "BERT-MLM"), "avg"] == pytest.approx(expected)
@@ -232,9 +215,10 @@ def test_paper_points_average_table1_over_the_chosen_tasks():
 
 
 def test_subword_tokenizer_hashes_bpe_pieces(tiny_bpe):
-    tok = hf.SubwordHashFormerTokenizer(KeyedMD5Hasher(num_buckets=50), tiny_bpe, mode="index", max_length=64)
+    tok = tokenization.SubwordHashFormerTokenizer(KeyedMD5Hasher(num_buckets=50), tiny_bpe, mode="index",
+                                                  max_length=64)
     text = "The players played"
-    units = hf._bpe_units(tiny_bpe, text)
+    units = tokenization.bpe_units(tiny_bpe, text)
     batch = tok(text)
     assert batch["input_ids"].shape == (1, len(units) + 2)
     assert batch["input_ids"][0, 1:-1].tolist() == KeyedMD5Hasher(num_buckets=50).batch_index(units).tolist()
@@ -242,29 +226,29 @@ def test_subword_tokenizer_hashes_bpe_pieces(tiny_bpe):
 
 
 def test_pretrain_collator_adds_specials_and_zero_codes():
-    variant = next(v for v in hf.VARIANTS if v.name == "MD-Proj")
+    spec = next(v for v in MODELS if v.name == "MD-Proj")
     table = torch.randint(0, 2, (10, 128), dtype=torch.uint8)
-    collate = hf._PretrainCollator(variant, table, lambda batch: batch)
+    collate = data.PretrainCollator(spec, table, lambda batch: batch)
     rows = [torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6])]
     batch = collate(rows)
     assert batch["input_ids"].tolist() == [[BOS_ID] + [HASHED_TOKEN_ID] * 3 + [EOS_ID]] * 2
     assert torch.equal(batch["hash_bits"][1, 1:4], table[torch.tensor([4, 5, 6])])
     assert batch["hash_bits"][:, [0, 4]].sum() == 0
-    emb = next(v for v in hf.VARIANTS if v.name == "MD-Emb (1K)")
+    emb = next(v for v in MODELS if v.name == "MD-Emb (1K)")
     ids = torch.arange(100, 110)
-    batch = hf._PretrainCollator(emb, ids, lambda b: b)(rows)
+    batch = data.PretrainCollator(emb, ids, lambda b: b)(rows)
     assert batch["input_ids"].tolist() == [[BOS_ID, 101, 102, 103, EOS_ID], [BOS_ID, 104, 105, 106, EOS_ID]]
 
 
 def test_mlm_objective_is_seeded_and_skips_special_tokens(tiny_bpe):
-    from hashlib_core.papers.hashformers.tokenization import bpe_to_hf_tokenizer
+    from hashlib_core.bpe import bpe_to_hf_tokenizer
 
     tokenizer = bpe_to_hf_tokenizer(tiny_bpe)
     ids = torch.randint(5, 300, (8, 40), generator=torch.Generator().manual_seed(1))
     ids[:, 0], ids[:, -1] = BOS_ID, EOS_ID
     batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
-    a = hf._MLMObjective(tokenizer, seed=3)(batch)
-    b = hf._MLMObjective(tokenizer, seed=3)(batch)
+    a = objectives.MLMObjective(tokenizer, seed=3)(batch)
+    b = objectives.MLMObjective(tokenizer, seed=3)(batch)
     assert torch.equal(a["input_ids"], b["input_ids"]) and torch.equal(a["labels"], b["labels"])
     assert (a["labels"][:, [0, -1]] == -100).all()
     assert ((a["labels"] != -100).sum() > 0) and torch.equal(a["labels"][a["labels"] != -100],
@@ -272,19 +256,37 @@ def test_mlm_objective_is_seeded_and_skips_special_tokens(tiny_bpe):
 
 
 def test_profiles_validate_their_settings():
-    assert {v.name for v in hf.VARIANTS} >= set(MICRO_VARIANTS)
-    assert len(hf.VARIANTS) == 12 and len(hf.TABLE6_VARIANTS) == 4
-    with pytest.raises(ValueError, match="unknown variant"):
-        hf.PROFILES.get("smoke", variants=("MD-Emb (2K)",))
+    assert {v.name for v in MODELS} >= set(MICRO_VARIANTS)
+    assert len(MODELS) == 12 and len(TABLE6_MODELS) == 4
+    with pytest.raises(ValueError, match="unknown model"):
+        PROFILES.get("smoke", models=("MD-Emb (2K)",))
     with pytest.raises(ValueError, match="not staged"):
-        hf.PROFILES.get("smoke", tasks=("mnli",))
+        PROFILES.get("smoke", tasks=("mnli",))
     with pytest.raises(ValueError, match="corpus"):
-        hf.PROFILES.get("smoke", corpus="c4")
-    paper = hf.PROFILES.paper
+        PROFILES.get("smoke", corpus="c4")
+    with pytest.raises(ValueError, match="fine-tuning seed"):
+        PROFILES.get("smoke", ft_seeds=())
+    assert PROFILES.get("smoke", tasks="rte,sst2").tasks == ("rte", "sst2")     # the one CLI list syntax
+    paper = PROFILES.paper
     assert (paper.layers, paper.hidden, paper.seq_len, paper.pt_batch, paper.ft_seeds) == (12, 768, 512, 128, (0, 1, 2))
 
 
 def test_paper_corpus_refuses_to_run_offline(monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(RuntimeError, match="HF_DATASETS_OFFLINE"):
-        hf._read_corpus(hf.PROFILES.paper)
+        data.read_corpus(PROFILES.paper)
+
+
+def test_the_page_reads_every_quoted_number_from_the_results(micro_run):
+    """Every {glue:text} key of the chapter's page is computed by tables.quoted from the results."""
+    import re
+
+    from hashlib_core.chapter import Shown
+    from hashlib_core.results import repo_root
+
+    profile, root, _ = micro_run
+    quoted = tables.quoted(Shown(profile, CHAPTER.store("smoke", root=root), "live", ""))
+    page = (repo_root() / "book" / "src" / "hashformers.md").read_text()
+    keys = set(re.findall(r"\{glue:text\}`([^`]+)`", page))
+    assert keys and keys <= set(quoted), sorted(keys - set(quoted))
+    assert all(isinstance(v, str) and v for v in quoted.values())

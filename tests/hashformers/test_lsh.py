@@ -8,7 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers
 
+from hashlib_core.bpe import train_bpe
+from hashlib_core.hashing import lsh as lsh_module
+from hashlib_core.hashing import lsh_cuts
 from hashlib_core.hashing.base import hasher_from_config
+from hashlib_core.hashing.lsh_cuts import CutEncoder, byte_level
+from hashlib_core.hashing.lsh_features import MAX_REFERENCE_LENGTH, subword_features_reference
 from hashlib_core.hashing.lsh import (
     LSHBitHasher,
     LSHBucketHasher,
@@ -177,3 +182,196 @@ def test_hashers_validate_tokens(bpe):
         hasher.index("")
     with pytest.raises(ValueError):
         PermutationLSH(num_hyperplanes=0)
+
+
+# ---------------------------------------------------------------------- the linear feature path (lsh_cuts)
+
+SENTENCES = [
+    "the quick brown fox jumps over the lazy dog", "played playing plays player replay", "über straße café naïve",
+    "жизнь и судьба", "中文 字 汉字 文字", "abc123 4567 x9y8",
+    "unbelievably understandable misunderstandings",
+]
+WORD_CHARS = "abcdefghilmnoprstuwyzéüßжизнья中文字0123456789"
+
+
+def features_equal(a, b) -> bool:
+    return a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()  # ids, order and weights bit for bit
+
+
+@pytest.fixture(scope="module")
+def trained_bpe() -> Tokenizer:
+    rng = np.random.default_rng(0)
+    lines = [" ".join(rng.choice(" ".join(SENTENCES).split(), 10)) for _ in range(400)]
+    return train_bpe(lines, 420, min_frequency=1, lowercase=True)
+
+
+@pytest.fixture(scope="module")
+def cased_bpe() -> Tokenizer:
+    rng = np.random.default_rng(1)
+    lines = [" ".join(rng.choice(" ".join(SENTENCES).title().split(), 10)) for _ in range(400)]
+    return train_bpe(lines, 380, min_frequency=1)
+
+
+def dp_only(tokenizer: Tokenizer) -> CutEncoder:
+    """A CutEncoder that always takes the dynamic programme (a second, independent linear algorithm)."""
+    encoder = CutEncoder(tokenizer)
+    encoder._side = lambda *args, **kwargs: None
+    return encoder
+
+
+def test_word_variants_length_is_quadratic():
+    # w, then n - 1 times '-' + w[:i] + '-' + w[i:]: n + (n - 1)(n + 2) characters
+    assert [len(word_variants("x" * n)) for n in (1, 2, 7, 40)] == [n * n + 2 * n - 2 for n in (1, 2, 7, 40)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(word=st.text(alphabet=st.sampled_from(list(WORD_CHARS + WORD_CHARS.upper()[:20])), min_size=1, max_size=40))
+def test_linear_features_equal_the_reference_on_random_words(trained_bpe, cased_bpe, word):
+    for tokenizer in (trained_bpe, cased_bpe):
+        reference = subword_features_reference(word, tokenizer)
+        fast = CutEncoder(tokenizer).features(word)
+        if len(word) > 1:
+            assert fast is not None  # letters and digits always take the linear path with these tokenizers
+        if fast is not None:
+            assert features_equal(fast, reference)
+        assert features_equal(subword_features(word, tokenizer), reference)
+        dynamic = dp_only(tokenizer).features(word)
+        assert dynamic is None if len(word) == 1 else features_equal(dynamic, reference)
+
+
+@settings(max_examples=80, deadline=None)
+@given(word=st.text(min_size=1, max_size=30))
+def test_any_unicode_word_gives_the_reference_features(trained_bpe, word):
+    # punctuation, spaces, marks, controls...: the linear path declines and the reference runs
+    assert features_equal(subword_features(word, trained_bpe), subword_features_reference(word, trained_bpe))
+
+
+@settings(max_examples=60, deadline=None)
+@given(word=st.text(alphabet=st.sampled_from(list("plays")), min_size=2, max_size=60))
+def test_linear_features_on_the_hand_built_vocabulary(bpe, word):
+    fast = CutEncoder(bpe).features(word)
+    assert fast is not None and features_equal(fast, subword_features_reference(word, bpe))
+
+
+def test_linear_features_on_adversarial_vocabularies(monkeypatch):
+    # tiny BPEs trained on random 'abc' strings merge almost every pair, so cut encodings rarely rejoin the word's:
+    # with MAX_CONTEXT 0 and 1 most pre-tokens fall back to the dynamic programme, with 6 to the windows
+    rng = np.random.default_rng(3)
+    for vocab in range(4):
+        corpus = ["".join(rng.choice(list("abc"), int(rng.integers(3, 30)))) for _ in range(300)]
+        tokenizer = train_bpe(corpus, 270 + int(rng.integers(10, 150)), min_frequency=1)
+        for context in (6, 1, 0):
+            monkeypatch.setattr(lsh_cuts, "MAX_CONTEXT", context)
+            encoder = CutEncoder(tokenizer)
+            for trial in range(25):
+                word = "".join(rng.choice(list("abc" if trial % 2 else "ab"), int(rng.integers(2, 70))))
+                fast = encoder.features(word)
+                assert fast is not None and features_equal(fast, subword_features_reference(word, tokenizer))
+
+
+@pytest.mark.parametrize("word", ["a" * 300, "ab" * 150, "played" * 50, "中文" * 100, "x9" * 150, "Café" * 75])
+def test_long_words_equal_the_reference(trained_bpe, word):
+    fast = CutEncoder(trained_bpe).features(word)
+    assert fast is not None
+    assert features_equal(fast, subword_features_reference(word, trained_bpe, max_length=None))
+
+
+def test_ten_thousand_letters_two_linear_algorithms_agree(trained_bpe):
+    rng = np.random.default_rng(7)
+    for word in ("".join(rng.choice(list("abcdefghilmnoprstuy"), 10_000)), "a" * 10_000, "played" * 1_700):
+        windows, dynamic = CutEncoder(trained_bpe).features(word), dp_only(trained_bpe).features(word)
+        assert windows is not None and features_equal(windows, dynamic)
+        assert abs(float(windows[1].sum())) > 0 and np.all(windows[1] > 0)
+
+
+def test_long_letter_words_never_build_word_variants(trained_bpe, monkeypatch):
+    from hashlib_core.hashing import lsh_features
+
+    def quadratic(word):
+        raise AssertionError(f"word_variants built for a {len(word)}-character word")
+
+    expected = subword_features("played" * 20, trained_bpe)
+    monkeypatch.setattr(lsh_features, "word_variants", quadratic)
+    assert features_equal(subword_features("played" * 20, trained_bpe), expected)
+    assert LSHBitHasher(trained_bpe).bits("ab" * 5_000).shape == (128,)
+    with pytest.raises(AssertionError, match="5-character"):  # short words keep the literal algorithm
+        subword_features("plays", trained_bpe)
+
+
+def test_words_the_linear_path_cannot_take(trained_bpe):
+    assert features_equal(subword_features("e.g.", trained_bpe), subword_features_reference("e.g.", trained_bpe))
+    short = "=" * MAX_REFERENCE_LENGTH
+    assert features_equal(subword_features(short, trained_bpe), subword_features_reference(short, trained_bpe))
+    with pytest.raises(ValueError, match=r"257 characters.*'='.*MAX_REFERENCE_LENGTH = 256.*token\[:256\]"):
+        subword_features("=" * (MAX_REFERENCE_LENGTH + 1), trained_bpe)
+    with pytest.raises(ValueError, match="257 characters"):
+        subword_features_reference("a" * 257, trained_bpe)
+
+
+def test_unsupported_tokenizers_fall_back_to_the_reference(trained_bpe):
+    prefixed = Tokenizer.from_str(trained_bpe.to_str())
+    prefixed.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    assert CutEncoder(prefixed).reason is not None and CutEncoder(trained_bpe).reason is None
+    assert CutEncoder(prefixed).features("played") is None
+    assert features_equal(subword_features("played", prefixed), subword_features_reference("played", prefixed))
+    with pytest.raises(ValueError, match="not of the kind the linear algorithm handles"):
+        subword_features("a" * 300, prefixed)
+
+
+def test_byte_level_matches_the_pre_tokenizer():
+    pre = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    for word in ("café", "жизнь", "中文字", "naïve", "ǅemal", "x" * 5):
+        assert [p for p, _ in pre.pre_tokenize_str(word)] == [byte_level(word)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    num_hyperplanes=st.integers(1, 300),
+    feature_dim=st.integers(1, 300),
+    seed=st.integers(0, 2**32 - 1),
+    features=st.lists(st.tuples(st.integers(0, 2000), st.floats(0.01, 5.0)), min_size=65, max_size=400),
+)
+def test_fft_scores_equal_the_explicit_matrix(num_hyperplanes, feature_dim, seed, features):
+    # more than 64 features (long words) take the FFT correlation instead of the gather
+    lsh = PermutationLSH(num_hyperplanes, feature_dim, seed)
+    ids = np.array([k for k, _ in features])
+    weights = np.array([w for _, w in features])
+    fast, reference = lsh.scores(ids, weights), lsh.scores_reference(ids, weights)
+    np.testing.assert_allclose(fast, reference, rtol=1e-9, atol=1e-9)
+    assert reference[lsh.bucket(ids, weights)] >= reference.max() - 1e-9
+
+
+def test_few_features_keep_the_gather_bit_for_bit(monkeypatch):
+    lsh = PermutationLSH()
+    rng = np.random.default_rng(0)
+    ids, weights = rng.integers(0, 50260, 64), rng.random(64)
+    gathered = (weights @ lsh._windows[ids % lsh.feature_dim]) * lsh.signs
+    assert np.array_equal(lsh.scores(ids, weights), gathered)
+    monkeypatch.setattr(lsh_module, "_FFT_MIN_FEATURES", 0)
+    np.testing.assert_allclose(lsh.scores(ids, weights), gathered, rtol=1e-9, atol=1e-9)
+
+
+def test_hashers_take_ten_thousand_letter_tokens(trained_bpe):
+    token = "".join(np.random.default_rng(2).choice(list("abcdefghilmnoprstuy"), 10_000))
+    bucket, bits = LSHBucketHasher(trained_bpe), LSHBitHasher(trained_bpe)
+    index = bucket.index(token)
+    ids, weights = dp_only(trained_bpe).features(token)
+    assert index == bucket.lsh.bucket(ids, weights) + 5
+    np.testing.assert_array_equal(bits.bits(token).numpy(), bits.lsh.bits(ids, weights))
+
+
+def test_benchmark_smoke_run_writes_results(tmp_path, monkeypatch):
+    import json
+
+    from hashlib_core.benchmarks.lsh import KINDS, main
+
+    monkeypatch.setenv("HASHLIB_RESULTS_DIR", str(tmp_path))
+    payload = main(["--lengths", "5", "40", "--repeats", "1", "--bpe-vocab", "300", "--reference-max-chars", "40"])
+    written = json.loads((tmp_path / "benchmarks" / "quick" / "lsh_long_tokens.json").read_text(encoding="utf-8"))
+    assert written["meta"]["device"] == "cpu" and written["meta"]["config"]["lengths"] == [5, 40]
+    rows = written["data"]["measurements"]
+    assert {(r["kind"], r["size"], r["hasher"]) for r in rows} == {
+        (kind, size, hasher) for kind in KINDS for size in (5, 40) for hasher in ("bucket", "bits")}
+    assert all(r["cold_s"] > 0 and r["warm_min_s"] <= r["warm_s"] <= r["warm_max_s"] for r in rows)
+    assert [r["size"] for r in payload["reference"]] == [5, 40]
+    assert all(r["identical_ids_and_weights"] for r in payload["reference"])

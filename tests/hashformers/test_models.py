@@ -5,14 +5,12 @@ import pytest
 import torch
 
 from hashlib_core.hashing.md5 import KeyedMD5Hasher
+from hashlib_core.papers.hashformers.baselines import baseline_config, build_baseline
+from hashlib_core.papers.hashformers.configuration import HashFormerConfig, proformer_config
 from hashlib_core.papers.hashformers.modeling import (
-    HashFormerConfig,
     HashFormerForSequenceClassification,
     HashFormerForShuffleRandom,
     HashFormerModel,
-    baseline_config,
-    build_baseline,
-    proformer_config,
 )
 from hashlib_core.papers.hashformers.objectives import ShuffleRandomCollator
 from hashlib_core.papers.hashformers.tokenization import HashFormerTokenizer

@@ -5,19 +5,12 @@ import pytest
 import torch
 from transformers import Qwen3Config, Qwen3ForCausalLM
 
-from hashlib_core.papers.multihashformer.decoding import generate
 from hashlib_core.hashing import SignatureRegistry
-from hashlib_core.papers.multihashformer.modeling import (
-    BACKBONE_PRESETS,
-    table1_printed_params,
-    MultiHashFormerConfig,
-    MultiHashFormerForCausalLM,
-    VariantSpec,
-    build_model,
-    multihashformer_table1_params,
-    parameter_groups,
-    parse_variant,
-)
+from hashlib_core.modeling import embedding_parameter_count, hidden_states, vocab_log_probs
+from hashlib_core.papers.multihashformer.decoding import generate
+from hashlib_core.papers.multihashformer.modeling import MultiHashFormerConfig, MultiHashFormerForCausalLM
+from hashlib_core.papers.multihashformer.params import multihashformer_table1_params, table1_printed_params
+from hashlib_core.papers.multihashformer.presets import BACKBONE_PRESETS, build_model, parameter_groups, parse_variant
 from hashlib_core.params import count_parameters, instantiate_on_meta
 from hashlib_core.results import format_like, parse_printed
 
@@ -62,7 +55,8 @@ def test_tiny_parameter_count_by_hand():
     #   backbone 2*9296 + final norm 32 = 18624 (no token embedding: the hash encoder replaces it)
     assert groups == {"hash_tables": 1632, "gate": 273, "adapter": 1056, "cascade_mixers": 1616,
                       "backbone": 18624, "total": 23201, "emb": 4577}
-    assert model.backbone.embed_tokens is None
+    assert model.base_model.backbone.embed_tokens is None
+    assert model.embedding_parameter_count() == embedding_parameter_count(model) == 4577
 
 
 def test_save_load_round_trip_gives_identical_logits(tmp_path):
@@ -106,11 +100,17 @@ def test_training_steps_reduce_the_loss():
 
 
 def test_parse_variant():
-    assert parse_variant("Standard") == VariantSpec("standard")
-    assert parse_variant("Standard+4L") == VariantSpec("standard", extra_layers=4)
-    assert parse_variant("MHF (H3B10K)") == VariantSpec("mhf", num_hashes=3, num_buckets=10240)
-    assert parse_variant("H4B16K") == VariantSpec("mhf", num_hashes=4, num_buckets=16384)
-    assert parse_variant("mhf(h2b100)") == VariantSpec("mhf", num_hashes=2, num_buckets=100)
+    def fields(label):
+        s = parse_variant(label)
+        return (s.kind, s.extra_layers, s.num_hashes, s.num_buckets)
+
+    assert fields("Standard") == ("standard", 0, 0, 0)
+    assert fields("Standard+4L") == ("standard", 4, 0, 0)
+    assert fields("MHF (H3B10K)") == ("mhf", 0, 3, 10240)
+    assert fields("H4B16K") == ("mhf", 0, 4, 16384)
+    assert fields("mhf(h2b100)") == ("mhf", 0, 2, 100)
+    assert parse_variant("MHF (H3B10K)").paper_buckets == 10240 and parse_variant("H4B16K").label == "H4B16K"
+    assert fields("H1B4K") == ("single_id", 0, 4, 4096) and parse_variant("H1B4K").hashes_shown == 1
     with pytest.raises(ValueError, match="unknown variant"):
         parse_variant("Standard+L")
     with pytest.raises(TypeError):
@@ -172,3 +172,35 @@ def test_printed_1b_decoder_sizes_fit_other_attention_shapes():
     assert [fmt(decoder(20, 8, 128)), fmt(decoder(22, 8, 128))] == ["1.0B", "1.1B"]
     assert [fmt(decoder(20, 2, 128)), fmt(decoder(22, 2, 128))] == ["0.9B", "1.0B"]
     assert [fmt(decoder(20, 8, 64)), fmt(decoder(22, 8, 64))] == ["0.9B", "1.0B"]
+
+
+def test_the_model_protocol_gives_hidden_states_and_p_inf():
+    """base_model + output_hidden_states, get_input_embeddings, vocab_log_probs = P_inf over registered ids."""
+    from hashlib_core.decoding.multihash import hash_log_probs, score_vocab
+
+    model, _ = registry_model()
+    model.eval()
+    ids = torch.randint(0, 58, (2, 7), generator=torch.Generator().manual_seed(4))
+    states = hidden_states(model, ids)
+    assert len(states) == TINY["num_hidden_layers"] + 1
+    with torch.no_grad():
+        out = model(ids, output_hidden_states=True)
+        assert torch.equal(out.hidden_states[-1], states[-1]) and torch.equal(out.last_hidden_state, states[-1])
+        lp = vocab_log_probs(model, states[-1])
+        assert lp.shape == (2, 7, 64)
+        assert torch.isinf(lp[..., 58:]).all()                         # unregistered ids: probability 0
+        assert torch.allclose(lp[..., :58].exp().sum(-1), torch.ones(2, 7), atol=1e-5)
+        targets = ids[:, 1:]
+        ref = score_vocab(hash_log_probs(out.hash_logits[:, :-1]), model.hash_map, targets=targets)
+        assert torch.allclose(lp[:, :-1].gather(-1, targets[..., None]).squeeze(-1), ref.target_log_probs, atol=1e-5)
+    assert model.get_input_embeddings() is model.base_model.embeddings
+
+
+def test_standard_models_follow_the_same_protocol():
+    model = build_model("tiny", "Standard", vocab_size=50)
+    ids = torch.randint(0, 50, (1, 5))
+    with torch.no_grad():
+        lp = vocab_log_probs(model, hidden_states(model, ids)[-1])
+        ref = torch.log_softmax(model(ids).logits.float(), -1)
+    assert torch.allclose(lp, ref, atol=1e-5)
+    assert embedding_parameter_count(model) == 50 * BACKBONE_PRESETS["tiny"].hidden_size

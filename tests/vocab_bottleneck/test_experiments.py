@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import pytest
 
+import pandas as pd
+
 from hashlib_core.papers.vocab_bottleneck import experiments as vb
+from hashlib_core.papers.vocab_bottleneck import figures, tables
+from hashlib_core.papers.vocab_bottleneck.models import MODEL_SPECS
+from hashlib_core.papers.vocab_bottleneck.profiles import PROFILES
 
 
 @pytest.fixture(scope="module")
@@ -12,7 +17,7 @@ def shares():
 
 
 def test_every_spec_is_counted(shares):
-    assert list(shares.index) == [s.name for s in vb.MODEL_SPECS]
+    assert list(shares.index) == [s.name for s in MODEL_SPECS]
     assert (shares["vocabulary_params"] >= shares["input_embedding_params"]).all()
     assert (shares["input_embedding_params"] == shares["vocab_size"] * shares["hidden_size"]).all()
 
@@ -35,7 +40,7 @@ def test_tied_and_untied_heads(shares):
 def test_claims_comparison_covers_every_printed_claim(shares):
     from hashlib_core.results import load_paper_table
 
-    comparison = vb.compare_with_claims(shares.reset_index())
+    comparison = tables.compare_with_claims(shares.reset_index())
     claims = load_paper_table("vocabulary_bottleneck")
     printed = sum((claims[c] != "-").sum() for c in
                   ["vocab_size", "embedding_dim", "embedding_params", "total_params", "embedding_share",
@@ -47,17 +52,30 @@ def test_claims_comparison_covers_every_printed_claim(shares):
 
 
 def test_materialised_count_equals_meta_count():
-    spec = next(s for s in vb.MODEL_SPECS if s.name == "BERT-base")
+    spec = next(s for s in MODEL_SPECS if s.name == "BERT-base")
     row = vb.embedding_shares([spec], materialize_up_to=200_000_000).iloc[0]
     assert row["counted_on"] == "meta + cpu (bf16)"
 
 
 def test_paper_profile_reads_an_existing_results_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("HASHLIB_RESULTS_DIR", str(tmp_path))
     calls = []
-    monkeypatch.setattr(vb, "embedding_shares", lambda **kw: calls.append(kw) or vb.pd.DataFrame({"model": ["m"]}))
-    paper = vb.PROFILES.get("paper")
-    vb.load_or_run(paper)                       # nothing on disk: computes
-    vb.load_or_run(paper)                       # now shown from the file
-    vb.load_or_run(vb.PROFILES.get("smoke"))    # smoke always computes
+    monkeypatch.setattr(vb, "embedding_shares", lambda **kw: calls.append(kw) or pd.DataFrame({"model": ["m"]}))
+    paper = PROFILES.get("paper")
+    vb.CHAPTER.load_or_run(paper, results_root=tmp_path)                     # nothing on disk: computes
+    vb.CHAPTER.load_or_run(paper, results_root=tmp_path)                     # now shown from the file
+    vb.CHAPTER.load_or_run(PROFILES.get("smoke"), results_root=tmp_path)     # smoke computes (dirty or no commit)
     assert len(calls) == 2
+
+
+def test_quoted_numbers_and_figure_come_from_the_counts(shares):
+    table = shares.reset_index()
+    claims = tables.compare_with_claims(table)
+    quoted = tables.quoted(table, claims)
+    assert quoted["bert_share"] == f"{shares.loc['BERT-base', 'input_embedding_share_%']:.1f}%"
+    assert quoted["n_agree"] == f"{int(claims['agrees'].sum())} of {len(claims)}"
+    assert quoted["qwen_shares"].count("%") == 3
+    view = tables.shares_table(table)
+    assert list(view["model"]) == list(table["model"]) and view.loc[0, "total"].endswith("M")
+    fig = figures.share_vs_size(table, claims)
+    families = table["family"].nunique()
+    assert len(fig.axes[0].lines) == families and len(fig.axes[0].collections) == 1

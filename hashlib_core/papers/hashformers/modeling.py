@@ -1,4 +1,4 @@
-"""HashFormer models (Xue & Aletras, EMNLP 2022) and their BERT baselines, as Hugging Face models.
+"""HashFormer models (Xue & Aletras, EMNLP 2022), as Hugging Face models.
 
 A HashFormer is a RoBERTa/BERT-base encoder (§4.2: 12 layers, d = 768, 3,072, 12 heads, sequence length 512) whose
 token-embedding matrix is replaced by a hashed embedding of whole words (§3):
@@ -9,7 +9,7 @@ token-embedding matrix is replaced by a hashed embedding of whole words (§3):
 ``add``        Add (Eq. 2).
 ``proj``       Proj (Eq. 3).
 ``linear``     A dense projection of the bit code: ProFormer's LSH projection (baseline, §4.1 (iv); see
-               :func:`proformer_config`).
+               :func:`~hashlib_core.papers.hashformers.configuration.proformer_config`).
 =============  =====================================================================================================
 
 As in the released code (``src/model/model.py``), the compressed variants add a small special-token embedding
@@ -23,27 +23,17 @@ means regression with MSE, as STS-B) and :class:`HashFormerForShuffleRandom` (th
 objective of Yamaguchi et al. (2021), §3.6: dropout + ``Linear(d, 3)`` per token; labels in
 :mod:`hashlib_core.papers.hashformers.objectives`).
 
-Baselines (§4.1): BERT-MLM and BERT-S+R are RoBERTa-architecture models over a BPE vocabulary
-(:func:`baseline_config`, :func:`build_baseline`), exactly the configuration of Yamaguchi et al.'s released
-pre-training script that HashFormers builds on (``max_position_embeddings=514``, ``type_vocab_size=1``,
-``layer_norm_eps=1e-5``).
+The configuration is :class:`~hashlib_core.papers.hashformers.configuration.HashFormerConfig`; the BERT baselines
+(§4.1) are in :mod:`hashlib_core.papers.hashformers.baselines`.
 """
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import torch
 from torch import nn
 from torch.nn import CrossEntropyLoss, MSELoss
-from transformers import (
-    PreTrainedConfig,
-    PreTrainedModel,
-    RobertaConfig,
-    RobertaForMaskedLM,
-    RobertaForSequenceClassification,
-    RobertaForTokenClassification,
-)
+from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.masking_utils import create_bidirectional_mask
 from transformers.modeling_outputs import BaseModelOutput, SequenceClassifierOutput, TokenClassifierOutput
@@ -56,6 +46,7 @@ from hashlib_core.embeddings.hashed import (
     PearsonProjection,
     PoolEmbedding,
 )
+from hashlib_core.papers.hashformers.configuration import EMBEDDING_TYPES, HashFormerConfig
 from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID, NUM_SPECIAL_TOKENS, PAD_ID
 
 __all__ = [
@@ -66,122 +57,11 @@ __all__ = [
     "HashFormerModel",
     "HashFormerForSequenceClassification",
     "HashFormerForShuffleRandom",
-    "proformer_config",
-    "baseline_config",
-    "build_baseline",
     "NUM_SR_LABELS",
 ]
 
-EMBEDDING_TYPES = ("emb", "pool", "add", "proj", "linear")
-HASH_TYPES = ("md5", "lsh", "bpe", "none")
 #: Shuffle+Random classes: 0 kept, 1 shuffled, 2 random (§3.6).
 NUM_SR_LABELS = 3
-
-
-class HashFormerConfig(PreTrainedConfig):
-    """Configuration of a HashFormer: RoBERTa encoder fields plus the hashed-embedding fields.
-
-    Defaults are the paper's BERT-base size (§4.2, Appendix B: 12 layers, d = 768, 3,072, 12 heads) and the
-    released RoBERTa settings (514 positions, one token type, LayerNorm eps 1e-5, ``<s>``/``<pad>``/``</s>`` =
-    0/1/2). The encoder fields mean what they mean in ``RobertaConfig``.
-
-    Hashed-embedding fields
-    -----------------------
-    embedding_type:
-        ``"emb"``, ``"pool"``, ``"add"``, ``"proj"`` (HashFormers §3.1, §3.4) or ``"linear"`` (ProFormer).
-    hash_type:
-        Which hash made the inputs: ``"md5"``, ``"lsh"``, ``"bpe"`` (a BPE vocabulary instead of a hash) or
-        ``"none"``; recorded for bookkeeping, the model itself does not hash.
-    num_buckets:
-        N of Emb(N) (50,260 for "50K", as released; 1,000 for "1K").
-    num_bits:
-        T, the code length of the compressed variants (128 = MD5's digest, §4.2); 420 for ProFormer.
-    pool_chunk_bits:
-        k of Pool (§4.2: k = 10).
-    pool_codeword_dropout:
-        Dropout on Pool's looked-up codewords (released: 0.1).
-    add_scale:
-        γ of Add (Eq. 2); ``None`` means √T (footnote 3).
-    position_embedding_type:
-        ``"learned"`` (RoBERTa) or ``"sinusoidal"`` (fixed, parameter-free; used by the ProFormer baseline).
-
-    ``vocab_size`` (the number of distinct ``input_ids``) is derived, not set: ``5 + N`` for ``emb`` and 6 (the
-    special tokens and the hashed-word marker 5) for the other types.
-    """
-
-    model_type = "hashformer"
-
-    hidden_size: int = 768
-    num_hidden_layers: int = 12
-    num_attention_heads: int = 12
-    intermediate_size: int = 3072
-    hidden_act: str = "gelu"
-    hidden_dropout_prob: float = 0.1
-    attention_probs_dropout_prob: float = 0.1
-    max_position_embeddings: int = 514
-    type_vocab_size: int = 1
-    initializer_range: float = 0.02
-    layer_norm_eps: float = 1e-5
-    pad_token_id: int = PAD_ID
-    bos_token_id: int = 0
-    eos_token_id: int = 2
-    classifier_dropout: float | None = None
-    is_decoder: bool = False
-    add_cross_attention: bool = False
-    embedding_type: str = "proj"
-    hash_type: str = "md5"
-    num_buckets: int = 50260
-    num_bits: int = 128
-    pool_chunk_bits: int = 10
-    pool_codeword_dropout: float = 0.1
-    add_scale: float | None = None
-    position_embedding_type: str = "learned"
-
-    def __post_init__(self, **kwargs):
-        if self.embedding_type not in EMBEDDING_TYPES:
-            raise ValueError(f"embedding_type must be one of {EMBEDDING_TYPES}, got {self.embedding_type!r}")
-        if self.hash_type not in HASH_TYPES:
-            raise ValueError(f"hash_type must be one of {HASH_TYPES}, got {self.hash_type!r}")
-        if self.position_embedding_type not in ("learned", "sinusoidal"):
-            raise ValueError(
-                f"position_embedding_type must be 'learned' or 'sinusoidal', got {self.position_embedding_type!r}"
-            )
-        for name in ("num_buckets", "num_bits", "pool_chunk_bits", "hidden_size", "num_hidden_layers"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if self.hidden_size % self.num_attention_heads:
-            raise ValueError(
-                f"hidden_size ({self.hidden_size}) must be a multiple of "
-                f"num_attention_heads ({self.num_attention_heads})"
-            )
-        if self.pad_token_id != PAD_ID:
-            raise ValueError(
-                f"pad_token_id must be {PAD_ID} (the released special-token layout), got {self.pad_token_id}"
-            )
-        stored = kwargs.pop("vocab_size", None)
-        if stored is not None and stored != self.derived_vocab_size():
-            raise ValueError(
-                f"vocab_size={stored} does not match embedding_type={self.embedding_type!r} "
-                f"(expected {self.derived_vocab_size()}); leave vocab_size unset, it is derived"
-            )
-        super().__post_init__(**kwargs)
-
-    @property
-    def vocab_size(self) -> int:
-        """Number of distinct ``input_ids`` the model accepts (derived from the embedding fields)."""
-        return self.derived_vocab_size()
-
-    def derived_vocab_size(self) -> int:
-        """Number of distinct ``input_ids`` the model accepts."""
-        if self.embedding_type == "emb":
-            return NUM_SPECIAL_TOKENS + self.num_buckets
-        return NUM_SPECIAL_TOKENS + 1
-
-    @property
-    def uses_hash_bits(self) -> bool:
-        """True when the model needs ``hash_bits`` (every type but ``emb``)."""
-        return self.embedding_type != "emb"
 
 
 def sinusoidal_table(num_positions: int, dim: int) -> torch.Tensor:
@@ -192,6 +72,45 @@ def sinusoidal_table(num_positions: int, dim: int) -> torch.Tensor:
     table[:, 0::2] = torch.sin(position * frequency)
     table[:, 1::2] = torch.cos(position * frequency[: dim // 2])
     return table
+
+
+def _check_ids(name: str, ids: torch.Tensor, shape: tuple[int, ...], upper: int, fix: str) -> None:
+    """``ids`` must be an integer tensor of ``shape`` with values in ``[0, upper)`` (one min/max per call)."""
+    if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32):
+        got = ids.dtype if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise TypeError(f"{name} must be an int64 tensor, got {got}; convert with torch.as_tensor(x, dtype=torch.long)")
+    if tuple(ids.shape) != tuple(shape):
+        raise ValueError(f"{name} must have the shape of input_ids {tuple(shape)}, got {tuple(ids.shape)}")
+    if ids.numel():
+        low, high = (int(v) for v in torch.aminmax(ids))
+        if low < 0 or high >= upper:
+            raise ValueError(f"{name} must lie in [0, {upper}), got values in [{low}, {high}]; {fix}")
+
+
+def _check_mask(mask: torch.Tensor, shape: tuple[int, ...]) -> None:
+    if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != shape:
+        got = tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__
+        raise ValueError(f"attention_mask must be a tensor of the shape of input_ids {shape}, got {got}; pass the "
+                         f"tokenizer's attention_mask (1 = token, 0 = padding) or None")
+    if mask.dtype != torch.bool and not bool(((mask == 0) | (mask == 1)).all()):
+        raise ValueError(f"attention_mask must hold only 0 (padding) and 1 (token), got "
+                         f"{torch.unique(mask[(mask != 0) & (mask != 1)])[:5].tolist()}")
+
+
+def _check_input_ids(input_ids: torch.Tensor) -> None:
+    """A HashFormer batch: a non-empty ``(batch, length)`` integer tensor (the tokenizer's ``input_ids``)."""
+    if not isinstance(input_ids, torch.Tensor):
+        raise TypeError(f"input_ids must be a (batch, length) torch.Tensor of ids, got {type(input_ids).__name__}; "
+                        f"use HashFormerTokenizer(...)(texts)['input_ids'] or torch.as_tensor(ids, dtype=torch.long)")
+    if input_ids.dim() != 2:
+        raise ValueError(f"input_ids must be a (batch, length) tensor, got shape {tuple(input_ids.shape)}; add a "
+                         f"batch dimension with input_ids[None] for a single sequence")
+    if input_ids.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"input_ids must be an integer tensor (int64 ids), got {input_ids.dtype}; convert with "
+                        f"input_ids.long()")
+    if input_ids.shape[0] == 0 or input_ids.shape[1] == 0:
+        raise ValueError(f"input_ids has shape {tuple(input_ids.shape)}: a batch needs at least one sequence of at "
+                         f"least one token; tokenize at least one text (HashFormerTokenizer adds <s> and </s>)")
 
 
 def _position_ids(input_ids: torch.Tensor) -> torch.Tensor:
@@ -234,6 +153,8 @@ class HashFormerEmbeddings(nn.Module):
         self.LayerNorm = nn.LayerNorm(d, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.vocab_size = config.vocab_size
+        self.max_positions = config.max_position_embeddings
+        self.type_vocab_size = config.type_vocab_size
 
     def word_parameter_count(self) -> int:
         """Parameters that build the embedding of a hashed word: HashFormers Appendix B's ``#EmbParams``.
@@ -243,12 +164,8 @@ class HashFormerEmbeddings(nn.Module):
         is added to every word (the hashed-word marker, row 5; absent for ``linear``). Position and token-type
         embeddings are excluded, as Appendix B says.
         """
-        if self.special_token_embeddings is None:
-            return self.word_embeddings.weight[self.word_embeddings.num_special :].numel()
-        total = sum(p.numel() for p in self.word_embeddings.parameters())
-        if isinstance(self.word_embeddings, PoolEmbedding):
-            total -= self.word_embeddings.codebook.weight[0].numel()
-        if self.special_token_embeddings.num_embeddings > HASHED_TOKEN_ID:
+        total = self.word_embeddings.embedding_parameter_count()
+        if self.special_token_embeddings is not None and self.special_token_embeddings.num_embeddings > HASHED_TOKEN_ID:
             total += self.special_token_embeddings.weight[HASHED_TOKEN_ID].numel()
         return total
 
@@ -259,18 +176,18 @@ class HashFormerEmbeddings(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
-            raise ValueError("input_ids must be a (batch, length) tensor")
-        if input_ids.numel() and (int(input_ids.min()) < 0 or int(input_ids.max()) >= self.vocab_size):
+        _check_input_ids(input_ids)
+        low, high = (int(v) for v in torch.aminmax(input_ids))
+        if low < 0 or high >= self.vocab_size:
             raise ValueError(
                 f"input_ids must lie in [0, {self.vocab_size}) for embedding_type={self.embedding_type!r}, got "
-                f"[{int(input_ids.min())}, {int(input_ids.max())}]; Emb takes hash % N + 5, the other types take "
-                f"special ids 0-4 and {HASHED_TOKEN_ID} for words"
+                f"[{low}, {high}]; Emb takes hash % N + 5, the other types take special ids 0-4 and "
+                f"{HASHED_TOKEN_ID} for words"
             )
         if self.special_token_embeddings is None:
             if hash_bits is not None:
                 raise ValueError("embedding_type='emb' takes hashed ids in input_ids; do not pass hash_bits")
-            embeddings = self.word_embeddings(input_ids)
+            embeddings = self.word_embeddings.embedding(input_ids)  # ids checked above
         else:
             if hash_bits is None or hash_bits.shape != (*input_ids.shape, self.num_bits):
                 got = None if hash_bits is None else tuple(hash_bits.shape)
@@ -287,12 +204,24 @@ class HashFormerEmbeddings(nn.Module):
             embeddings = self.special_token_embeddings(special_ids) + self.word_embeddings(hash_bits, active)
         if position_ids is None:
             position_ids = _position_ids(input_ids)
+            if int(position_ids.max()) >= self.max_positions:
+                raise ValueError(
+                    f"input_ids has {input_ids.shape[1]} positions but the model numbers at most "
+                    f"{self.max_positions - PAD_ID - 1} tokens (max_position_embeddings={self.max_positions}); "
+                    f"truncate, e.g. HashFormerTokenizer(max_length={self.max_positions - PAD_ID - 1})"
+                )
+        else:
+            _check_ids("position_ids", position_ids, tuple(input_ids.shape), self.max_positions,
+                       "positions start at pad + 1 = 2 (RoBERTa numbering); leave position_ids None")
         if self.position_embeddings is not None:
             embeddings = embeddings + self.position_embeddings(position_ids)
         else:
             embeddings = embeddings + self.sinusoidal_positions[position_ids].to(embeddings.dtype)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
+        else:
+            _check_ids("token_type_ids", token_type_ids, tuple(input_ids.shape), self.type_vocab_size,
+                       f"the model has type_vocab_size={self.type_vocab_size}; pass zeros or leave it None")
         embeddings = embeddings + self.token_type_embeddings(token_type_ids)
         return self.dropout(self.LayerNorm(embeddings))
 
@@ -306,6 +235,10 @@ class HashFormerPreTrainedModel(PreTrainedModel):
     _supports_sdpa = True
     _supports_attention_backend = True
     _no_split_modules = ["HashFormerEmbeddings", "RobertaLayer"]
+
+    def embedding_parameter_count(self) -> int:
+        """HashFormers Appendix B's ``#EmbParams`` of this model (see :meth:`HashFormerEmbeddings.word_parameter_count`)."""
+        return self.base_model.embeddings.word_parameter_count()
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -340,12 +273,23 @@ class HashFormerModel(HashFormerPreTrainedModel):
         hash_bits: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
+        output_hidden_states: bool | None = None,
         **kwargs,
     ) -> BaseModelOutput:
+        """``last_hidden_state`` ``(B, L, d)``; with ``output_hidden_states`` also ``hidden_states``: the embedding
+        output and every layer's output (``num_hidden_layers + 1`` tensors, the last equal to ``last_hidden_state``)."""
+        if output_hidden_states is None:
+            output_hidden_states = self.config.output_hidden_states
         hidden = self.embeddings(input_ids, hash_bits, token_type_ids, position_ids)
+        if attention_mask is not None:
+            _check_mask(attention_mask, tuple(input_ids.shape))
         mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden, attention_mask=attention_mask)
-        out = self.encoder(hidden, attention_mask=mask)
-        return BaseModelOutput(last_hidden_state=out.last_hidden_state)
+        states = [hidden] if output_hidden_states else None
+        for layer in self.encoder.layer:
+            hidden = layer(hidden, mask)
+            if states is not None:
+                states.append(hidden)
+        return BaseModelOutput(last_hidden_state=hidden, hidden_states=tuple(states) if states is not None else None)
 
 
 class HashFormerForSequenceClassification(HashFormerPreTrainedModel):
@@ -366,17 +310,37 @@ class HashFormerForSequenceClassification(HashFormerPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_hidden_states: bool | None = None,
         **kwargs,
     ) -> SequenceClassifierOutput:
-        hidden = self.hashformer(input_ids, attention_mask, hash_bits, token_type_ids, position_ids).last_hidden_state
-        logits = self.classifier(hidden)
+        out = self.hashformer(input_ids, attention_mask, hash_bits, token_type_ids, position_ids,
+                              output_hidden_states=output_hidden_states)
+        logits = self.classifier(out.last_hidden_state)
         loss = None
         if labels is not None:
+            _check_labels(labels, input_ids.shape[0], self.num_labels)
             if self.num_labels == 1:
                 loss = MSELoss()(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
             else:
                 loss = CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.view(-1))
-        return SequenceClassifierOutput(loss=loss, logits=logits)
+        return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=out.hidden_states)
+
+
+def _check_labels(labels: torch.Tensor, batch: int, num_labels: int) -> None:
+    if not isinstance(labels, torch.Tensor) or labels.numel() != batch:
+        got = tuple(labels.shape) if isinstance(labels, torch.Tensor) else type(labels).__name__
+        raise ValueError(f"labels must be a tensor with one label per sequence (batch={batch}), got {got}")
+    if num_labels == 1:
+        if not labels.dtype.is_floating_point and labels.dtype not in (torch.int64, torch.int32):
+            raise TypeError(f"labels of a regression head (num_labels=1) must be numbers, got {labels.dtype}")
+        return
+    if labels.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"labels of a {num_labels}-class head must be int64 class ids, got {labels.dtype}; "
+                        f"convert with labels.long()")
+    valid = labels.eq(-100) | (labels.ge(0) & labels.lt(num_labels))
+    if not bool(valid.all()):
+        raise ValueError(f"labels must be class ids in [0, {num_labels}) or -100 (ignored), got "
+                         f"{labels[~valid].flatten()[:5].tolist()}; num_labels={num_labels} is set in the config")
 
 
 class HashFormerForShuffleRandom(HashFormerPreTrainedModel):
@@ -401,72 +365,15 @@ class HashFormerForShuffleRandom(HashFormerPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_hidden_states: bool | None = None,
         **kwargs,
     ) -> TokenClassifierOutput:
-        hidden = self.hashformer(input_ids, attention_mask, hash_bits, token_type_ids, position_ids).last_hidden_state
-        logits = self.classifier(self.dropout(hidden))
+        out = self.hashformer(input_ids, attention_mask, hash_bits, token_type_ids, position_ids,
+                              output_hidden_states=output_hidden_states)
+        logits = self.classifier(self.dropout(out.last_hidden_state))
         loss = None
         if labels is not None:
             loss = CrossEntropyLoss(ignore_index=-100)(logits.view(-1, NUM_SR_LABELS), labels.view(-1))
-        return TokenClassifierOutput(loss=loss, logits=logits)
+        return TokenClassifierOutput(loss=loss, logits=logits, hidden_states=out.hidden_states)
 
 
-def proformer_config(**overrides) -> HashFormerConfig:
-    """ProFormer (Sankar et al., 2021b) as HashFormers' Table 2 baseline: 420-bit LSH codes, 2 encoder layers.
-
-    ProFormer "hashes each token into a 420-bit vector" (Appendix B, Eq. 11: ``#Emb = 420 × d``), has "two encoder
-    layers" (§4.1) and "15.1M parameters in total" (§5.2); the HashFormers authors re-implemented it and did not
-    release the code. The architecture here is the smallest consistent with those numbers: a bias-free dense
-    projection ``420 → d`` of the code (``embedding_type="linear"``), fixed sinusoidal positions, RoBERTa layers
-    and head. A learned 514 × 768 position table would add 0.39M and give 15.5M, so the printed 15.1M implies
-    parameter-free positions.
-    """
-    settings = dict(
-        embedding_type="linear",
-        hash_type="lsh",
-        num_bits=420,
-        num_hidden_layers=2,
-        position_embedding_type="sinusoidal",
-    )
-    settings.update(overrides)
-    return HashFormerConfig(**settings)
-
-
-def baseline_config(vocab_size: int, **overrides) -> RobertaConfig:
-    """``RobertaConfig`` of the BERT-MLM / BERT-S+R baselines over a BPE vocabulary of ``vocab_size`` tokens.
-
-    The settings of Yamaguchi et al.'s released pre-training script (``gucci-j/light-transformer-emnlp2021``,
-    ``src/pretrainer.py``): 514 positions, one token type, LayerNorm eps 1e-5, ``<s>``/``<pad>``/``</s>`` = 0/1/2,
-    BERT-base sizes. The paper's baselines use RoBERTa's 50,265-token vocabulary (§4.2).
-    """
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < NUM_SPECIAL_TOKENS + 1:
-        raise ValueError(f"vocab_size must be an int > {NUM_SPECIAL_TOKENS}, got {vocab_size!r}")
-    settings = dict(
-        vocab_size=vocab_size,
-        max_position_embeddings=514,
-        type_vocab_size=1,
-        layer_norm_eps=1e-5,
-        pad_token_id=PAD_ID,
-        bos_token_id=0,
-        eos_token_id=2,
-    )
-    settings.update(overrides)
-    return RobertaConfig(**settings)
-
-
-def build_baseline(
-    kind: Literal["mlm", "shuffle_random", "sequence_classification"], config: RobertaConfig
-) -> PreTrainedModel:
-    """BERT-MLM (``RobertaForMaskedLM``), BERT-S+R (``RobertaForTokenClassification`` with 3 labels: dropout +
-    ``Linear(d, 3)``, the head of Yamaguchi et al.'s ``RobertaForShuffleRandomThreeWayClassification``) or the GLUE
-    model (``RobertaForSequenceClassification``) for a :func:`baseline_config`."""
-    if not isinstance(config, RobertaConfig) or isinstance(config, HashFormerConfig):
-        raise TypeError("config must be a RobertaConfig from baseline_config(), not a HashFormerConfig")
-    if kind == "mlm":
-        return RobertaForMaskedLM(config)
-    if kind == "shuffle_random":
-        config = RobertaConfig(**{**config.to_dict(), "num_labels": NUM_SR_LABELS})
-        return RobertaForTokenClassification(config)
-    if kind == "sequence_classification":
-        return RobertaForSequenceClassification(config)
-    raise ValueError(f"kind must be 'mlm', 'shuffle_random' or 'sequence_classification', got {kind!r}")

@@ -161,3 +161,18 @@ class ShuffleRandomCollator:
         batch["hash_bits" if bit_mode else "input_ids"] = corrupted
         batch["labels"] = labels
         return batch
+
+
+class MLMObjective:
+    """BERT-MLM's corruption (15% of tokens: 80% ``<mask>``, 10% random, 10% kept) with its own seeded generator."""
+
+    def __init__(self, tokenizer: Any, seed: int) -> None:
+        from transformers import DataCollatorForLanguageModeling
+
+        self.collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
+        self.collator.generator = torch.Generator().manual_seed(seed)
+
+    def __call__(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        ids = batch["input_ids"]
+        input_ids, labels = self.collator.torch_mask_tokens(ids.clone(), special_tokens_mask=ids.lt(NUM_SPECIAL_TOKENS))
+        return {**batch, "input_ids": input_ids, "labels": labels}

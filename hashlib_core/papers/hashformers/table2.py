@@ -18,26 +18,18 @@ exclude those for position embeddings"), made concrete by the released model cod
 * HashFormer Pool/Add/Proj: the compressed module (Pool without its padding codeword) **plus one row of the
   special-token embedding**: the released models add row 5 of ``nn.Embedding(6, 768)`` (the hashed-word marker) to
   every word's embedding, so it is used to generate every non-special token's embedding. This is the extra ``d`` in
-  the printed digits: Proj 128·768 + 768 = 99,072 (99.1K), Add 2·128·768 + 768 = 197,376 (197.4K), Pool
-  (1,024 + 13)·768 + 768 = 797,184 (797.2K);
+  the printed digits: Proj ``128·768 + 768``, Add ``2·128·768 + 768``, Pool ``(1,024 + 13)·768 + 768``;
 * ProFormer: its ``420 × 768`` projection (Eq. 11);
 * CANINE-C: its 8 hash-bucket embedding tables (Eq. 10).
 
 Totals include every parameter, classification head included (Appendix B). BERT-MLM and the HashFormers use the
-RoBERTa head (dense 768×768 + tanh + 768×2) and no pooler; with it, BERT-MLM has 124,647,170 parameters
-(printed 124.6M), and so does HashFormer-Emb(50K), whose 50,260 + 5 rows equal RoBERTa's 50,265.
+RoBERTa head (dense 768×768 + tanh + 768×2) and no pooler; HashFormer-Emb(50K) then has exactly BERT-MLM's total,
+since its 50,260 + 5 rows equal RoBERTa's 50,265.
 
-Differences from the printed table (45 of the 60 printed cells are reproduced; ``note`` repeats the reasons per
-row, ``mismatched`` lists the columns):
-
-* CANINE-C, all five cells. ``CanineConfig()`` has 8 hash functions x 16,384 buckets x 96 dimensions =
-  12,582,912 (12.6M) embedding parameters, where Eq. 10 uses "16,000 hash buckets" x 768 = 12.3M; the model has
-  132.1M parameters (a 16,384 x 768 character-position table included), not 121.0M, and we found no subset of its
-  modules that gives 121.0M. The printed PCR(Emb) 68.1 = 1 - 12.3/38.6 was computed from rounded numbers.
-* Emb (1K), four cells. With N = 1,000 buckets the embedding has 768,000 parameters; the printed 797.2K is Pool's
-  count (1,038 x 768) and the row's PoEP repeats Pool's, so the row appears copied from Pool. PCR(All) is 30.35,
-  which rounds to 30.4 (printed 30.3, i.e. 1 - 86.8/124.6 from rounded counts).
-* Pool, PoEP: 797,184 / 86,845,442 = 0.92% rounds to 0.9; the paper prints 1.0.
+Where our counts differ from the print, :func:`table2_notes` explains each row with numbers computed from the
+built modules (``note`` column; ``mismatched`` lists the columns): CANINE-C (``CanineConfig()`` hashes into 16,384
+buckets of 96 dimensions where Eq. 10 uses "16,000 hash buckets" x 768, and its total includes a character-position
+table), Emb (1K) (the printed row repeats Pool's counts), and Pool's PoEP.
 """
 from __future__ import annotations
 
@@ -49,17 +41,14 @@ import torch
 from torch import nn
 from transformers import CanineConfig, CanineForSequenceClassification
 
-from hashlib_core.papers.hashformers.modeling import (
-    HashFormerConfig,
-    HashFormerForSequenceClassification,
-    baseline_config,
-    build_baseline,
-    proformer_config,
-)
+from hashlib_core.papers.hashformers.baselines import baseline_config, build_baseline
+from hashlib_core.papers.hashformers.configuration import HashFormerConfig, proformer_config
+from hashlib_core.papers.hashformers.modeling import HashFormerForSequenceClassification
 from hashlib_core.params import count_parameters, humanize, instantiate_on_meta
 from hashlib_core.results import load_paper_table
 
-__all__ = ["PAPER_COLUMNS", "TABLE2_COLUMNS", "hashformers_table2", "embedding_parameter_count", "render_percent"]
+__all__ = ["PAPER_COLUMNS", "TABLE2_COLUMNS", "hashformers_table2", "table2_notes", "embedding_parameter_count",
+           "render_percent"]
 
 #: Vocabulary of the BERT-MLM baseline: RoBERTa's BPE (§4.2 "a 50,000 BPE vocabulary (Liu et al., 2019)").
 ROBERTA_VOCAB_SIZE = 50265
@@ -75,42 +64,6 @@ PAPER_COLUMNS: dict[str, str] = {
     "poep": "PoEP",
 }
 TABLE2_COLUMNS = ("total", "emb", "pcr_all", "pcr_emb", "poep")
-
-_NOTES: dict[str, str] = {
-    "BERT-MLM": (
-        "Baseline (not a row of Table 2): RobertaForSequenceClassification, vocab 50,265; embedding = 50,265 x 768 "
-        "(Eq. 9). The introduction's 'RoBERTa-base ... 38M out of 125M' rounds the same numbers."
-    ),
-    "CANINE-C": (
-        "CanineConfig() hashes with 8 functions x 16,384 buckets x 96 dims = 12,582,912 (12.6M); the paper's Eq. 10 "
-        "uses '16,000 hash buckets' x 768 = 12,288,000 (12.3M). CanineForSequenceClassification(CanineConfig()) has "
-        "132.1M parameters (its 16,384 x 768 character-position table alone is 12.6M); we found no subset of its "
-        "modules that gives the printed 121.0M, so PCR(All) and PoEP differ too. The printed PCR(Emb) 68.1 is "
-        "1 - 12.3/38.6 from rounded values (12,288,000 exactly gives 68.2)."
-    ),
-    "ProFormer": (
-        "Not released; rebuilt as 420-bit code -> bias-free Linear(420, 768) -> 2 RoBERTa layers -> RoBERTa head, "
-        "sinusoidal positions (a learned 514 x 768 table would give 15.5M, not the printed 15.1M). "
-        "Embedding = 420 x 768 (Eq. 11)."
-    ),
-    "Emb (50K)": (
-        "Embedding = the 50,260 hashed rows x 768 = 38,599,680 (the 5 special rows excluded); the total equals "
-        "BERT-MLM's because 50,260 + 5 = 50,265."
-    ),
-    "Emb (1K)": (
-        "N = 1,000 hashed rows x 768 = 768,000 (768.0K), total 86,815,490. The printed 797.2K is 1,038 x 768, exactly "
-        "Pool's count, and PoEP 1.0 repeats Pool's printed value: the row appears copied from Pool (N = 1,038 would "
-        "reproduce its counts). Our PCR(All) 30.35 rounds to 30.4; the paper's ratios seem computed from rounded "
-        "counts (1 - 86.8/124.6 = 30.3), as CANINE-C's PCR(Emb) shows."
-    ),
-    "Pool": (
-        "Embedding = codebook 1,024 x 768 (padding codeword excluded) + weights 13 x 768 + hashed-word row 768 = "
-        "797,184. PoEP = 797,184 / 86,845,442 = 0.92% -> 0.9; the paper prints 1.0."
-    ),
-    "Add": "Embedding = codebooks 2 x 128 x 768 + hashed-word row 768 = 197,376.",
-    "Proj": "Embedding = projection 128 x 768 + hashed-word row 768 = 99,072.",
-}
-
 
 def embedding_parameter_count(model: nn.Module) -> int:
     """Appendix B's ``#EmbParams`` of a Table 2 model, read from its modules (see the module docstring)."""
@@ -213,10 +166,77 @@ def hashformers_table2() -> pd.DataFrame:
         record.update({f"ours_{c}": v for c, v in zip(TABLE2_COLUMNS, ours)})
         record.update({f"paper_{c}": v for c, v in zip(TABLE2_COLUMNS, paper)})
         record["mismatched"] = ",".join(mismatched)
-        record["note"] = _NOTES[row.name]
         records.append(record)
+        if isinstance(model, CanineForSequenceClassification):
+            canine_position = model.canine.char_embeddings.char_position_embeddings.weight.numel()
         del model
-    return pd.DataFrame.from_records(records)
+    table = pd.DataFrame.from_records(records)
+    table["note"] = table["model"].map(table2_notes(table, canine_position))
+    return table
+
+
+def _count(n: float) -> str:
+    return f"{int(n):,}"
+
+
+def table2_notes(table: pd.DataFrame, canine_position_params: int) -> dict[str, str]:
+    """The explanation of each Table 2 row, every number in it computed (from ``table`` and the modules).
+
+    ``canine_position_params`` is the size of CANINE-C's character-position table, counted from the built model.
+    """
+    t = table.drop_duplicates("model").set_index("model")
+    base_total, base_emb = t.loc["BERT-MLM", "total_params"], t.loc["BERT-MLM", "emb_params"]
+    canine_cfg = CanineConfig()
+    eq10 = 16000 * canine_cfg.hidden_size                      # Eq. 10's "16,000 hash buckets" x 768
+    canine = t.loc["CANINE-C"]
+    proformer_learned = t.loc["ProFormer", "total_params"] + 514 * 768
+    emb1k, pool = t.loc["Emb (1K)"], t.loc["Pool"]
+    pool_rows = pool["emb_params"] / 768
+    pool_codebook = (2 ** 10) * 768
+    pool_weights = pool["emb_params"] - pool_codebook - 768
+    return {
+        "BERT-MLM": (
+            f"Baseline (not a row of Table 2): RobertaForSequenceClassification, vocab {ROBERTA_VOCAB_SIZE:,}; "
+            f"embedding = {ROBERTA_VOCAB_SIZE:,} x 768 = {_count(base_emb)} (Eq. 9) of {_count(base_total)} "
+            f"({humanize(base_emb)} of {humanize(base_total)}). The introduction's 'RoBERTa-base ... 38M out of "
+            f"125M' rounds the same numbers."
+        ),
+        "CANINE-C": (
+            f"CanineConfig() hashes with {canine_cfg.num_hash_functions} functions x {canine_cfg.num_hash_buckets:,} "
+            f"buckets x {canine_cfg.hidden_size // canine_cfg.num_hash_functions} dims = {_count(canine['emb_params'])} "
+            f"({humanize(canine['emb_params'])}); the paper's Eq. 10 uses '16,000 hash buckets' x 768 = "
+            f"{_count(eq10)} ({humanize(eq10)}). CanineForSequenceClassification(CanineConfig()) has "
+            f"{humanize(canine['total_params'])} parameters (its character-position table alone is "
+            f"{humanize(canine_position_params)}); we found no subset of its modules that gives the printed total, "
+            f"so PCR(All) and PoEP differ too. With Eq. 10's count, PCR(Emb) is "
+            f"{render_percent(100 * (1 - eq10 / base_emb))} exactly; the printed value comes from rounded counts."
+        ),
+        "ProFormer": (
+            f"Not released; rebuilt as 420-bit code -> bias-free Linear(420, 768) -> 2 RoBERTa layers -> RoBERTa "
+            f"head, sinusoidal positions (a learned 514 x 768 table would give {humanize(proformer_learned)}, not the "
+            f"printed total). Embedding = 420 x 768 (Eq. 11)."
+        ),
+        "Emb (50K)": (
+            f"Embedding = the 50,260 hashed rows x 768 = {_count(t.loc['Emb (50K)', 'emb_params'])} (the 5 special "
+            f"rows excluded); the total equals BERT-MLM's because 50,260 + 5 = {ROBERTA_VOCAB_SIZE:,}."
+        ),
+        "Emb (1K)": (
+            f"N = {EMB_1K_BUCKETS:,} hashed rows x 768 = {_count(emb1k['emb_params'])} "
+            f"({humanize(emb1k['emb_params'])}), total {_count(emb1k['total_params'])}. The printed embedding count "
+            f"is Pool's ({_count(pool_rows)} x 768) and its PoEP repeats Pool's printed value: the row appears copied "
+            f"from Pool. Our PCR(All) is {emb1k['pcr_all']:.2f}; the paper's ratios seem computed from rounded "
+            f"counts (1 - {emb1k['total_params'] / 1e6:.1f}/{base_total / 1e6:.1f} = "
+            f"{100 * (1 - round(emb1k['total_params'] / 1e6, 1) / round(base_total / 1e6, 1)):.1f})."
+        ),
+        "Pool": (
+            f"Embedding = codebook 1,024 x 768 (padding codeword excluded) + weights {_count(pool_weights / 768)} x 768 "
+            f"+ hashed-word row 768 = {_count(pool['emb_params'])}. PoEP = {_count(pool['emb_params'])} / "
+            f"{_count(pool['total_params'])} = {pool['poep']:.2f}% -> {render_percent(pool['poep'])}; the paper prints "
+            f"{pool['paper_poep']}."
+        ),
+        "Add": f"Embedding = codebooks 2 x 128 x 768 + hashed-word row 768 = {_count(t.loc['Add', 'emb_params'])}.",
+        "Proj": f"Embedding = projection 128 x 768 + hashed-word row 768 = {_count(t.loc['Proj', 'emb_params'])}.",
+    }
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ vocabulary; the released code loads ``roberta-base``'s 50K byte-level BPE. This 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Literal, Sequence
+from collections.abc import Iterable
+from typing import Any, Literal, Sequence
 
 import torch
 from hashlib_core.bpe import (
@@ -40,6 +41,8 @@ __all__ = [
     "word_tokenize",
     "build_word_sequence",
     "HashFormerTokenizer",
+    "SubwordHashFormerTokenizer",
+    "bpe_units",
     "train_bpe",
     "bpe_to_hf_tokenizer",
 ]
@@ -124,7 +127,10 @@ class HashFormerTokenizer:
             raise ValueError(f"mode must be 'index' (Emb variants) or 'bits' (Pool/Add/Proj), got {mode!r}")
         needed = "batch_index" if mode == "index" else "batch_bits"
         if not callable(getattr(hasher, needed, None)):
-            raise TypeError(f"mode={mode!r} needs a hasher with a {needed}(words) method, got {type(hasher).__name__}")
+            example = "KeyedMD5Hasher(num_buckets=N) or LSHBucketHasher(bpe)" if mode == "index" else \
+                "KeyedMD5Hasher() or LSHBitHasher(bpe)"
+            raise TypeError(f"hasher must have a {needed}(words) method for mode={mode!r}, got "
+                            f"{type(hasher).__name__} {hasher!r:.40}; pass e.g. {example}")
         offset = getattr(hasher, "offset", None)
         if mode == "index" and offset is not None and offset < NUM_SPECIAL_TOKENS:
             raise ValueError(
@@ -146,12 +152,20 @@ class HashFormerTokenizer:
             return build_word_sequence(word_tokenize(item), None, self.max_length)
         if isinstance(item, tuple) and len(item) == 2 and all(isinstance(t, str) for t in item):
             return build_word_sequence(word_tokenize(item[0]), word_tokenize(item[1]), self.max_length)
-        raise TypeError(f"each input must be a str or a (str, str) pair, got {type(item).__name__} {item!r:.80}")
+        raise TypeError(f"each text must be a str or a (str, str) pair, got {type(item).__name__} {item!r:.80}; "
+                        f"convert it with str() or drop it")
 
     def __call__(self, texts: TextInput | Sequence[TextInput]) -> dict[str, torch.Tensor]:
-        batch = [texts] if isinstance(texts, (str, tuple)) else list(texts)
+        if isinstance(texts, (str, tuple)):
+            batch = [texts]
+        elif isinstance(texts, Iterable) and not isinstance(texts, (bytes, bytearray)):
+            batch = list(texts)  # a list, a generator, a numpy array or a datasets column
+        else:
+            raise TypeError(f"texts must be a str, a (str, str) pair or a list of them, got "
+                            f"{type(texts).__name__} {texts!r:.40}; e.g. "
+                            f"tokenizer(['a sentence', ('first', 'second')])")
         if not batch:
-            raise ValueError("cannot tokenize an empty batch; pass at least one text")
+            raise ValueError("texts is an empty list: cannot tokenize an empty batch; pass at least one text")
         sequences = [self._sequence(item) for item in batch]
         length = self.max_length if self.padding == "max_length" else max(len(s) for s in sequences)
         # A word never equals a special-token string: WORD_PATTERN splits "<s>" into "<", "s", ">".
@@ -183,3 +197,26 @@ class HashFormerTokenizer:
         if self.mode == "bits":
             out["hash_bits"] = hash_bits
         return out
+
+
+def bpe_units(bpe: Any, text: str) -> list[str]:
+    """BPE subwords of ``text`` as strings (surrounding white space removed): Table 6's hashed units."""
+    encoding = bpe.encode(text, add_special_tokens=False)
+    units = [text[start:end].strip().lower() for start, end in encoding.offsets]
+    return [u for u in units if u]
+
+
+class SubwordHashFormerTokenizer(HashFormerTokenizer):
+    """:class:`HashFormerTokenizer` whose units are BPE subwords instead of words (Table 6, Appendix C)."""
+
+    def __init__(self, hasher: Any, bpe: Any, **kwargs: Any) -> None:
+        super().__init__(hasher, **kwargs)
+        self.bpe = bpe
+
+    def _sequence(self, item: Any) -> list[str]:
+        if isinstance(item, str):
+            return build_word_sequence(bpe_units(self.bpe, item), None, self.max_length)
+        if isinstance(item, tuple) and len(item) == 2 and all(isinstance(t, str) for t in item):
+            return build_word_sequence(bpe_units(self.bpe, item[0]), bpe_units(self.bpe, item[1]), self.max_length)
+        raise TypeError(f"each text must be a str or a (str, str) pair, got {type(item).__name__} {item!r:.80}; "
+                        f"convert it with str() or drop it")

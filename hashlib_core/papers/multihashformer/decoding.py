@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -33,10 +32,7 @@ from hashlib_core.decoding.multihash import (
 )
 from hashlib_core.hashing.base import check_int
 
-if TYPE_CHECKING:
-    from hashlib_core.papers.multihashformer.modeling import MultiHashFormerForCausalLM
-
-__all__ = ["CascadedHashDecoder", "generate", "ValidVocabNLL", "valid_vocab_nll"]
+__all__ = ["CascadedHashDecoder", "check_input_ids", "generate", "ValidVocabNLL", "valid_vocab_nll"]
 
 
 class CascadedHashDecoder(nn.Module):
@@ -87,12 +83,37 @@ class CascadedHashDecoder(nn.Module):
                 f"mixer_bottleneck={self.mixer_bottleneck}")
 
 
+def _check_model(model: object) -> None:
+    hash_map, decoder = getattr(model, "hash_map", None), getattr(model, "hash_logits", None)
+    if not (isinstance(hash_map, torch.Tensor) and callable(decoder)):
+        raise TypeError(f"model must be a MultiHashFormerForCausalLM (with a hash_map and a hash decoder), got "
+                        f"{type(model).__name__}; build one with MultiHashFormerForCausalLM(config) or from_pretrained")
+
+
+def check_input_ids(input_ids: torch.Tensor, name: str = "input_ids") -> None:
+    """A non-empty ``(batch, seq)`` tensor of integer token ids, else a clear error naming ``name`` and the fix
+    (the check of ``MultiHashFormerModel.forward``, :func:`generate` and :func:`valid_vocab_nll`)."""
+    if not isinstance(input_ids, torch.Tensor):
+        raise TypeError(f"{name} must be a (batch, seq) torch.Tensor of token ids, got {type(input_ids).__name__}; "
+                        f"convert with torch.as_tensor(ids, dtype=torch.long)")
+    if input_ids.dim() != 2:
+        raise ValueError(f"{name} must be a (batch, seq) tensor of token ids, got shape {tuple(input_ids.shape)}; "
+                         f"add a batch dimension with {name}[None] for a single sequence")
+    if input_ids.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"{name} must be int64 (or int32) token ids, got dtype {input_ids.dtype}; convert with "
+                        f"{name}.long()")
+    if input_ids.shape[0] == 0 or input_ids.shape[1] == 0:
+        raise ValueError(f"{name} has shape {tuple(input_ids.shape)}: a batch needs at least one sequence of at "
+                         f"least one token; start a prompt with a token such as the BOS/EOS id")
+
+
 def _left_padding_mask(attention_mask: torch.Tensor | None, input_ids: torch.Tensor) -> torch.Tensor | None:
     """Validate a left-padding mask for :func:`generate`; ``None`` when there is no padding at all."""
     if attention_mask is None:
         return None
     if not isinstance(attention_mask, torch.Tensor) or attention_mask.shape != input_ids.shape:
-        raise ValueError(f"attention_mask must be a tensor of the prompt's shape {tuple(input_ids.shape)}")
+        got = tuple(attention_mask.shape) if isinstance(attention_mask, torch.Tensor) else type(attention_mask).__name__
+        raise ValueError(f"attention_mask must be a tensor of the prompt's shape {tuple(input_ids.shape)}, got {got}")
     mask = attention_mask.long()
     if bool(((mask != 0) & (mask != 1)).any()):
         raise ValueError("attention_mask must hold only 0 (padding) and 1 (token)")
@@ -106,7 +127,7 @@ def _left_padding_mask(attention_mask: torch.Tensor | None, input_ids: torch.Ten
 
 @torch.no_grad()
 def generate(
-    model: "MultiHashFormerForCausalLM",
+    model: nn.Module,
     input_ids: torch.Tensor,
     max_new_tokens: int,
     *,
@@ -120,16 +141,19 @@ def generate(
 ) -> torch.Tensor:
     """Autoregressive decoding over the valid vocabulary: only registered signatures can be emitted.
 
+    ``model`` is a :class:`~hashlib_core.papers.multihashformer.modeling.MultiHashFormerForCausalLM`.
+
     ``input_ids`` is a ``(batch, seq)`` prompt. Prompts of different lengths are batched by **left** padding with
     an ``attention_mask`` (0 on the padding, then 1s; ``tokenizer.padding_side = "left"``): padding is never
     attended to and positions start at 0 on each prompt's first real token, so each row decodes as it would alone.
     Greedy (``do_sample=False``) takes the ``P_inf`` argmax; sampling draws from ``P_inf`` with ``temperature`` and
     optional ``top_k`` using ``generator``. With ``eos_token_id``, a sequence that emitted it keeps emitting it.
     Returns ``(batch, seq + max_new_tokens)`` (the padding kept in front). Uses the backbone's KV cache, so each
-    step runs the backbone on one new position.
+    step runs the backbone on one new position. An empty batch, an empty prompt, 1-D or non-integer ids raise an
+    error naming ``input_ids`` and its shape or dtype; ``max_new_tokens=0`` returns the prompt.
     """
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.shape[1] == 0:
-        raise ValueError("input_ids must be a non-empty (batch, seq) tensor of token ids")
+    _check_model(model)
+    check_input_ids(input_ids)
     check_int("max_new_tokens", max_new_tokens, minimum=0)
     mask = _left_padding_mask(attention_mask, input_ids)
     hash_map = model.hash_map
@@ -189,22 +213,23 @@ class ValidVocabNLL:
 
 @torch.no_grad()
 def valid_vocab_nll(
-    model: "MultiHashFormerForCausalLM",
+    model: nn.Module,
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor | None = None,
     *,
     chunk_size: int | None = DEFAULT_CHUNK_SIZE,
     token_chunk_size: int = 512,
 ) -> ValidVocabNLL:
-    """Next-token NLL of ``input_ids`` under ``P_inf`` (renormalised over the valid vocabulary).
+    """Next-token NLL of ``input_ids`` under ``P_inf`` (renormalised over the valid vocabulary) for a
+    :class:`~hashlib_core.papers.multihashformer.modeling.MultiHashFormerForCausalLM` ``model``.
 
     Position ``t`` predicts token ``t + 1``; a pair is scored only when both positions have ``attention_mask`` 1
     (right-padded batches: the first token of each sequence is context, never a target). The backbone runs
     once; the hash decoder and the vocabulary scoring then run over ``token_chunk_size`` positions at a time, so
     memory stays at ``token_chunk_size x (H*B + chunk_size)`` values beyond the backbone's activations.
     """
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
-        raise ValueError("input_ids must be a (batch, seq) tensor of token ids")
+    _check_model(model)
+    check_input_ids(input_ids)
     check_int("token_chunk_size", token_chunk_size, minimum=1)
     hash_map = model.hash_map
     device = hash_map.device

@@ -1,51 +1,41 @@
 """MultiHashFormer (Xue, Yamaguchi & Aletras): a Qwen3 decoder between a Hash Encoder and a Hash Decoder.
 
-* :class:`MultiHashFormerConfig` / :class:`MultiHashFormerForCausalLM`: Hugging Face config and model. Token ids go
-  through the persistent ``hash_map`` buffer (``V x H`` signatures, saved with the model) into the gated
-  compositional embedding (:mod:`hashlib_core.embeddings.multihash`, section 3.1), then through a Qwen3 decoder
-  (``transformers.Qwen3Model`` fed with ``inputs_embeds``; its own token embedding is removed, sections 3.2 and
-  4.1), then through the cascaded hash decoder whose bucket classifiers are tied to the encoder tables
-  (:mod:`hashlib_core.decoding.multihash`, sections 3.3-3.4).
-* Presets (:data:`BACKBONE_PRESETS`, :func:`build_model`): the 100M / 1B / 3B shapes of Table 7 (App. C.1) and a
-  ``tiny`` shape for smoke runs, for the three model families of Table 1: Standard (``Qwen3ForCausalLM`` with tied
-  embeddings), Standard+kL (``k`` extra layers) and MHF (H, B).
-* :func:`multihashformer_table1_params`: the ``#Param Emb`` and ``Dec`` columns of Table 1, counted from models
-  instantiated on the ``meta`` device.
+* :class:`MultiHashFormerConfig`, :class:`MultiHashFormerModel` (the base model: Hash Encoder + Qwen3 decoder
+  stack, returning hidden states) and :class:`MultiHashFormerForCausalLM` (base model + cascaded Hash Decoder),
+  Hugging Face style (``save_pretrained`` / ``from_pretrained``, ``base_model``, ``output_hidden_states``,
+  ``get_input_embeddings``). Token ids go through the persistent ``hash_map`` buffer (``V x H`` signatures, saved
+  with the model) into the gated compositional embedding (:mod:`hashlib_core.embeddings.multihash`, section 3.1),
+  then through a Qwen3 decoder (``transformers.Qwen3Model`` fed with ``inputs_embeds``; its own token embedding is
+  removed, sections 3.2 and 4.1), then through the cascaded hash decoder whose bucket classifiers are tied to the
+  encoder tables (:mod:`hashlib_core.papers.multihashformer.decoding`, sections 3.3-3.4).
+* The book's model protocol (:mod:`hashlib_core.modeling`): :meth:`~MultiHashFormerForCausalLM.vocab_log_probs`
+  (``P_inf`` over the valid vocabulary), :meth:`~MultiHashFormerForCausalLM.embedding_parameter_count` (Table 1's
+  *Emb*) and :meth:`~MultiHashFormerForCausalLM.expand_vocabulary` (section 4.4: new tokens, no new parameter).
+* Presets of Table 7 and the Table 1 model families: :mod:`hashlib_core.papers.multihashformer.presets`.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-import pandas as pd
 import torch
 from huggingface_hub.dataclasses import strict
 from torch import nn
-from transformers import PreTrainedConfig, PreTrainedModel, Qwen3Config, Qwen3ForCausalLM, Qwen3Model
+from transformers import PreTrainedConfig, PreTrainedModel, Qwen3Config, Qwen3Model
 from transformers.cache_utils import Cache
 from transformers.modeling_outputs import BaseModelOutputWithPast
 from transformers.utils import ModelOutput
 
-from hashlib_core.decoding.multihash import multihash_loss
-from hashlib_core.papers.multihashformer.decoding import CascadedHashDecoder
-from hashlib_core.embeddings.multihash import GatedCompositionalEmbedding
-from hashlib_core.params import count_parameters, instantiate_on_meta
-from hashlib_core.results import format_like, load_paper_table, parse_printed
+from hashlib_core.decoding.multihash import hash_log_probs, multihash_loss, vocab_log_probs
+from hashlib_core.embeddings.multihash import GatedCompositionalEmbedding, validate_signature_table
+from hashlib_core.papers.multihashformer.decoding import CascadedHashDecoder, check_input_ids
+from hashlib_core.params import count_parameters
 
 __all__ = [
     "MultiHashFormerConfig",
     "MultiHashFormerOutput",
+    "MultiHashFormerPreTrainedModel",
+    "MultiHashFormerModel",
     "MultiHashFormerForCausalLM",
-    "BackboneShape",
-    "BACKBONE_PRESETS",
-    "VariantSpec",
-    "parse_variant",
-    "standard_config",
-    "multihashformer_config",
-    "build_model",
-    "parameter_groups",
-    "table1_printed_params",
-    "multihashformer_table1_params",
 ]
 
 
@@ -140,15 +130,11 @@ class MultiHashFormerOutput(ModelOutput):
     hash_logits: torch.Tensor | None = None
     last_hidden_state: torch.Tensor | None = None
     past_key_values: Cache | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
 
 
-class MultiHashFormerForCausalLM(PreTrainedModel):
-    """Hash Encoder -> Qwen3 decoder -> cascaded Hash Decoder (tied), with a persistent ``hash_map`` buffer.
-
-    A freshly built model has an all-zero ``hash_map`` (no registered token); install signatures with
-    :meth:`set_signature_table` (e.g. ``SignatureRegistry.table()``, padded with zero rows to ``vocab_size``).
-    ``save_pretrained`` / ``from_pretrained`` keep the signatures with the weights.
-    """
+class MultiHashFormerPreTrainedModel(PreTrainedModel):
+    """Loading, saving and the attention back-ends shared by the MultiHashFormer models."""
 
     config_class = MultiHashFormerConfig
     base_model_prefix = "multihashformer"
@@ -159,6 +145,14 @@ class MultiHashFormerForCausalLM(PreTrainedModel):
     _supports_flex_attn = True
     _supports_attention_backend = True
 
+
+class MultiHashFormerModel(MultiHashFormerPreTrainedModel):
+    """The base model: Hash Encoder (gated compositional embedding) + Qwen3 decoder stack.
+
+    ``forward`` returns the final hidden states ``h_t`` (after the last RMSNorm) and, with
+    ``output_hidden_states``, the embedding output and every layer's output, as ``Qwen3Model`` does.
+    """
+
     def __init__(self, config: MultiHashFormerConfig) -> None:
         super().__init__(config)
         self.embeddings = GatedCompositionalEmbedding(
@@ -167,10 +161,65 @@ class MultiHashFormerForCausalLM(PreTrainedModel):
         self.backbone = Qwen3Model(config.backbone_config())
         # The hash encoder replaces the backbone's token embedding; the backbone only ever sees inputs_embeds.
         self.backbone.embed_tokens = None
+        self.post_init()
+
+    @property
+    def layers(self) -> nn.ModuleList:
+        """The decoder layers (``backbone.layers``)."""
+        return self.backbone.layers
+
+    def get_input_embeddings(self) -> GatedCompositionalEmbedding:
+        return self.embeddings
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
+        use_cache: bool | None = None,
+        output_hidden_states: bool | None = None,
+        **kwargs,
+    ) -> BaseModelOutputWithPast:
+        check_input_ids(input_ids)
+        if attention_mask is not None:
+            past = 0 if past_key_values is None else int(past_key_values.get_seq_length())
+            expected = (input_ids.shape[0], past + input_ids.shape[1])
+            if not isinstance(attention_mask, torch.Tensor) or tuple(attention_mask.shape) != expected:
+                got = tuple(attention_mask.shape) if isinstance(attention_mask, torch.Tensor) else \
+                    type(attention_mask).__name__
+                raise ValueError(f"attention_mask must have shape (batch, cached + new positions) = {expected}, got "
+                                 f"{got}; pass the tokenizer's mask (1 = token, 0 = padding) or None")
+        return self.backbone(
+            inputs_embeds=self.embeddings(input_ids),
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            output_hidden_states=output_hidden_states,
+        )
+
+
+class MultiHashFormerForCausalLM(MultiHashFormerPreTrainedModel):
+    """Hash Encoder -> Qwen3 decoder -> cascaded Hash Decoder (tied), with a persistent ``hash_map`` buffer.
+
+    A freshly built model has an all-zero ``hash_map`` (no registered token); install signatures with
+    :meth:`set_signature_table` (e.g. ``SignatureRegistry.table()``, padded with zero rows to ``vocab_size``).
+    ``save_pretrained`` / ``from_pretrained`` keep the signatures with the weights.
+    """
+
+    def __init__(self, config: MultiHashFormerConfig) -> None:
+        super().__init__(config)
+        self.multihashformer = MultiHashFormerModel(config)
         self.hash_decoder = CascadedHashDecoder(
             config.num_hashes, config.num_buckets, config.hidden_size, config.mixer_bottleneck
         )
         self.post_init()
+
+    @property
+    def embeddings(self) -> GatedCompositionalEmbedding:
+        """The Hash Encoder (``base_model.embeddings``)."""
+        return self.multihashformer.embeddings
 
     @property
     def hash_map(self) -> torch.Tensor:
@@ -193,17 +242,45 @@ class MultiHashFormerForCausalLM(PreTrainedModel):
         use_cache: bool | None = None,
     ) -> BaseModelOutputWithPast:
         """Hash Encoder + backbone: the final hidden states ``h_t`` (after the backbone's last RMSNorm)."""
-        return self.backbone(
-            inputs_embeds=self.embeddings(input_ids),
-            attention_mask=attention_mask,
-            position_ids=position_ids,
-            past_key_values=past_key_values,
-            use_cache=use_cache,
-        )
+        return self.multihashformer(input_ids, attention_mask, position_ids, past_key_values, use_cache)
 
     def hash_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Cascaded Hash Decoder on hidden states ``(..., d)``: bucket logits ``(..., H, B)``."""
         return self.hash_decoder(hidden, self.embeddings.table.weight)
+
+    # ---------------------------------------------------------------------------------- the book's model protocol
+    def vocab_log_probs(self, hidden: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+        """``log P_inf`` of the next token over the vocabulary, ``(..., V)`` (section 3.4; ``-inf`` for ids
+        without a registered signature). With ``temperature`` T, ``P_inf^(1/T)`` renormalised over the valid
+        vocabulary (the same ranking of tokens). Materialises ``positions x V``: pass a few hundred positions at a
+        time."""
+        return vocab_log_probs(hash_log_probs(self.hash_logits(hidden)) / temperature, self.hash_map)
+
+    def embedding_parameter_count(self) -> int:
+        """Table 1's *Emb*: every parameter outside the decoder stack (tables, gate, adapter, cascade mixers)."""
+        return count_parameters(self) - count_parameters(self.multihashformer.backbone)
+
+    @torch.no_grad()
+    def expand_vocabulary(self, table: torch.Tensor) -> None:
+        """Section 4.4: grow the vocabulary to ``table.shape[0]`` ids by installing a longer signature table.
+
+        No parameter is added (the tables, gate and cascade serve any signature). The first ``vocab_size`` rows of
+        ``table`` must equal the current ``hash_map``, so existing tokens keep their signatures (register the old
+        vocabulary first, then the new tokens, in one :class:`~hashlib_core.hashing.SignatureRegistry`).
+        """
+        table = validate_signature_table(table, self.config.num_buckets, self.config.num_hashes)
+        old = self.hash_map
+        if table.shape[0] < old.shape[0]:
+            raise ValueError(f"the new table has {table.shape[0]} rows, fewer than the vocabulary's {old.shape[0]}; "
+                             f"expansion only appends ids")
+        if not torch.equal(table[: old.shape[0]], old.cpu()):
+            raise ValueError("the new table changes signatures of existing ids; register the old vocabulary first "
+                             "and append new tokens after it")
+        embeddings = self.embeddings
+        embeddings.register_buffer("hash_map", table.to(old.device), persistent=True)
+        embeddings.vocab_size = table.shape[0]
+        self.config.vocab_size = table.shape[0]
+        self.multihashformer.config.vocab_size = table.shape[0]
 
     def forward(
         self,
@@ -214,6 +291,8 @@ class MultiHashFormerForCausalLM(PreTrainedModel):
         labels: torch.Tensor | None = None,
         use_cache: bool | None = None,
         logits_to_keep: int = 0,
+        output_hidden_states: bool | None = None,
+        **kwargs,
     ) -> MultiHashFormerOutput:
         """Bucket logits for every position (or the last ``logits_to_keep``) and, with ``labels``, the loss.
 
@@ -221,7 +300,15 @@ class MultiHashFormerForCausalLM(PreTrainedModel):
         predicts ``labels[:, t + 1]``), ``-100`` ignored. The loss is ``sum_k CE_k`` averaged over tokens
         (``-log P_train``, section 3.4).
         """
-        outputs = self.encode(input_ids, attention_mask, position_ids, past_key_values, use_cache)
+        if isinstance(logits_to_keep, bool) or not isinstance(logits_to_keep, int) or logits_to_keep < 0:
+            raise ValueError(f"logits_to_keep must be an int >= 0 (0 keeps every position), got {logits_to_keep!r}")
+        if labels is not None and (not isinstance(labels, torch.Tensor) or labels.dtype not in (torch.int64,
+                                                                                                   torch.int32)):
+            got = labels.dtype if isinstance(labels, torch.Tensor) else type(labels).__name__
+            raise TypeError(f"labels must be an int64 tensor of token ids (-100 = ignored), got {got}; convert with "
+                            f"labels.long()")
+        outputs = self.multihashformer(input_ids, attention_mask, position_ids, past_key_values, use_cache,
+                                       output_hidden_states=output_hidden_states)
         hidden = outputs.last_hidden_state
         if logits_to_keep:
             if labels is not None:
@@ -236,246 +323,5 @@ class MultiHashFormerForCausalLM(PreTrainedModel):
             loss = multihash_loss(logits[:, :-1], labels[:, 1:].to(logits.device), self.hash_map)
         return MultiHashFormerOutput(
             loss=loss, hash_logits=logits, last_hidden_state=outputs.last_hidden_state,
-            past_key_values=outputs.past_key_values,
+            past_key_values=outputs.past_key_values, hidden_states=outputs.hidden_states,
         )
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Presets (Table 7) and the Table 1 model families
-# ----------------------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class BackboneShape:
-    """A Qwen3 backbone shape; ``added_layers`` is the ``k`` of Standard+kL (Table 7, "Added layers")."""
-
-    hidden_size: int
-    intermediate_size: int
-    num_hidden_layers: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    added_layers: int
-    vocab_size: int
-
-
-#: Table 7 (App. C.1) backbones with V = 32,768 (Mistral-7B-v0.3 tokenizer); head_dim = hidden / heads.
-#: ``tiny`` is ours, for CPU smoke runs and tests.
-BACKBONE_PRESETS: dict[str, BackboneShape] = {
-    "tiny": BackboneShape(32, 64, 2, 4, 2, added_layers=1, vocab_size=512),
-    "100M": BackboneShape(768, 2560, 12, 12, 2, added_layers=4, vocab_size=32768),
-    "1B": BackboneShape(2048, 6144, 20, 16, 8, added_layers=2, vocab_size=32768),
-    "3B": BackboneShape(2048, 11008, 36, 16, 2, added_layers=1, vocab_size=32768),
-}
-
-#: Bottleneck width of the gate and of the cascade mixers (section 4.1: d_z = 64).
-PAPER_BOTTLENECK = 64
-
-
-@dataclass(frozen=True)
-class VariantSpec:
-    """A Table 1 model family: ``kind`` is ``"standard"`` (with ``extra_layers``) or ``"mhf"`` (with H and B)."""
-
-    kind: str
-    extra_layers: int = 0
-    num_hashes: int | None = None
-    num_buckets: int | None = None
-
-
-_STANDARD = re.compile(r"^\s*standard\s*(?:\+\s*(\d+)\s*l)?\s*$", re.IGNORECASE)
-_MHF = re.compile(r"^\s*(?:mhf\s*\(?\s*)?h(\d+)\s*b(\d+)(k?)\s*\)?\s*$", re.IGNORECASE)
-
-
-def parse_variant(name: str) -> VariantSpec:
-    """Read a Table 1 / Table 9 label: ``"Standard"``, ``"Standard+4L"``, ``"MHF (H4B16K)"`` or ``"H3B10K"``.
-
-    ``K`` means 1,024 buckets, so ``H3B10K`` has B = 10,240 as in section 4.1 (Table 9 prints 10,624 for it; we
-    follow the main text) and ``H4B16K`` has B = 16,384.
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"variant must be a str like 'Standard+4L' or 'MHF (H4B16K)', got {type(name).__name__}")
-    if m := _STANDARD.match(name):
-        return VariantSpec("standard", extra_layers=int(m.group(1) or 0))
-    if m := _MHF.match(name):
-        buckets = int(m.group(2)) * (1024 if m.group(3) else 1)
-        return VariantSpec("mhf", num_hashes=int(m.group(1)), num_buckets=buckets)
-    raise ValueError(f"unknown variant {name!r}; use 'Standard', 'Standard+<k>L', 'MHF (H<h>B<b>K)' or 'H<h>B<b>K'")
-
-
-def _shape(size: str | BackboneShape) -> BackboneShape:
-    """A preset name (:data:`BACKBONE_PRESETS`) or a custom :class:`BackboneShape`, returned as a shape."""
-    if isinstance(size, BackboneShape):
-        return size
-    if size not in BACKBONE_PRESETS:
-        raise ValueError(f"unknown size {size!r}; choose one of {', '.join(BACKBONE_PRESETS)}")
-    return BACKBONE_PRESETS[size]
-
-
-def standard_config(
-    size: str | BackboneShape, *, extra_layers: int = 0, vocab_size: int | None = None
-) -> Qwen3Config:
-    """The Standard (+kL) baseline of section 4.1: a Qwen3 causal LM with tied input/output embeddings."""
-    shape = _shape(size)
-    if extra_layers < 0:
-        raise ValueError(f"extra_layers must be >= 0, got {extra_layers}")
-    layers = shape.num_hidden_layers + extra_layers
-    return Qwen3Config(
-        vocab_size=vocab_size or shape.vocab_size,
-        hidden_size=shape.hidden_size,
-        intermediate_size=shape.intermediate_size,
-        num_hidden_layers=layers,
-        num_attention_heads=shape.num_attention_heads,
-        num_key_value_heads=shape.num_key_value_heads,
-        head_dim=shape.hidden_size // shape.num_attention_heads,
-        max_position_embeddings=2048,
-        rope_parameters={"rope_type": "default", "rope_theta": 1_000_000.0},
-        rms_norm_eps=1e-6,
-        max_window_layers=layers,
-        tie_word_embeddings=True,
-    )
-
-
-def multihashformer_config(
-    size: str | BackboneShape, num_hashes: int, num_buckets: int, *, vocab_size: int | None = None
-) -> MultiHashFormerConfig:
-    """An MHF(H, B) config on the ``size`` backbone, with the paper's 64-wide gate and mixers."""
-    shape = _shape(size)
-    return MultiHashFormerConfig(
-        vocab_size=vocab_size or shape.vocab_size,
-        num_hashes=num_hashes,
-        num_buckets=num_buckets,
-        gate_bottleneck=PAPER_BOTTLENECK,
-        mixer_bottleneck=PAPER_BOTTLENECK,
-        hidden_size=shape.hidden_size,
-        intermediate_size=shape.intermediate_size,
-        num_hidden_layers=shape.num_hidden_layers,
-        num_attention_heads=shape.num_attention_heads,
-        num_key_value_heads=shape.num_key_value_heads,
-    )
-
-
-def build_model(
-    size: str | BackboneShape,
-    variant: str,
-    *,
-    vocab_size: int | None = None,
-    signature_table: torch.Tensor | None = None,
-) -> PreTrainedModel:
-    """Build any Table 1 model: ``build_model("100M", "Standard+4L")``, ``build_model("1B", "MHF (H4B16K)")``.
-
-    ``size`` is a preset name or a custom :class:`BackboneShape` (reduced-scale chapter profiles). ``variant``
-    is read by :func:`parse_variant`. For MHF, ``signature_table`` (``V x H``) is installed and, if
-    ``vocab_size`` is not given, sets it. Wrap the call in :func:`hashlib_core.params.instantiate_on_meta` to count
-    parameters without allocating weights.
-    """
-    spec = parse_variant(variant)
-    if spec.kind == "standard":
-        if signature_table is not None:
-            raise ValueError("signature_table only applies to MHF variants; the Standard baseline has no signatures")
-        return Qwen3ForCausalLM(standard_config(size, extra_layers=spec.extra_layers, vocab_size=vocab_size))
-    if vocab_size is None and signature_table is not None:
-        vocab_size = int(signature_table.shape[0])
-    model = MultiHashFormerForCausalLM(
-        multihashformer_config(size, spec.num_hashes, spec.num_buckets, vocab_size=vocab_size)
-    )
-    if signature_table is not None:
-        model.set_signature_table(signature_table)
-    return model
-
-
-def parameter_groups(model: nn.Module) -> dict[str, int]:
-    """Exact parameter counts by role, for an MHF model or a Standard ``Qwen3ForCausalLM``.
-
-    Keys: ``total``, ``backbone`` (decoder layers + final norm), ``emb`` (everything else) and its parts:
-    ``hash_tables``, ``gate``, ``adapter``, ``cascade_mixers`` for MHF, or ``embedding`` (the tied ``V x d``
-    matrix; an untied LM head would be counted in ``lm_head``) for Standard.
-    """
-    if isinstance(model, MultiHashFormerForCausalLM):
-        groups = {
-            "hash_tables": count_parameters(model.embeddings.table),
-            "gate": count_parameters(model.embeddings.gate),
-            "adapter": count_parameters(model.embeddings.adapter),
-            "cascade_mixers": count_parameters(model.hash_decoder),
-            "backbone": count_parameters(model.backbone),
-        }
-    elif isinstance(model, Qwen3ForCausalLM):
-        embedding = count_parameters(model.model.embed_tokens)
-        tied = model.lm_head.weight is model.model.embed_tokens.weight
-        groups = {
-            "embedding": embedding,
-            "lm_head": 0 if tied else count_parameters(model.lm_head),
-            "backbone": count_parameters(model.model) - embedding,
-        }
-    else:
-        raise TypeError(f"parameter_groups expects MultiHashFormerForCausalLM or Qwen3ForCausalLM, "
-                        f"got {type(model).__name__}")
-    groups["total"] = count_parameters(model)
-    groups["emb"] = groups["total"] - groups["backbone"]
-    return groups
-
-
-def table1_printed_params() -> list[tuple[str, str, str, str]]:
-    """Table 1's "#Param" cells exactly as printed, ``(size, model, Emb, Dec)``, read from the transcription
-    ``data/paper_tables/multihashformer_table1.csv`` (the random-guess row has none)."""
-    printed = load_paper_table("multihashformer_table1")
-    printed = printed[printed["scale"] != "-"]
-    return list(zip(printed["scale"], printed["model"], printed["#Param_Emb"], printed["#Param_Dec"]))
-
-
-def multihashformer_table1_params() -> pd.DataFrame:
-    """Table 1's ``#Param Emb`` and ``Dec`` for every row, counted from models built on the ``meta`` device.
-
-    **What the columns count.** ``dec`` is the Qwen3 decoder stack (all layers + final RMSNorm); ``emb`` is every
-    other parameter: the tied ``V x d`` matrix for Standard; for MHF the ``H*B x d`` hash tables, the gate
-    (``d*64 + 64 + 64 + 1``), the adapter (``d*d + d``) and the ``H - 1`` cascade mixers
-    (``2d*64 + 64 + 64*d + d`` each). The digits support this reading where they can discriminate:
-
-    * 100M H3B10K prints 25M: only tables + gate + adapter + mixers (24.53M) round to 25M; the tables alone
-      (23.59M) or tables + gate + adapter (24.23M) give 24M;
-    * section 6 / Figure 3 quotes 10M-102M for H3B4K-H4B32K, which is what this definition gives at d = 768
-      (10.37M and 101.75M; tables + gate + adapter would give 101M), although the text says the 1B scale.
-
-    **Where ours differ from the print** (``emb_agrees`` / ``dec_agrees`` are False):
-
-    * 100M H4B16K Emb: ours 51.4M -> "51M", printed "52M"; no grouping of the modules gives 52M.
-    * 1B/3B Standard Emb: ``32,768 x 2,048 = 67.1M`` -> "67M", printed "65M" (65M would need V of about 32,000,
-      the Mistral v0.1 vocabulary, and truncation). 1B H3B10K: ours 68.0M with B = 10,240 (section 4.1); the
-      printed 65M equals the tables alone with Table 9's B = 10,624 (65.27M) but then 100M would print 24M.
-    * 1B/3B H4B16K Emb: ours 139.7M -> "140M", printed "138M" (tables + gate + adapter = 138.5M, truncated).
-    * 1B Dec: Table 7's shape (16 query / 8 KV heads, head_dim 128) gives 1.007B -> "1.0B" and 1.107B -> "1.1B"
-      for +2L, printed "0.9B" and "1.0B". The printed values fit a decoder with 2 KV heads (0.944B / 1.038B) or
-      head_dim 64 (0.881B / 0.969B); Table 7 and the released training script both say 8 KV heads, so we keep it.
-
-    Columns: ``size, model, num_hashes, num_buckets, num_hidden_layers`` and the exact integer counts
-    ``hash_tables, gate, adapter, cascade_mixers, embedding`` (0 where not applicable), ``emb, dec, total``;
-    ``emb_ours`` / ``dec_ours`` formatted like the printed cell (decimal prefixes, same decimals),
-    ``emb_paper`` / ``dec_paper`` as printed, and ``emb_agrees`` / ``dec_agrees``.
-    """
-    rows = []
-    for size, label, emb_printed, dec_printed in table1_printed_params():
-        spec = parse_variant(label)
-        model = instantiate_on_meta(lambda: build_model(size, label))
-        groups = parameter_groups(model)
-        layers = model.config.num_hidden_layers
-        emb_fmt = format_like(groups["emb"], parse_printed(emb_printed))
-        dec_fmt = format_like(groups["backbone"], parse_printed(dec_printed))
-        rows.append({
-            "size": size,
-            "model": label,
-            "num_hashes": spec.num_hashes or 0,
-            "num_buckets": spec.num_buckets or 0,
-            "num_hidden_layers": layers,
-            "hash_tables": groups.get("hash_tables", 0),
-            "gate": groups.get("gate", 0),
-            "adapter": groups.get("adapter", 0),
-            "cascade_mixers": groups.get("cascade_mixers", 0),
-            "embedding": groups.get("embedding", 0),
-            "emb": groups["emb"],
-            "dec": groups["backbone"],
-            "total": groups["total"],
-            "emb_ours": emb_fmt,
-            "emb_paper": emb_printed,
-            "emb_agrees": emb_fmt == emb_printed,
-            "dec_ours": dec_fmt,
-            "dec_paper": dec_printed,
-            "dec_agrees": dec_fmt == dec_printed,
-        })
-    return pd.DataFrame(rows)

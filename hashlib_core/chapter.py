@@ -1,0 +1,346 @@
+"""The chapter skeleton: what every paper's chapter is made of, and the plumbing it gets for free.
+
+A chapter declares its profiles and registers its experiments with the results each one writes::
+
+    CHAPTER = Chapter("hashformers", "HashFormers", PROFILES, resources=Resources)
+
+    @CHAPTER.experiment("table2", outputs=("table2",))
+    def table2(ctx: RunContext) -> dict[str, pd.DataFrame]:
+        return {"table2": hashformers_table2()}
+
+and gets, without writing any of it:
+
+* :meth:`Chapter.run` -- run the profile's experiments (or ``only`` some) and write their results to
+  ``results/<slug>/<profile>/`` (one CSV or JSON per output, with device, versions, seed, git commit and wall time),
+  from the main process only when launched with ``accelerate launch`` / ``torchrun``;
+* :meth:`Chapter.load_or_run` -- what a notebook computing a profile live calls: results of the same configuration
+  at the same clean commit are reused, ``paper`` results are shown as they are;
+* :meth:`Chapter.show` -- what the book calls: the richest committed results (paper > small > cpu) that are not
+  stale, or a live run with a banner saying so;
+* :meth:`Chapter.main` -- the command line ``python -m hashlib_core.papers.<slug> --profile P [--device D]
+  [--only a,b] [--key=value ...]`` (lists comma-separated);
+* a :class:`RunContext` per run: the profile, the device, lazily built shared resources (corpus, tokenizers, ...),
+  and checkpoint folders digested from the settings that change trained weights only.
+
+A result is **stale** when the profile configuration it was computed with differs from the chapter's profile of the
+same name today: the code would not reproduce it, so the book does not show it (and a test fails).
+"""
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from hashlib_core.profiles import Profile, ProfileSet, seed_everything, select_device
+from hashlib_core.results import store as results_store
+from hashlib_core.results.store import ResultsStore, repo_root, to_jsonable
+from hashlib_core.training import config_digest
+
+__all__ = ["Chapter", "Experiment", "RunContext", "Shown", "COMMITTED_ORDER", "is_main_process"]
+
+#: Committed profiles in the order the book prefers them.
+COMMITTED_ORDER = ("paper", "small", "cpu")
+
+
+def is_main_process() -> bool:
+    """True in a single process, and on the main process of an ``accelerate launch`` / ``torchrun`` job."""
+    from accelerate import PartialState
+
+    return PartialState().is_main_process
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One registered experiment: its name, the results it writes, and the function computing them."""
+
+    name: str
+    outputs: tuple[str, ...]
+    fn: Callable[["RunContext"], Mapping[str, Any]]
+    #: ``when(profile)`` False skips the experiment in that profile (None: always runs)
+    when: Callable[[Profile], bool] | None = None
+
+    @property
+    def doc(self) -> str:
+        return inspect.getdoc(self.fn) or ""
+
+    def enabled(self, profile: Profile) -> bool:
+        return self.when is None or bool(self.when(profile))
+
+
+class RunContext:
+    """What an experiment receives: the profile, the device, shared resources, checkpoint folders."""
+
+    def __init__(self, chapter: "Chapter", profile: Profile, *, progress: bool = False,
+                 checkpoint_root: str | Path | None = None) -> None:
+        self.chapter = chapter
+        self.profile = profile
+        self.progress = progress
+        self.checkpoint_root = Path(checkpoint_root) if checkpoint_root else repo_root() / "checkpoints"
+
+    @cached_property
+    def device(self):
+        """The ``torch.device`` of the profile (``auto``: CUDA when present)."""
+        return select_device(self.profile.device)
+
+    @cached_property
+    def resources(self) -> Any:
+        """The chapter's shared resources, built on first use and kept for the whole run."""
+        if self.chapter.resources_factory is None:
+            raise AttributeError(f"chapter {self.chapter.slug!r} declares no resources")
+        return self.chapter.resources_factory(self)
+
+    @property
+    def is_main_process(self) -> bool:
+        return is_main_process()
+
+    def log(self, message: str) -> None:
+        """Print a progress line (main process only, and only when the run shows progress)."""
+        if self.progress and self.is_main_process:
+            print(f"[{self.chapter.slug}] {message}", flush=True)
+
+    def checkpoint_dir(self, name: str, *parts: Any, settings: Sequence[str] | None = None) -> Path:
+        """``checkpoints/<slug>/<profile>/<name>-<digest>``: the digest covers the profile's weight settings
+        (:meth:`Profile.weight_settings`, or only ``settings``) and ``parts`` (e.g. a ``TrainConfig``), so a run
+        resumes from, and reuses, exactly the checkpoints written under the same weight-affecting settings."""
+        digest = config_digest({"profile": self.profile.weight_settings(settings),
+                                "parts": [to_jsonable(p.__dict__ if hasattr(p, "__dataclass_fields__") else p)
+                                          for p in parts]})
+        safe = "".join(c if c.isalnum() or c in "+-_" else "_" for c in name)
+        return self.checkpoint_root / self.chapter.slug / self.profile.name / f"{safe}-{digest}"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The results a chapter page shows: which profile, where from, and a one-line provenance."""
+
+    profile: Profile
+    store: ResultsStore
+    source: str                  # "committed" or "live"
+    banner: str                  # Markdown: where the numbers come from
+    notes: tuple[str, ...] = ()  # e.g. committed results skipped because they are stale
+
+    def table(self, name: str) -> pd.DataFrame:
+        return self.store.read_table(name)
+
+    def json(self, name: str) -> Any:
+        return self.store.read_json(name)["data"]
+
+    def meta(self, name: str) -> dict[str, Any]:
+        return self.store.read_meta(name)
+
+    def has(self, name: str) -> bool:
+        return self.store.exists(name)
+
+
+class Chapter:
+    """A paper's chapter: its profiles and experiments (see the module docstring)."""
+
+    def __init__(self, slug: str, title: str, profiles: ProfileSet, *,
+                 resources: Callable[[RunContext], Any] | None = None) -> None:
+        self.slug = slug
+        self.title = title
+        self.profiles = profiles
+        self.resources_factory = resources
+        self.experiments: dict[str, Experiment] = {}
+
+    # ------------------------------------------------------------------------------------------------ declaring
+    def experiment(self, name: str, outputs: Sequence[str], *, when: Callable[[Profile], bool] | None = None):
+        """Decorator registering ``fn(ctx) -> {output name: DataFrame or JSON-able}`` as experiment ``name``."""
+        if name in self.experiments:
+            raise ValueError(f"chapter {self.slug!r} already has an experiment {name!r}")
+        taken = {o for e in self.experiments.values() for o in e.outputs}
+        clash = sorted(taken & set(outputs))
+        if clash:
+            raise ValueError(f"outputs {clash} are already written by another experiment of {self.slug!r}")
+
+        def register(fn: Callable[[RunContext], Mapping[str, Any]]):
+            self.experiments[name] = Experiment(name, tuple(outputs), fn, when)
+            return fn
+        return register
+
+    # ------------------------------------------------------------------------------------------------ selecting
+    def selected(self, profile: Profile, only: Iterable[str] | None = None) -> list[Experiment]:
+        """The experiments a run of ``profile`` performs (all enabled ones, or those named in ``only``)."""
+        if isinstance(only, str):
+            only = [o.strip() for o in only.split(",") if o.strip()]
+        if only:
+            unknown = sorted(set(only) - set(self.experiments))
+            if unknown:
+                raise ValueError(f"unknown experiment(s) {unknown} of chapter {self.slug!r}; choose from "
+                                 f"{', '.join(self.experiments)}")
+            return [self.experiments[n] for n in self.experiments if n in set(only)]
+        return [e for e in self.experiments.values() if e.enabled(profile)]
+
+    def result_names(self, profile: Profile, only: Iterable[str] | None = None) -> list[str]:
+        return [o for e in self.selected(profile, only) for o in e.outputs]
+
+    def profile(self, name: str, **overrides: Any) -> Profile:
+        return self.profiles.get(name, **overrides)
+
+    def store(self, profile_name: str, root: str | Path | None = None) -> ResultsStore:
+        return ResultsStore(self.slug, profile_name, root=root)
+
+    # ------------------------------------------------------------------------------------------------ running
+    def run(self, profile: Profile, only: Iterable[str] | None = None, *, progress: bool = True,
+            results_root: str | Path | None = None, checkpoint_root: str | Path | None = None) -> ResultsStore:
+        """Run the selected experiments of ``profile``; every output is written (main process only) as it is done."""
+        store = self.store(profile.name, results_root)
+        ctx = RunContext(self, profile, progress=progress, checkpoint_root=checkpoint_root)
+        seed_everything(profile.seed)
+        for exp in self.selected(profile, only):
+            ctx.log(f"{exp.name}: running")
+            start = time.perf_counter()
+            produced = dict(exp.fn(ctx))
+            if set(produced) != set(exp.outputs):
+                raise RuntimeError(f"experiment {exp.name!r} of {self.slug!r} returned {sorted(produced)}, "
+                                   f"declared {sorted(exp.outputs)}")
+            wall = time.perf_counter() - start
+            if not ctx.is_main_process:
+                continue
+            device = ctx.device if "device" in ctx.__dict__ else "cpu"   # experiments that never asked ran on CPU
+            for name in exp.outputs:
+                value = produced[name]
+                kwargs = dict(seed=profile.seed, device=device, wall_time_s=wall, config=profile.to_dict())
+                if isinstance(value, pd.DataFrame):
+                    store.write_table(name, value, **kwargs)
+                else:
+                    store.write_json(name, value, **kwargs)
+        return store
+
+    def is_current(self, store: ResultsStore, names: Sequence[str], profile: Profile) -> bool:
+        """Results of ``profile``'s configuration written at this git commit from a clean tree (reusable)."""
+        state = results_store.git_state()
+        if state["git_commit"] is None or state["git_dirty"] is not False:
+            return False
+        config = to_jsonable(profile.to_dict())
+        for name in names:
+            if not store.exists(name):
+                return False
+            meta = store.read_meta(name)
+            if (meta.get("config") != config or meta.get("git_commit") != state["git_commit"]
+                    or meta.get("git_dirty") is not False):
+                return False
+        return True
+
+    def load_or_run(self, profile: Profile, only: Iterable[str] | None = None, *, progress: bool = False,
+                    results_root: str | Path | None = None) -> ResultsStore:
+        """The results of ``profile``, computed now unless they can be reused.
+
+        ``paper``: the results files of a long run (committed, or written by the chapter's command) are shown as
+        they are; ``run`` only if one is missing. Other profiles: computed in-process, except that results written by
+        the **same configuration at the same git commit from a clean tree** are reused (so that continuous
+        integration can execute a notebook twice without training twice).
+        """
+        store = self.store(profile.name, results_root)
+        names = self.result_names(profile, only)
+        if profile.name == "paper":
+            ready = all(store.exists(n) for n in names)
+        else:
+            ready = self.is_current(store, names, profile)
+        if not ready:
+            self.run(profile, only, progress=progress, results_root=results_root)
+            missing = [n for n in names if not store.exists(n)]
+            if missing:
+                raise RuntimeError(f"the run did not write {missing} in {store.dir}")
+        return store
+
+    # ------------------------------------------------------------------------------------------------ committed
+    def stale(self, profile_name: str, results_root: str | Path | None = None) -> dict[str, list[str]]:
+        """``{result name: [settings that differ]}`` for results of ``profile_name`` whose configuration is not the
+        chapter's profile of that name today (the code would not reproduce them)."""
+        store = self.store(profile_name, results_root)
+        current = to_jsonable(self.profiles.get(profile_name).to_dict())
+        out: dict[str, list[str]] = {}
+        for name in store.names():
+            config = store.read_meta(name).get("config") or {}
+            differ = sorted(k for k in set(config) | set(current) if config.get(k) != current.get(k))
+            if differ:
+                out[name] = differ
+        return out
+
+    def committed(self, results_root: str | Path | None = None) -> tuple[Profile | None, list[str]]:
+        """The richest committed profile (paper > small > cpu) whose results are complete and not stale, and notes
+        on the richer ones that were skipped."""
+        notes = []
+        for name in COMMITTED_ORDER:
+            profile = self.profiles.get(name)
+            store = self.store(name, results_root)
+            if not store.names():
+                continue
+            missing = [n for n in self.result_names(profile) if not store.exists(n)]
+            stale = self.stale(name, results_root)
+            if missing:
+                notes.append(f"`{name}` results are incomplete (missing {', '.join(missing)}) and are not shown.")
+            elif stale:
+                keys = sorted({k for v in stale.values() for k in v})
+                notes.append(f"`{name}` results are stale (computed with other settings: {', '.join(keys)}) and are "
+                             f"not shown; rerun `python -m hashlib_core.papers.{self.slug} --profile {name}`.")
+            else:
+                return profile, notes
+        return None, notes
+
+    def show(self, profile: str = "smoke", device: str = "auto", source: str = "live", *,
+             results_root: str | Path | None = None) -> Shown:
+        """What a chapter page shows. ``source="committed"``: the richest committed results that are not stale
+        (:meth:`committed`), else a live run of ``profile``; ``source="live"``: a live run of ``profile``
+        (:meth:`load_or_run`)."""
+        if source not in ("live", "committed"):
+            raise ValueError(f"source must be 'live' or 'committed', got {source!r}")
+        notes: list[str] = []
+        if source == "committed":
+            chosen, notes = self.committed(results_root)
+            if chosen is not None:
+                store = self.store(chosen.name, results_root)
+                return Shown(chosen, store, "committed", self._banner(chosen, store, "committed"), tuple(notes))
+        live = self.profiles.get(profile, device=device)
+        store = self.load_or_run(live, results_root=results_root)
+        return Shown(live, store, "live", self._banner(live, store, "live"), tuple(notes))
+
+    def _banner(self, profile: Profile, store: ResultsStore, source: str) -> str:
+        names = self.result_names(profile)
+        metas = [store.read_meta(n) for n in names if store.exists(n)]
+        if not metas:
+            return f"**Results:** `{profile.name}` profile (no results file)."
+        first = metas[0]
+        minutes = sum(float(m.get("wall_time_s") or 0.0) for m in metas) / 60.0
+        commit = str(first.get("git_commit") or "unknown")[:10]
+        device = first.get("device_name") or first.get("device")
+        cores = f", {first['cpu_count']} cores" if first.get("cpu_count") else ""
+        where = f"`results/{self.slug}/{profile.name}/`"
+        what = {"smoke": "tiny models that prove the code runs; its numbers are not meant to match the paper",
+                "cpu": "models sized for two CPU cores and an hour",
+                "small": "reduced-scale models on one GPU",
+                "paper": "the paper's hyper-parameters"}[profile.name]
+        if source == "committed":
+            lead = f"**Results shown:** the committed `{profile.name}` profile ({what}), {where}"
+        else:
+            lead = (f"**Results shown:** a live run of the `{profile.name}` profile ({what}); no committed results "
+                    f"were available")
+        return (f"{lead}. Computed on {first.get('device')} ({device}{cores}), torch "
+                f"{first.get('packages', {}).get('torch')}, seed {first.get('seed')}, commit `{commit}`, "
+                f"{first.get('created_utc', '')[:10]}; {minutes:.1f} minutes of experiments in all.")
+
+    # ------------------------------------------------------------------------------------------------ command line
+    def main(self, argv: Sequence[str] | None = None) -> int:
+        """``python -m hashlib_core.papers.<slug> --profile P [--device D] [--only a,b] [--key=value ...]``."""
+        epilog = "Experiments (--only a,b): " + ", ".join(self.experiments)
+        profile, args = self.profiles.parse_cli(
+            argv, description=f"{self.title}: run the chapter's experiments. {epilog}",
+            add_arguments=lambda p: p.add_argument("--only", default=None,
+                                                   help="comma-separated experiments to run (default: all)"))
+        only = args.only
+        store = self.run(profile, only)
+        if is_main_process():
+            for name in self.result_names(profile, only):
+                if store.path(name, ".csv").exists():
+                    table = store.read_table(name)
+                    if len(table) <= 40:
+                        with pd.option_context("display.width", 200, "display.max_columns", 30):
+                            print(f"\n== {name}\n{table.to_string(index=False)}")
+            print(f"\nwritten to {store.dir}")
+        return 0

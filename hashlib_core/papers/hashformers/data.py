@@ -1,0 +1,180 @@
+"""The HashFormers chapter's data: the pre-training corpus, the local BPE vocabularies, unit streams and hashers.
+
+The paper pre-trains on English Wikipedia + BookCorpus (§4.2). The staged data has WikiText-2's validation and test
+splits only; ``smoke``, ``cpu`` and ``small`` pre-train on the **validation** split (and train the local BPE
+vocabularies on it). ``paper`` loads the paper's corpus with ``datasets`` from the Hugging Face hub, which needs
+network access (it raises a clear error when ``HF_DATASETS_OFFLINE=1``).
+
+:class:`Resources` is what every experiment of one run shares (built lazily, once); :class:`PretrainCollator`
+turns fixed-length windows of a unit stream into the inputs of each model type (hashed ids for Emb, ``hash_bits``
+for the others) and applies the pre-training objective's corruption.
+"""
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import torch
+
+from hashlib_core.bpe import BOS_ID, EOS_ID, bpe_to_hf_tokenizer, train_bpe
+from hashlib_core.glue import glue_split
+from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
+from hashlib_core.hashing.md5 import KeyedMD5Hasher
+from hashlib_core.papers.hashformers.profiles import HashFormersProfile, ModelSpec
+from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID, bpe_units, word_tokenize
+
+__all__ = ["read_corpus", "Resources", "Sequences", "PretrainCollator", "unit_table"]
+
+
+def read_corpus(profile: HashFormersProfile) -> list[str]:
+    """Non-empty text lines of the pre-training corpus (WikiText-2 headings ``= ... =`` dropped)."""
+    if profile.corpus == "wikitext2-validation":
+        from hashlib_core.data import load_wikitext2
+
+        lines = (line.strip() for line in load_wikitext2()["validation"]["text"])
+        lines = (line for line in lines if line and not line.startswith("="))
+    else:
+        lines = hub_corpus(profile.paper_corpus)
+    out, words = [], 0
+    for line in lines:
+        out.append(line)
+        words += len(line.split())
+        if profile.corpus_max_words and words >= profile.corpus_max_words:
+            break
+    if not out:
+        raise ValueError(f"the corpus {profile.corpus!r} gave no text")
+    return out
+
+
+def hub_corpus(specs: Sequence[str]) -> Iterable[str]:
+    """Stream the paper's corpus (English Wikipedia + BookCorpus, §4.2) from the hub with ``datasets``."""
+    if os.environ.get("HF_DATASETS_OFFLINE") == "1" or os.environ.get("HF_HUB_OFFLINE") == "1":
+        raise RuntimeError(
+            "the paper profile pre-trains on English Wikipedia + BookCorpus, loaded from the Hugging Face hub, but "
+            "HF_DATASETS_OFFLINE/HF_HUB_OFFLINE is set: unset them on a host with network access, or pass "
+            "--corpus=wikitext2-validation to use the staged corpus"
+        )
+    from datasets import load_dataset
+
+    for spec in specs:
+        repo, _, config = spec.partition(":")
+        stream = load_dataset(repo, config or None, split="train", streaming=True)
+        for record in stream:
+            for line in str(record["text"]).splitlines():
+                if line.strip():
+                    yield line.strip()
+
+
+class Resources:
+    """What every experiment of one profile shares: corpus, BPE vocabularies, unit streams and hashers."""
+
+    def __init__(self, profile: HashFormersProfile) -> None:
+        self.profile = profile
+
+    @cached_property
+    def corpus(self) -> list[str]:
+        return read_corpus(self.profile)
+
+    @cached_property
+    def feature_bpe(self) -> Any:
+        """Lower-cased byte-level BPE: LSH features (§3.3) and Table 6's subword units."""
+        return train_bpe(self.corpus, self.profile.bpe_vocab, lowercase=True)
+
+    @cached_property
+    def baseline_bpe(self) -> Any:
+        """Cased byte-level BPE of the BERT baselines (the paper: roberta-base's vocabulary)."""
+        return train_bpe(self.corpus, self.profile.bpe_vocab)
+
+    @cached_property
+    def baseline_tokenizer(self) -> Any:
+        return bpe_to_hf_tokenizer(self.baseline_bpe, model_max_length=max(self.profile.seq_len, 512))
+
+    @cached_property
+    def word_stream(self) -> list[str]:
+        return [w for line in self.corpus for w in word_tokenize(line)]
+
+    @cached_property
+    def subword_stream(self) -> list[str]:
+        return [u for line in self.corpus for u in bpe_units(self.feature_bpe, line)]
+
+    @cached_property
+    def bpe_id_stream(self) -> np.ndarray:
+        ids = [i for line in self.corpus for i in self.baseline_bpe.encode(line, add_special_tokens=False).ids]
+        return np.asarray(ids, dtype=np.int64)
+
+    def glue(self, task: str, split: str, limit: int) -> tuple[list[Any], np.ndarray]:
+        """Texts and labels of a GLUE split (a seeded sample of ``limit`` examples; 0 = all), loaded once."""
+        key = (task, split, limit)
+        cache = self.__dict__.setdefault("_glue", {})
+        if key not in cache:
+            cache[key] = glue_split(task, split, limit, self.profile.seed)
+        return cache[key]
+
+    def hasher(self, hash_type: str, num_buckets: int | None) -> Any:
+        """The token hasher of a variant: an index hasher for Emb (``num_buckets``), else a 128-bit one."""
+        key = (hash_type, num_buckets)
+        cache = self.__dict__.setdefault("_hashers", {})
+        if key not in cache:
+            if hash_type == "md5":
+                cache[key] = KeyedMD5Hasher() if num_buckets is None else KeyedMD5Hasher(num_buckets=num_buckets)
+            elif num_buckets is None:
+                cache[key] = LSHBitHasher(self.feature_bpe)
+            else:
+                cache[key] = LSHBucketHasher(self.feature_bpe, num_buckets=num_buckets,
+                                             feature_dim=self.feature_bpe.get_vocab_size())
+        return cache[key]
+
+
+class Sequences(torch.utils.data.Dataset):
+    """Fixed-length chunks of a unit stream, as rows of unit indices (``int64``)."""
+
+    def __init__(self, unit_ids: np.ndarray, length: int) -> None:
+        rows = len(unit_ids) // length
+        if rows == 0:
+            raise ValueError(f"the corpus has {len(unit_ids)} units, fewer than one sequence of {length}")
+        self.rows = torch.from_numpy(np.ascontiguousarray(unit_ids[: rows * length].reshape(rows, length)))
+
+    def __len__(self) -> int:
+        return self.rows.shape[0]
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return self.rows[i]
+
+
+def _with_specials(body: torch.Tensor) -> torch.Tensor:
+    rows = body.shape[0]
+    return torch.cat([torch.full((rows, 1), BOS_ID, dtype=torch.long), body,
+                      torch.full((rows, 1), EOS_ID, dtype=torch.long)], dim=1)
+
+
+class PretrainCollator:
+    """Rows of unit indices -> model inputs (hashed ids or bits with ``<s>``/``</s>``) -> objective's corruption."""
+
+    def __init__(self, spec: ModelSpec, table: torch.Tensor, objective: Callable[[Any], dict[str, torch.Tensor]]):
+        self.bits = spec.embedding_type not in (None, "emb")
+        self.table = table  # (units,) ids or (units, T) bits
+        self.objective = objective
+
+    def __call__(self, rows: list[torch.Tensor]) -> dict[str, torch.Tensor]:
+        units = torch.stack(rows)
+        if self.bits:
+            body = torch.full(units.shape, HASHED_TOKEN_ID, dtype=torch.long)
+            codes = self.table[units]
+            pad = torch.zeros((units.shape[0], 1, codes.shape[-1]), dtype=codes.dtype)
+            batch = {"input_ids": _with_specials(body), "hash_bits": torch.cat([pad, codes, pad], dim=1)}
+        else:
+            batch = {"input_ids": _with_specials(self.table[units])}
+        batch["attention_mask"] = torch.ones_like(batch["input_ids"])
+        return self.objective(batch)
+
+
+def unit_table(spec: ModelSpec, res: Resources, stream: list[str]) -> tuple[np.ndarray, torch.Tensor]:
+    """Unit indices of ``stream`` and the per-unit hashed id (Emb) or 128-bit code (the others)."""
+    vocab: dict[str, int] = {}
+    ids = np.fromiter((vocab.setdefault(u, len(vocab)) for u in stream), dtype=np.int64, count=len(stream))
+    words = list(vocab)
+    hasher = res.hasher(spec.hash_type, spec.num_buckets(res.profile))
+    table = hasher.batch_index(words) if spec.embedding_type == "emb" else hasher.batch_bits(words)
+    return ids, table

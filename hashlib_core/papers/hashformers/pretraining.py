@@ -1,0 +1,111 @@
+"""Pre-training of every HashFormers model (§3.6, §4.2; Appendix A): the models of a profile, and one run.
+
+HashFormers and BERT-S+R are pre-trained with Shuffle+Random (Yamaguchi et al., 2021): 10% of the tokens are
+shuffled and 10% replaced, and the model tells each token apart as kept / shuffled / random
+(:class:`~hashlib_core.papers.hashformers.objectives.ShuffleRandomCollator`). BERT-MLM uses masked language
+modelling over its BPE vocabulary (:class:`~hashlib_core.papers.hashformers.objectives.MLMObjective`).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from hashlib_core.bpe import NUM_SPECIAL_TOKENS
+from hashlib_core.chapter import RunContext
+from hashlib_core.modeling import embedding_parameter_count
+from hashlib_core.papers.hashformers.baselines import baseline_config, build_baseline
+from hashlib_core.papers.hashformers.data import PretrainCollator, Resources, Sequences, unit_table
+from hashlib_core.papers.hashformers.configuration import HashFormerConfig
+from hashlib_core.papers.hashformers.modeling import HashFormerForSequenceClassification, HashFormerForShuffleRandom
+from hashlib_core.papers.hashformers.objectives import MLMObjective, ShuffleRandomCollator
+from hashlib_core.papers.hashformers.profiles import PRETRAINING_SETTINGS, HashFormersProfile, ModelSpec
+from hashlib_core.params import count_parameters
+from hashlib_core.profiles import seed_everything
+from hashlib_core.training import TrainConfig, train
+
+__all__ = ["encoder_fields", "hashformer_config", "pretraining_model", "classifier", "pretrain"]
+
+
+def encoder_fields(profile: HashFormersProfile) -> dict[str, Any]:
+    return dict(hidden_size=profile.hidden, num_hidden_layers=profile.layers, num_attention_heads=profile.heads,
+                intermediate_size=profile.intermediate)
+
+
+def hashformer_config(spec: ModelSpec, profile: HashFormersProfile, num_buckets: int | None = None,
+                       **extra: Any) -> HashFormerConfig:
+    buckets = num_buckets or spec.num_buckets(profile)
+    fields = dict(embedding_type=spec.embedding_type, hash_type=spec.hash_type, num_bits=128,
+                  **encoder_fields(profile), **extra)
+    if buckets is not None:
+        fields["num_buckets"] = buckets
+    return HashFormerConfig(**fields)
+
+
+def pretraining_model(spec: ModelSpec, profile: HashFormersProfile, vocab_size: int,
+                       num_buckets: int | None = None) -> nn.Module:
+    if spec.is_baseline:
+        config = baseline_config(vocab_size, **encoder_fields(profile))
+        return build_baseline("mlm" if spec.objective == "mlm" else "shuffle_random", config)
+    return HashFormerForShuffleRandom(hashformer_config(spec, profile, num_buckets))
+
+
+def classifier(spec: ModelSpec, profile: HashFormersProfile, vocab_size: int, num_labels: int,
+                num_buckets: int | None = None) -> nn.Module:
+    if spec.is_baseline:
+        config = baseline_config(vocab_size, num_labels=num_labels, **encoder_fields(profile))
+        return build_baseline("sequence_classification", config)
+    return HashFormerForSequenceClassification(
+        hashformer_config(spec, profile, num_buckets, num_labels=num_labels))
+
+
+def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext) -> tuple[nn.Module, dict, list]:
+    """Pre-train one model on the corpus (checkpoints and exact resume under ``checkpoints/``); returns the model, a summary row and its loss curve."""
+    profile = res.profile
+    seed_everything(profile.seed)
+    body = profile.seq_len - 2
+    if spec.is_baseline:
+        tokenizer = res.baseline_tokenizer
+        vocab = len(tokenizer)
+        table = torch.arange(vocab, dtype=torch.long)
+        units = res.bpe_id_stream
+        if spec.objective == "mlm":
+            objective: Callable = MLMObjective(tokenizer, profile.seed)
+        else:
+            objective = ShuffleRandomCollator(random_id_range=(NUM_SPECIAL_TOKENS, vocab), seed=profile.seed)
+    else:
+        vocab = 0
+        stream = res.word_stream if spec.unit == "word" else res.subword_stream
+        units, table = unit_table(spec, res, stream)
+        if spec.embedding_type == "emb":
+            objective = ShuffleRandomCollator(
+                random_id_range=(NUM_SPECIAL_TOKENS, NUM_SPECIAL_TOKENS + spec.num_buckets(profile)),
+                seed=profile.seed)
+        else:
+            # released collators: per-token bit rate for Proj, uniform codewords for Pool (and Add)
+            mode = "per_token_rate" if spec.embedding_type == "proj" else "uniform"
+            objective = ShuffleRandomCollator(random_bits=mode, seed=profile.seed)
+    dataset = Sequences(units, body)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=profile.pt_batch, shuffle=True, drop_last=True,
+                                         collate_fn=PretrainCollator(spec, table, objective))
+    model = pretraining_model(spec, profile, vocab)
+    lr = profile.pt_lr_mlm if spec.objective == "mlm" else profile.pt_lr
+    config = TrainConfig(max_steps=profile.pt_steps, learning_rate=lr, warmup_steps=profile.pt_warmup,
+                         scheduler=profile.pt_scheduler, adam_betas=(0.9, profile.pt_beta2), weight_decay=0.01,
+                         log_every=max(1, profile.pt_steps // 30), checkpoint_every=profile.checkpoint_every,
+                         mixed_precision=profile.mixed_precision, seed=profile.seed)
+    out = ctx.checkpoint_dir(f"{spec.slug}-pretrain", spec.name, settings=PRETRAINING_SETTINGS)
+    ctx.log(f"{spec.name}: pre-training ({config.max_steps} steps)")
+    result = train(model, loader, config, output_dir=out, progress=ctx.progress)
+    row = {
+        "name": spec.name, "group": spec.group, "model": spec.model, "unit": spec.unit,
+        "objective": "MLM" if spec.objective == "mlm" else "S+R",
+        "num_buckets": spec.num_buckets(profile) if not spec.is_baseline else vocab,
+        "corpus_units": len(units), "distinct_units": len(table),
+        "steps": result.steps, "resumed_from_step": result.resumed_from_step, "final_loss": result.final_loss,
+        "wall_time_s": result.wall_time_s,
+        "total_params": count_parameters(model), "emb_params": embedding_parameter_count(model),
+    }
+    curve = [{"name": spec.name, "step": s, "loss": loss} for s, loss in result.losses]
+    return model, row, curve

@@ -1,0 +1,204 @@
+"""The HashFormers chapter's models (one :class:`ModelSpec` per row of Tables 1, 2 and 6) and its four profiles.
+
+Every knob of :class:`HashFormersProfile` has a comment; the ``paper`` profile is Appendix A (Tables 4 and 5).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from hashlib_core.glue import GLUE_TEXT_COLUMNS, normalize_task
+from hashlib_core.profiles import Profile, ProfileSet
+
+__all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "MD_GROUP", "LSH_GROUP", "HashFormersProfile", "PROFILES",
+           "PRETRAINING_SETTINGS"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model of Tables 1, 2 and 6: a BPE baseline or a HashFormer (hash x embedding type x unit)."""
+
+    group: str                    # Table 1/2 group key ("-", "HashFormers-MD (Ours)", ...)
+    model: str                    # Table 1/2 model key ("BERT-MLM", "Emb (50K)", "Pool", ...)
+    objective: str                # "mlm" or "sr"
+    hash_type: str | None = None  # "md5" or "lsh" (None: BPE baseline)
+    embedding_type: str | None = None
+    unit: str = "word"            # "word" (Table 1) or "subword" (Table 6)
+
+    @property
+    def name(self) -> str:
+        if self.hash_type is None:
+            return self.model
+        prefix = "MD" if self.hash_type == "md5" else "LSH"
+        suffix = "" if self.unit == "word" else " [BPE]"
+        return f"{prefix}-{self.model}{suffix}"
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.hash_type is None
+
+    @property
+    def slug(self) -> str:
+        return "".join(c if c.isalnum() else "_" for c in self.name.lower()).strip("_")
+
+    def num_buckets(self, profile: "HashFormersProfile") -> int | None:
+        """N of an Emb model in ``profile`` (None for the other types)."""
+        if self.embedding_type != "emb":
+            return None
+        return profile.emb_buckets_small if self.model == "Emb (1K)" else profile.emb_buckets
+
+
+MD_GROUP, LSH_GROUP = "HashFormers-MD (Ours)", "HashFormers-LSH (Ours)"
+_HASHFORMER_TYPES = (("Emb (50K)", "emb"), ("Emb (1K)", "emb"), ("Pool", "pool"), ("Add", "add"), ("Proj", "proj"))
+
+#: Tables 1 and 2: the two BERT baselines and the ten HashFormers.
+MODELS: tuple[ModelSpec, ...] = (
+    ModelSpec("-", "BERT-MLM", "mlm"),
+    ModelSpec("-", "BERT-S+R", "sr"),
+    *(ModelSpec(group, model, "sr", hash_type, etype)
+      for hash_type, group in (("md5", MD_GROUP), ("lsh", LSH_GROUP)) for model, etype in _HASHFORMER_TYPES),
+)
+#: Table 6: the Emb (50K) and Proj HashFormers with BPE subwords as units (Appendix C).
+TABLE6_MODELS: tuple[ModelSpec, ...] = tuple(
+    ModelSpec(group.replace(" (Ours)", ""), model, "sr", hash_type, etype, unit="subword")
+    for hash_type, group in (("md5", MD_GROUP), ("lsh", LSH_GROUP))
+    for model, etype in (("Emb (50K)", "emb"), ("Proj", "proj"))
+)
+
+#: The settings that decide pre-trained weights (checkpoint digests of pre-training runs use only these, so that
+#: fine-tuning or timing settings never retrain a model).
+PRETRAINING_SETTINGS = ("corpus", "paper_corpus", "corpus_max_words", "bpe_vocab", "emb_buckets", "emb_buckets_small",
+                        "layers", "hidden", "heads", "intermediate", "seq_len", "pt_steps", "pt_batch", "pt_lr",
+                        "pt_lr_mlm", "pt_warmup", "pt_beta2", "pt_scheduler", "mixed_precision", "seed")
+
+
+@dataclass(frozen=True)
+class HashFormersProfile(Profile):
+    """Knobs of the HashFormers chapter. Sizes follow §4.2 and Appendix A (Tables 4 and 5) in ``paper``."""
+
+    #: pre-training corpus: "wikitext2-validation" (staged) or "wikipedia+bookcorpus" (hub, §4.2)
+    corpus: str = "wikitext2-validation"
+    #: hub datasets of the paper corpus, "repo[:config]" each (used when corpus == "wikipedia+bookcorpus")
+    paper_corpus: tuple[str, ...] = ("wikimedia/wikipedia:20231101.en", "bookcorpus/bookcorpus")
+    #: stop reading the corpus after this many words (0 = all of it)
+    corpus_max_words: int = 0
+    #: BPE vocabulary trained locally (LSH features, baselines, Table 6 units); the paper uses roberta-base's 50,265
+    bpe_vocab: int = 2000
+    #: N of the "Emb (50K)" rows (the paper: 50,260) and of the "Emb (1K)" rows (1,000)
+    emb_buckets: int = 4096
+    emb_buckets_small: int = 1000
+    #: bucket counts of the bucket-sharing picture, and how many of the most frequent corpus words it hashes (0: all)
+    sharing_buckets: tuple[int, ...] = (1000, 4096)
+    sharing_words: int = 4000
+    #: encoder size (the paper: BERT-base, 12 x 768, FFN 3,072, 12 heads)
+    layers: int = 2
+    hidden: int = 64
+    heads: int = 2
+    intermediate: int = 256
+    #: pre-training (Table 4): sequence length in units (words or BPE pieces, specials included), steps, batch,
+    #: peak learning rate of S+R and of MLM, warm-up steps, Adam beta2, schedule
+    seq_len: int = 64
+    pt_steps: int = 30
+    pt_batch: int = 16
+    pt_lr: float = 1e-3
+    pt_lr_mlm: float = 1e-3
+    pt_warmup: int = 3
+    pt_beta2: float = 0.999
+    pt_scheduler: str = "linear"
+    #: fine-tuning (Table 5): GLUE tasks, training examples per task (a seeded subset; 0 = all), dev examples scored
+    #: (0 = all), epochs, batch, learning rate, maximum length in units, seeds (mean and std over them)
+    tasks: tuple[str, ...] = ("sst2",)
+    ft_train_examples: int = 256
+    ft_eval_examples: int = 200
+    ft_epochs: float = 2.0
+    ft_batch: int = 32
+    ft_lr: float = 1e-3
+    ft_max_len: int = 64
+    ft_seeds: tuple[int, ...] = (0,)
+    #: which models (names of :data:`MODELS`); empty = all
+    models: tuple[str, ...] = ()
+    #: Table 6 (BPE units for HashFormers), and the tasks its four models are fine-tuned on (empty: ``tasks``)
+    table6: bool = True
+    table6_tasks: tuple[str, ...] = ()
+    #: Table 3: repetitions per measurement, batch size, dev examples for inference
+    timing_repeats: int = 3
+    timing_batch: int = 8
+    timing_examples: int = 64
+    #: "no", "bf16" or "fp16"
+    mixed_precision: str = "no"
+    #: save a pre-training checkpoint every N steps (0: at the end only)
+    checkpoint_every: int = 0
+
+    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
+        "sharing_buckets", "sharing_words", "ft_eval_examples", "models", "table6", "table6_tasks",
+        "timing_repeats", "timing_batch", "timing_examples", "checkpoint_every",
+    })
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.corpus not in ("wikitext2-validation", "wikipedia+bookcorpus"):
+            raise ValueError(f"corpus must be 'wikitext2-validation' or 'wikipedia+bookcorpus', got {self.corpus!r}")
+        for task in (*self.tasks, *self.table6_tasks):
+            key = normalize_task(task)
+            if key not in GLUE_TEXT_COLUMNS:
+                raise ValueError(f"task {task!r} is not staged; choose from {sorted(GLUE_TEXT_COLUMNS)}")
+        if self.seq_len < 4 or self.ft_max_len < 4:
+            raise ValueError("seq_len and ft_max_len must be >= 4 (room for the special tokens)")
+        if self.hidden % self.heads:
+            raise ValueError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
+        unknown = sorted(set(self.models) - {m.name for m in MODELS})
+        if unknown:
+            raise ValueError(f"unknown model(s) {unknown}; known: {[m.name for m in MODELS]}")
+        if not self.ft_seeds:
+            raise ValueError("ft_seeds must list at least one fine-tuning seed")
+
+    def selected(self) -> list[ModelSpec]:
+        """The models of Tables 1/2 this profile trains."""
+        return [m for m in MODELS if not self.models or m.name in self.models]
+
+    def task_keys(self, table6: bool = False) -> list[str]:
+        """Canonical task names (Table 6's own list when it has one)."""
+        tasks = self.table6_tasks if table6 and self.table6_tasks else self.tasks
+        return [normalize_task(t) for t in tasks]
+
+
+PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
+    # CPU, whole notebook < 90 s: 2 x 64 encoder, 20 pre-training steps on 8 x 32 words, SST-2 only (128 train
+    # examples, 128 dev), Emb (50K) at N = 4,096. Proves every code path; its scores are not meant to be read.
+    smoke=HashFormersProfile(name="smoke", corpus_max_words=40_000, budget_minutes=1.0, seq_len=32, pt_batch=8,
+                             pt_steps=20, ft_train_examples=128, ft_eval_examples=128, ft_max_len=48,
+                             timing_repeats=2),
+    # Two CPU cores, at most an hour for the chapter (sizes measured, see the chapter's profile table).
+    cpu=HashFormersProfile(
+        name="cpu", budget_minutes=60.0, corpus_max_words=0, bpe_vocab=4000, emb_buckets=8192,
+        sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0, layers=2, hidden=64, heads=2, intermediate=256,
+        seq_len=64, pt_steps=300, pt_batch=32, pt_lr=1e-3, pt_lr_mlm=1e-3, pt_warmup=30,
+        tasks=("sst2", "cola", "mrpc", "stsb", "rte"), ft_train_examples=2000, ft_eval_examples=0, ft_epochs=2.0,
+        ft_batch=32, ft_lr=1e-3, ft_max_len=64, ft_seeds=(0, 1, 2), table6_tasks=("sst2",), timing_repeats=3,
+        timing_batch=16, timing_examples=256,
+    ),
+    # One GPU, about 10 minutes for the whole chapter (16 models): 4 x 256 encoder, N = 50,260 as the paper, the
+    # whole WikiText-2 validation split as corpus; per model 1,000 pre-training steps of 64 x 128 units and at most
+    # 4,000 training examples per task for 2 epochs (scores on the whole dev splits). An estimate (about 18 ms per
+    # optimiser step in eager mode), not yet a measurement: each run records its wall time.
+    # Larger runs: --pt_steps=... --ft_train_examples=0 (all) --ft_epochs=3, or --models=... for a subset.
+    small=HashFormersProfile(
+        name="small", accelerator="gpu", budget_minutes=10.0, bpe_vocab=16000, emb_buckets=50260,
+        sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
+        layers=4, hidden=256, heads=4, intermediate=1024, seq_len=128, pt_steps=1000, pt_batch=64,
+        pt_lr=5e-4, pt_lr_mlm=5e-4, pt_warmup=100, tasks=("cola", "sst2", "mrpc", "stsb", "rte"),
+        ft_train_examples=4000, ft_eval_examples=0, ft_epochs=2.0, ft_batch=32, ft_lr=1e-4, ft_max_len=128,
+        timing_repeats=10, timing_batch=32, timing_examples=872, mixed_precision="bf16",
+    ),
+    # Appendix A: 12 x 768, sequence 512, batch 128 (16 x 8 GPUs), 500K steps, peak lr 1e-4 (MLM) / 5e-5, linear,
+    # 10K warm-up, Adam beta2 0.9999; fine-tuning 5 epochs, batch 32, lr 3e-5, 3 seeds, max length 128.
+    paper=HashFormersProfile(
+        name="paper", accelerator="gpu", budget_minutes=60.0 * 24 * 7, corpus="wikipedia+bookcorpus",
+        bpe_vocab=50265, emb_buckets=50260, sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
+        layers=12, hidden=768, heads=12, intermediate=3072, seq_len=512, pt_steps=500_000, pt_batch=128,
+        pt_lr=5e-5, pt_lr_mlm=1e-4, pt_warmup=10_000, pt_beta2=0.9999,
+        tasks=("cola", "sst2", "mrpc", "stsb", "rte"), ft_train_examples=0, ft_eval_examples=0, ft_epochs=5.0,
+        ft_batch=32, ft_lr=3e-5, ft_max_len=128, ft_seeds=(0, 1, 2), timing_repeats=20, timing_batch=16,
+        timing_examples=872, mixed_precision="bf16", checkpoint_every=10_000,
+    ),
+)

@@ -1,0 +1,224 @@
+"""The HashFormers chapter's tables: ours beside the paper's, and every number the prose quotes.
+
+Each function takes result tables (as :class:`hashlib_core.chapter.Shown` reads them) and returns a DataFrame or
+a dict of strings; the notebook only displays them (:mod:`hashlib_core.book`).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from hashlib_core.glue import normalize_task
+from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
+from hashlib_core.papers.hashformers.profiles import TABLE6_MODELS
+from hashlib_core.papers.hashformers.table2 import PAPER_COLUMNS
+from hashlib_core.params import humanize
+from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
+
+__all__ = ["table2_comparison", "table2_matrix", "table2_notes_view", "glue_comparison", "glue_view",
+           "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison", "quoted"]
+
+#: How close to the majority-class score a mean score may be and still count as "stays at the majority class"
+#: (GLUE points, x 100 of the metric).
+MAJORITY_MARGIN = 1.0
+
+
+def table2_comparison(table2: pd.DataFrame) -> pd.DataFrame:
+    """Our Table 2 counts beside the printed cells (paper_vs_ours on group + model)."""
+    columns = {PAPER_COLUMNS[c]: {"total": "total_params", "emb": "emb_params"}.get(c, c) for c in PAPER_COLUMNS}
+    out = paper_vs_ours(load_paper_table("hashformers_table2"), table2, on=["group", "model"], columns=columns)
+    source = out.attrs["source"]
+    out = out[out["paper"] != "-"].reset_index(drop=True)  # BERT-MLM is the baseline, not a row of Table 2
+    out.attrs["source"] = source
+    return out
+
+
+def glue_comparison(glue: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
+    """Our GLUE dev scores (Table 1 columns) and PRR vs our BERT-MLM (Table 2's PRR columns) beside the paper's."""
+    columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
+    scores = paper_vs_ours(load_paper_table("hashformers_table1"), glue, on=["group", "model"],
+                           columns={c: c for c in columns})
+    prr = paper_vs_ours(load_paper_table("hashformers_table2"), glue, on=["group", "model"],
+                        columns={f"PRR_{c}": f"PRR_{c}" for c in columns if f"PRR_{c}" in glue.columns})
+    out = pd.concat([scores, prr], ignore_index=True)
+    out = out[out["ours"] != "-"].reset_index(drop=True)
+    out.attrs["source"] = "data/paper_tables/hashformers_table1.csv and hashformers_table2.csv (PRR columns)"
+    return out
+
+
+def paper_points(tasks: Sequence[str], table2: pd.DataFrame) -> pd.DataFrame:
+    """The paper's (embedding parameters, GLUE average over ``tasks``) per model, for the parameters picture.
+
+    The average is recomputed from Table 1 over the tasks we ran (the paper's Avg covers eight tasks); embedding
+    parameters are Table 2's printed cells, and for the two BERT baselines (not rows of Table 2) our count of the
+    50,265 x 768 matrix (``table2``'s BERT-MLM row).
+    """
+    columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
+    t1 = load_paper_table("hashformers_table1")
+    t2 = load_paper_table("hashformers_table2").set_index(["group", "model"])
+    bert_emb = float(table2.set_index("model").loc["BERT-MLM", "emb_params"])
+    rows = []
+    for _, r in t1.iterrows():
+        key = (r["group"], r["model"])
+        if key in t2.index:
+            emb = parse_printed(t2.loc[key, "#Emb_Params"]).value
+        elif r["model"] in ("BERT-MLM", "BERT-S+R"):
+            emb = bert_emb
+        else:
+            continue
+        rows.append({"group": r["group"], "model": r["model"], "emb_params": emb,
+                     "avg": float(np.mean([parse_printed(r[c]).value for c in columns]))})
+    return pd.DataFrame(rows)
+
+
+def _speedup(text: str) -> str:
+    return str(text).replace("x", "").strip()
+
+
+def table3_comparison(timing: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 as printed beside our ratios (speed-up over BERT-MLM, Eq. 8) and our times per sample."""
+    paper = load_paper_table("hashformers_table3")
+    merged = paper.merge(timing, on=["group", "model"], how="inner")
+    return pd.DataFrame({
+        "model": merged["group"].str.replace(" (Ours)", "", regex=False) + " " + merged["model"],
+        "timed variant": merged["name"],
+        "paper PT speed-up": merged["PT_Speed-up_Rate"].map(_speedup),
+        "ours PT speed-up": merged["pt_speedup"].round(2),
+        "paper infer speed-up": merged["Infer_Speed-up_Rate"].map(_speedup),
+        "ours infer speed-up": merged["infer_speedup"].round(2),
+        "paper PT ms/sample (V100)": merged["PT_Time_ms_per_sample"],
+        f"ours PT ms/sample ({merged['device'].iloc[0]})": merged["pt_ms_per_sample"].round(2),
+        "paper infer ms/sample (V100)": merged["Infer_Time_ms_per_sample"],
+        f"ours infer ms/sample ({merged['device'].iloc[0]})": merged["infer_ms_per_sample"].round(3),
+        "ours mean tokens (infer)": merged["infer_mean_tokens"].round(1),
+    })
+
+
+def table6_comparison(glue: pd.DataFrame, table6: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
+    """Table 6: subword (BPE units) vs word HashFormers, ours beside the paper's, per task."""
+    columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
+    word = glue[glue["name"].isin([v.name.replace(" [BPE]", "") for v in TABLE6_MODELS])].copy()
+    word["group"] = word["group"].str.replace(" (Ours)", "", regex=False)
+    ours = pd.concat([table6.assign(token="subword"), word.assign(token="word")], ignore_index=True)
+    return paper_vs_ours(load_paper_table("hashformers_table6"), ours, on=["group", "model", "token"],
+                         columns={c: c for c in columns})
+
+
+def table2_matrix(table2: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2 as a matrix of ``"printed → ours (gap)"`` cells, one row per model, and whether each agrees."""
+    t2 = table2_comparison(table2)
+    cells = t2.assign(cell=t2["paper"] + " → " + t2["ours"] + " (" + t2["gap"] + ")")
+    order = list(t2["metric"].unique())
+    text = cells.pivot(index=["group", "model"], columns="metric", values="cell")[order]
+    agrees = t2.pivot(index=["group", "model"], columns="metric", values="agrees")[order]
+    text.columns.name = agrees.columns.name = None
+    return text, agrees
+
+
+def table2_notes_view(table2: pd.DataFrame) -> pd.DataFrame:
+    """The Table 2 rows whose cells differ from the print, with the columns and the reason."""
+    rows = table2[table2["mismatched"].fillna("") != ""]
+    return rows[["group", "model", "mismatched", "note"]].reset_index(drop=True)
+
+
+def glue_view(glue: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
+    """Our GLUE dev scores as ``mean ± std`` over seeds per task, the average, and a first row with the
+    majority-class score of each task."""
+    columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
+
+    def cell(mean: float, std: float) -> str:
+        if pd.isna(mean):
+            return "-"
+        return f"{mean:.1f}" if pd.isna(std) else f"{mean:.1f} ± {std:.1f}"
+
+    rows = [{"model": "majority class", "emb. params": "-",
+             **{c: "-" if pd.isna(glue[f"{c}_majority"].iloc[0]) else f"{glue[f'{c}_majority'].iloc[0]:.1f}"
+                for c in columns}, "Avg": "-"}]
+    for _, r in glue.iterrows():
+        rows.append({"model": r["name"], "emb. params": humanize(r["emb_params"]),
+                     **{c: cell(r[c], r[f"{c}_std"]) for c in columns},
+                     "Avg": "-" if pd.isna(r["Avg"]) else f"{r['Avg']:.1f}"})
+    return pd.DataFrame(rows)
+
+
+def at_majority(glue: pd.DataFrame, tasks: Sequence[str], margin: float = MAJORITY_MARGIN) -> pd.DataFrame:
+    """(model, task) pairs whose mean score is within ``margin`` points of the majority-class score (or, for STS-B,
+    whose correlation is undefined or within ``margin`` of 0): the models that learned nothing on that task."""
+    rows = []
+    for t in tasks:
+        c = PAPER_TASK_COLUMN[normalize_task(t)]
+        base = glue[f"{c}_majority"].iloc[0]
+        floor = 0.0 if pd.isna(base) else base
+        for _, r in glue.iterrows():
+            if pd.isna(r[c]) or r[c] <= floor + margin:
+                rows.append({"model": r["name"], "task": c, "score": r[c], "majority": base})
+    return pd.DataFrame(rows, columns=["model", "task", "score", "majority"])
+
+
+def ordering(glue: pd.DataFrame, tasks: Sequence[str]) -> tuple[pd.DataFrame, float]:
+    """The models ranked by their average over ``tasks`` in the paper's Table 1 and in ours, and Kendall's tau
+    between the two rankings (models present in both)."""
+    columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
+    t1 = load_paper_table("hashformers_table1")
+    paper = pd.DataFrame({"group": t1["group"], "model": t1["model"],
+                          "paper avg": [float(np.mean([parse_printed(r[c]).value for c in columns]))
+                                        for _, r in t1.iterrows()]})
+    ours = glue[["group", "model", "name", "Avg"]].rename(columns={"Avg": "our avg"})
+    both = paper.merge(ours, on=["group", "model"], how="inner").dropna(subset=["our avg"])
+    both["paper rank"] = both["paper avg"].rank(ascending=False, method="min").astype(int)
+    both["our rank"] = both["our avg"].rank(ascending=False, method="min").astype(int)
+    tau = float(kendalltau(both["paper avg"], both["our avg"]).statistic) if len(both) > 2 else float("nan")
+    view = both.sort_values("paper rank")[["name", "paper avg", "paper rank", "our avg", "our rank"]]
+    return view.rename(columns={"name": "model"}).reset_index(drop=True), tau
+
+
+def quoted(shown) -> dict[str, str]:
+    """Every number the chapter's prose quotes, computed from the shown results (a :class:`~hashlib_core.chapter.Shown`)."""
+    profile = shown.profile
+    tasks = profile.task_keys()
+    cols = [PAPER_TASK_COLUMN[t] for t in tasks]
+    table2 = shown.table("table2")
+    t2 = table2_comparison(table2)
+    bert = table2.set_index("model").loc["BERT-MLM"]
+    out = {"t2_agree": f"{int(t2['agrees'].sum())} of {len(t2)}", "bert_emb": humanize(int(bert["emb_params"]), 2),
+           "bert_total": humanize(int(bert["total_params"]), 2)}
+    md5 = shown.table("md5_example")
+    out["md5_none_match"] = "neither" if not (md5["plain_matches"].any() or md5["hmac_matches"].any()) else "one"
+    sharing = shown.table("bucket_sharing")
+    big = sharing[sharing["num_buckets"] == sharing["num_buckets"].max()].set_index("hash")
+    share = lambda h, col="words_sharing": f"{100 * big.loc[h, col] / big.loc[h, 'words']:.1f}%"
+    out.update(sharing_n=f"{int(big['num_buckets'].iloc[0]):,}", sharing_words=f"{int(big['words'].iloc[0]):,}",
+               sharing_md5=share("MD5"), sharing_lsh=share("LSH"),
+               sharing_uniform=share("MD5", "expected_sharing_uniform"),
+               largest_md5=f"{int(big.loc['MD5', 'largest_bucket']):,}",
+               largest_lsh=f"{int(big.loc['LSH', 'largest_bucket']):,}")
+    morph = shown.table("morphology")
+    out.update(ham_md5=f"{morph['md5_hamming'].mean():.1f}", ham_lsh=f"{morph['lsh_hamming'].mean():.1f}",
+               same_lsh=f"{int(morph['lsh_same_bucket'].sum())} of {len(morph)}",
+               same_md5=f"{int(morph['md5_same_bucket'].sum())} of {len(morph)}",
+               morph_n=f"{int(morph['num_buckets'].iloc[0]):,}")
+    glue = shown.table("glue")
+    sst = glue["SST"] if "SST" in glue else pd.Series(dtype=float)
+    stuck = at_majority(glue, tasks)
+    view, tau = ordering(glue, tasks)
+    out.update(n_models=str(len(glue)), task_list=", ".join(cols), n_seeds=str(len(profile.ft_seeds)),
+               score_range=f"{glue['Avg'].min():.1f} to {glue['Avg'].max():.1f}",
+               sst_min=f"{sst.min():.1f}" if len(sst) else "-",
+               sst_majority=f"{glue['SST_majority'].iloc[0]:.1f}" if "SST_majority" in glue else "-",
+               sst_all_above="every" if len(sst) and (sst > glue["SST_majority"].iloc[0] + MAJORITY_MARGIN).all()
+               else "not every",
+               stuck=("; ".join(f"{t}: {', '.join(g['model'])}" for t, g in stuck.groupby("task", sort=False))
+                      or "none"),
+               tau=f"{tau:.2f}", best_ours=view.loc[view["our rank"].idxmin(), "model"] if len(view) else "-",
+               best_paper=view.loc[view["paper rank"].idxmin(), "model"] if len(view) else "-")
+    timing = shown.table("timing").set_index("name")
+    t3 = table3_comparison(shown.table("timing")).set_index("timed variant")
+    out.update(timing_device=str(timing["device"].iloc[0]).upper(),
+               sr_speedup=f"{timing.loc['BERT-S+R', 'pt_speedup']:.1f}x",
+               paper_sr_speedup=t3.loc["BERT-S+R", "paper PT speed-up"] + "x",
+               tokens_bpe=f"{timing.loc['BERT-MLM', 'infer_mean_tokens']:.1f}",
+               tokens_word=f"{timing.loc['MD-Proj', 'infer_mean_tokens']:.1f}")
+    return out

@@ -1,0 +1,212 @@
+"""The language models of the MultiHashFormer chapter: data, tokenizer, and the models trained once per run.
+
+Only WikiText-2's validation and test splits are staged, so every model is **trained on the validation split and
+evaluated on the test split**. The tokenizer is a byte-level BPE trained on the same validation text
+(:func:`hashlib_core.bpe.train_bpe`); MHF signatures come from a :class:`~hashlib_core.hashing.SignatureRegistry`
+over its entries in id order. :class:`LanguageModels` is the chapter's shared resource: each model is built from
+its :class:`~hashlib_core.papers.multihashformer.presets.ModelSpec`, trained with the shared loop on first use
+(checkpoints and exact resume under ``checkpoints/``), and kept for the other experiments of the run.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from hashlib_core.chapter import RunContext
+from hashlib_core.decoding.lm import NextTokenScores, next_token_scores
+from hashlib_core.papers.multihashformer.presets import ModelSpec, build_model, parameter_groups, single_id_table
+from hashlib_core.papers.multihashformer.profiles import LM_TRAINING_SETTINGS, MultiHashFormerProfile
+from hashlib_core.training import TrainConfig, train
+
+__all__ = ["LanguageModels", "windows", "padded_batches", "full_batches", "token_bytes", "LMDataset",
+           "CALIBRATION_WINDOWS"]
+
+#: Training windows on which a model's temperature is fitted (in-sample: the models are trained on every window;
+#: at these sizes a temperature fitted on held-out text differs by a few percent).
+CALIBRATION_WINDOWS = 64
+
+
+def windows(stream: Sequence[int], seq_len: int, limit: int) -> torch.Tensor:
+    """Non-overlapping ``seq_len`` windows of a token stream (the last partial one dropped), ``limit`` tokens max."""
+    arr = torch.tensor(stream[: limit or None], dtype=torch.long)
+    n = arr.numel() // seq_len
+    if n == 0:
+        raise ValueError(f"the token stream ({arr.numel()} tokens) is shorter than one window of {seq_len}")
+    return arr[: n * seq_len].view(n, seq_len)
+
+
+def full_batches(rows: torch.Tensor, size: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``(input_ids, attention_mask)`` batches of unpadded windows."""
+    return [(w, torch.ones_like(w)) for w in rows.split(size)]
+
+
+def padded_batches(sequences: Sequence[Sequence[int]], size: int, pad_id: int
+                   ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Right-padded ``(input_ids, attention_mask)`` batches of ``size`` sequences of different lengths."""
+    out = []
+    for s in range(0, len(sequences), size):
+        group = sequences[s:s + size]
+        width = max(len(x) for x in group)
+        ids = torch.full((len(group), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(group), width), dtype=torch.long)
+        for i, x in enumerate(group):
+            ids[i, :len(x)] = torch.tensor(x)
+            mask[i, :len(x)] = 1
+        out.append((ids, mask))
+    return out
+
+
+class LMDataset(torch.utils.data.Dataset):
+    """Windows as causal-LM examples (``labels`` = ``input_ids``; the models shift inside)."""
+
+    def __init__(self, rows: torch.Tensor) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return self.rows.shape[0]
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        return {"input_ids": self.rows[i], "labels": self.rows[i]}
+
+
+def token_bytes(tokenizer: Any) -> torch.Tensor:
+    """UTF-8 bytes of every id of a byte-level BPE (one alphabet symbol per byte; special tokens count 0)."""
+    from hashlib_core.bpe import SPECIAL_TOKENS
+
+    out = torch.zeros(tokenizer.get_vocab_size(), dtype=torch.long)
+    for token, i in tokenizer.get_vocab().items():
+        out[i] = 0 if token in SPECIAL_TOKENS else len(token)
+    return out
+
+
+class LanguageModels:
+    """Tokenizer, train/test windows and the trained models of one profile run (each model trained once)."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        from hashlib_core.bpe import EOS_ID, train_bpe
+        from hashlib_core.data import load_wikitext2
+
+        self.ctx = ctx
+        self.profile: MultiHashFormerProfile = ctx.profile
+        self.device = ctx.device
+        wiki = load_wikitext2()
+        train_lines = [t for t in wiki["validation"]["text"] if t.strip()]
+        test_lines = [t for t in wiki["test"]["text"] if t.strip()]
+        self.tokenizer = train_bpe(train_lines, self.profile.vocab_size)
+        self.eos_id = EOS_ID
+        self.tokens = [self.tokenizer.id_to_token(i) for i in range(self.tokenizer.get_vocab_size())]
+        self.vocab_size = len(self.tokens)
+        self.train_stream = self.stream(train_lines)
+        self.train_windows = windows(self.train_stream, self.profile.seq_len, self.profile.max_train_tokens)
+        self.test_windows = windows(self.stream(test_lines), self.profile.seq_len, self.profile.max_eval_tokens)
+        self.models: dict[ModelSpec, nn.Module] = {}
+        self.curves: list[dict[str, Any]] = []
+        self.train_seconds: dict[str, float] = {}
+        self._tables: dict[tuple[int, int], torch.Tensor] = {}
+
+    def stream(self, lines: Sequence[str]) -> list[int]:
+        """The token ids of ``lines``, each line followed by ``<eos>``."""
+        out: list[int] = []
+        for enc in self.tokenizer.encode_batch(list(lines), add_special_tokens=False):
+            out.extend(enc.ids)
+            out.append(self.eos_id)
+        return out
+
+    # ---------------------------------------------------------------------------------------------- models
+    def signature_table(self, num_hashes: int, num_buckets: int) -> torch.Tensor:
+        """Collision-free signatures of the tokenizer's entries, ids in tokenizer order (SignatureRegistry)."""
+        from hashlib_core.hashing import SignatureRegistry
+
+        if (num_hashes, num_buckets) not in self._tables:
+            registry = SignatureRegistry(num_hashes, num_buckets)
+            ids = registry.register(self.tokens)
+            if not np.array_equal(ids, np.arange(len(self.tokens))):
+                raise RuntimeError("registry ids differ from tokenizer ids; the tokenizer has duplicate entries")
+            self._tables[(num_hashes, num_buckets)] = registry.table()
+        return self._tables[(num_hashes, num_buckets)]
+
+    def spec(self, label: str) -> ModelSpec:
+        return self.profile.spec(label)
+
+    def build(self, spec: ModelSpec) -> nn.Module:
+        """A freshly initialised model for ``spec`` (seeded: the same spec gives the same initial weights)."""
+        torch.manual_seed(self.profile.seed)
+        shape = self.profile.shape()
+        if spec.kind == "standard":
+            return build_model(shape, spec, vocab_size=self.vocab_size)
+        if spec.kind == "single_id":
+            table = single_id_table(self.tokens, spec.num_buckets, spec.num_hashes)
+        elif spec.num_lsh:
+            from hashlib_core.hashing.lsh_trigram import mixed_signature_table
+
+            table = mixed_signature_table(self.tokens, spec.num_lsh, spec.num_hashes, spec.num_buckets)
+        else:
+            table = self.signature_table(spec.num_hashes, spec.num_buckets)
+        return build_model(shape, spec, signature_table=table)
+
+    def train_config(self, max_steps: int | None = None, learning_rate: float | None = None) -> TrainConfig:
+        p = self.profile
+        steps = max_steps or p.max_steps
+        return TrainConfig(max_steps=steps, learning_rate=learning_rate or p.learning_rate,
+                           weight_decay=p.weight_decay, warmup_steps=min(p.warmup_steps, steps // 2),
+                           scheduler="cosine", grad_clip=1.0, log_every=max(1, steps // 10),
+                           mixed_precision=p.mixed_precision, seed=p.seed)
+
+    def fit(self, name: str, model: nn.Module, rows: torch.Tensor, config: TrainConfig, *,
+            settings: Sequence[str] | None = None, extra: Any = None) -> nn.Module:
+        """Train ``model`` with the shared loop (checkpoints and exact resume under ``checkpoints/``)."""
+        loader = torch.utils.data.DataLoader(LMDataset(rows), batch_size=self.profile.batch_size, shuffle=True,
+                                             drop_last=rows.shape[0] >= self.profile.batch_size)
+        output_dir = self.ctx.checkpoint_dir(name, config, extra, settings=settings)
+        self.ctx.log(f"training {name} ({config.max_steps} steps)")
+        result = train(model, loader, config, output_dir=output_dir, progress=self.ctx.progress)
+        self.curves.extend({"model": name, "step": s, "loss": l} for s, l in result.losses)
+        self.train_seconds[name] = result.wall_time_s
+        return model.to(self.device)
+
+    def model(self, spec: ModelSpec | str) -> nn.Module:
+        """The trained model of ``spec`` (trained on first use)."""
+        spec = self.spec(spec) if isinstance(spec, str) else spec
+        if spec not in self.models:
+            model = self.build(spec).to(self.device)
+            self.models[spec] = self.fit(spec.label, model, self.train_windows, self.train_config(),
+                                         settings=LM_TRAINING_SETTINGS)
+        return self.models[spec]
+
+    def evaluate(self, spec: ModelSpec, keep_rows: int = 0, temperature: float = 1.0) -> NextTokenScores:
+        """Next-token perplexity and accuracy on the test windows (``P_inf`` for MHF, the softmax for Standard)."""
+        return next_token_scores(self.model(spec), full_batches(self.test_windows, self.profile.batch_size),
+                                 self.device, keep_rows=keep_rows, temperature=temperature)
+
+    @property
+    def calibration_windows(self) -> torch.Tensor:
+        """The training windows a temperature is fitted on (the first :data:`CALIBRATION_WINDOWS`)."""
+        return self.train_windows[:CALIBRATION_WINDOWS]
+
+    def temperature(self, spec: ModelSpec) -> float:
+        """The temperature that calibrates ``spec``'s model on :attr:`calibration_windows` (fitted once)."""
+        from hashlib_core.papers.multihashformer.calibration import fit_temperature
+
+        cache = self.__dict__.setdefault("_temperatures", {})
+        if spec not in cache:
+            cache[spec] = fit_temperature(self.model(spec), self.calibration_windows, self.device,
+                                          batch_size=self.profile.batch_size)
+        return cache[spec]
+
+    def describe(self, spec: ModelSpec) -> dict[str, Any]:
+        """The columns every table of trained models starts with (label, what was built, parameter counts)."""
+        groups = parameter_groups(self.model(spec))
+        return {"model": spec.label, "built_as": spec.built_variant, "H": spec.hashes_shown,
+                "B_paper": spec.paper_buckets, "B": spec.num_buckets, "emb_params": groups["emb"],
+                "dec_params": groups["backbone"], "total_params": groups["total"]}
+
+    def unigram_baseline(self) -> tuple[float, float]:
+        """Test perplexity and top-1 accuracy (%) of the add-one unigram distribution of the training tokens: the
+        floor every language model must beat."""
+        counts = np.bincount(np.asarray(self.train_windows.flatten()), minlength=self.vocab_size) + 1.0
+        log_p = np.log(counts / counts.sum())
+        targets = np.asarray(self.test_windows[:, 1:].flatten())
+        return float(np.exp(-log_p[targets].mean())), 100.0 * float((targets == counts.argmax()).mean())

@@ -1,0 +1,151 @@
+"""The MultiHashFormer chapter's four profiles: one comment on every knob.
+
+Scaled bucket counts: the paper's B are for V = 32,768; a profile with a smaller vocabulary V keeps the paper's
+bucket-to-vocabulary ratio, ``B = round(B_paper * V / 32768)`` (e.g. H4B16K has B = 1,024 at V = 2,048), so that
+collisions of Single-ID signatures and the pressure on each bucket are those of the paper
+(:meth:`~hashlib_core.papers.multihashformer.presets.ModelSpec.scaled`). The ``paper`` profile builds the printed B.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from hashlib_core.papers.multihashformer.presets import PAPER_VOCAB_SIZE, BackboneShape, ModelSpec, parse_variant
+from hashlib_core.profiles import Profile, ProfileSet
+
+__all__ = ["MultiHashFormerProfile", "PROFILES", "LM_TRAINING_SETTINGS"]
+
+#: The settings that decide the weights of a language model trained from scratch (checkpoint digests of those
+#: models use only these, so that changing, say, the expansion experiment never retrains the base models).
+LM_TRAINING_SETTINGS = ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads", "added_layers",
+                        "vocab_size", "seq_len", "max_train_tokens", "batch_size", "max_steps", "learning_rate",
+                        "warmup_steps", "weight_decay", "mixed_precision", "seed")
+
+
+@dataclass(frozen=True)
+class MultiHashFormerProfile(Profile):
+    """Knobs of the chapter (a Qwen3 backbone as Table 7 names its shapes)."""
+
+    #: backbone width d
+    hidden_size: int = 32
+    #: feed-forward width
+    intermediate_size: int = 64
+    #: decoder layers of Standard and MHF; Standard+kL has ``added_layers`` more
+    num_layers: int = 2
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    added_layers: int = 1
+    #: byte-level BPE vocabulary trained on the WikiText-2 validation split (the paper: 32,768, Mistral)
+    vocab_size: int = 2048
+    #: training and evaluation window, in tokens
+    seq_len: int = 64
+    #: training tokens read from the validation split (0: all of it)
+    max_train_tokens: int = 0
+    #: test-split tokens scored (0: all)
+    max_eval_tokens: int = 4096
+    #: optimisation (Table 7: AdamW, cosine schedule with warm-up, clip 1.0, weight decay 0.1)
+    batch_size: int = 8
+    max_steps: int = 40
+    learning_rate: float = 3e-3
+    warmup_steps: int = 4
+    weight_decay: float = 0.1
+    mixed_precision: str = "no"
+    #: the Table 1 families trained for language-model quality, card660 and rank (Standard+kL: +added_layers)
+    lm_variants: tuple[str, ...] = ("Standard", "Standard+kL", "H3B10K", "H4B16K")
+    #: Table 3: bucket sizes at which H1 (Single-ID) and H4 are compared
+    single_vs_multi_buckets: tuple[str, ...] = ("B4K", "B8K", "B16K")
+    #: Figure 3: (H, B) sweep
+    sweep_variants: tuple[str, ...] = ("H3B4K", "H3B8K", "H3B16K", "H4B4K", "H4B8K", "H4B16K", "H4B32K")
+    #: Appendix A: held-out contexts stacked into the log-probability matrix
+    rank_contexts: int = 256
+    #: singular values below rtol * s_max count as zero; the float32 noise floor of a log-probability matrix is
+    #: near 1e-8 relative (eps 6e-8 per entry), so 1e-7 separates structure from rounding
+    rank_rtol: float = 1e-7
+    #: section 4.4: models expanded with new Arabic, Chinese and Hindi tokens
+    expansion_variants: tuple[str, ...] = ("Standard", "H4B16K")
+    #: new tokens per language (0: 5,120 * V / 32,768, as section 4.4 adds 5K per language to 32K)
+    expansion_tokens_per_language: int = 0
+    #: continual pre-training after the expansion
+    expansion_steps: int = 30
+    expansion_learning_rate: float = 2e-3
+    #: Table 4: LSH:MMH3 coordinate splits of MHF (H4B16K)
+    lsh_mixes: tuple[str, ...] = ("0:4", "1:3", "2:2", "3:1", "4:0")
+
+    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
+        "lm_variants", "single_vs_multi_buckets", "sweep_variants", "rank_contexts", "rank_rtol",
+        "expansion_variants", "lsh_mixes", "max_eval_tokens",
+    })
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads", "seq_len",
+                     "batch_size", "max_steps", "vocab_size", "rank_contexts", "expansion_steps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.seq_len < 2:
+            raise ValueError(f"seq_len must be >= 2 (one context and one target), got {self.seq_len}")
+        for label in (*self.lm_variants, *self.sweep_variants, *self.expansion_variants):
+            self.spec(label)                                   # unknown labels fail here, not after training
+        for mix in self.lsh_mixes:
+            self.lsh_split(mix)
+
+    def shape(self) -> BackboneShape:
+        """The profile's Qwen3 backbone as a :class:`~hashlib_core.papers.multihashformer.presets.BackboneShape`."""
+        return BackboneShape(self.hidden_size, self.intermediate_size, self.num_layers, self.num_heads,
+                             self.num_kv_heads, added_layers=self.added_layers, vocab_size=self.vocab_size)
+
+    def spec(self, label: str) -> ModelSpec:
+        """The model a label names in this profile (``+kL`` -> ``+added_layers``; B scaled to ``vocab_size``)."""
+        spec = parse_variant(label.replace("+kL", f"+{self.added_layers}L"))
+        return spec.scaled(self.vocab_size)
+
+    @staticmethod
+    def lsh_split(mix: str) -> tuple[int, int]:
+        """``"1:3"`` -> ``(1, 3)``: coordinates from trigram LSH and from MMH3; they must add up to H = 4."""
+        try:
+            num_lsh, num_mmh3 = (int(x) for x in mix.split(":"))
+        except ValueError:
+            raise ValueError(f"LSH:MMH3 mix must look like '2:2', got {mix!r}") from None
+        if num_lsh < 0 or num_mmh3 < 0 or num_lsh + num_mmh3 != 4:
+            raise ValueError(f"LSH:MMH3 mix {mix!r} must split the 4 coordinates of H4B16K, e.g. '1:3'")
+        return num_lsh, num_mmh3
+
+
+PROFILES: ProfileSet[MultiHashFormerProfile] = ProfileSet(
+    # smoke: CPU, about a minute for every experiment: d 32, 2 layers, V 1,024, 100 steps of 8 x 64 tokens; fewer
+    # (H, B) variants and LSH splits. Proves the code paths; the numbers are not meant to match the paper.
+    smoke=MultiHashFormerProfile(
+        name="smoke", budget_minutes=1.5, vocab_size=1024, max_train_tokens=60_000, max_steps=100,
+        learning_rate=1e-2, warmup_steps=10, single_vs_multi_buckets=("B4K", "B16K"),
+        sweep_variants=("H3B4K", "H4B32K"), expansion_tokens_per_language=64, expansion_steps=20,
+        expansion_learning_rate=5e-3, lsh_mixes=("0:4", "4:0"),
+    ),
+    # cpu: two CPU cores (one thread each for two chapters at once), under an hour: d 64, 2 layers (+1L), V 2,048,
+    # 500 steps of 16 x 128 tokens (the whole validation split is about 340K tokens), every variant of Tables 1, 3
+    # and 4 and of the Figure 3 sweep (17 models), the first 32K test tokens; sized from measured step times (the
+    # results record the wall time of every experiment).
+    cpu=MultiHashFormerProfile(
+        name="cpu", budget_minutes=60.0, hidden_size=64, intermediate_size=192, num_layers=2, num_heads=4,
+        num_kv_heads=2, added_layers=1, vocab_size=2048, seq_len=128, max_eval_tokens=32768, batch_size=16,
+        max_steps=500, learning_rate=1e-2, warmup_steps=50, rank_contexts=512, expansion_steps=100,
+        expansion_learning_rate=3e-3,
+    ),
+    # small: one GPU, at most 10 minutes per experiment: d 256, 4 layers (+2L), V 8,192, 600 steps of 32 x 256
+    # tokens in bf16, every variant of Tables 1, 3 and 4 and of the Figure 3 sweep, the whole test split.
+    small=MultiHashFormerProfile(
+        name="small", accelerator="gpu", budget_minutes=10.0, hidden_size=256, intermediate_size=768,
+        num_layers=4, num_heads=4, num_kv_heads=2, added_layers=2, vocab_size=8192, seq_len=256,
+        max_eval_tokens=0, batch_size=32, max_steps=600, learning_rate=1e-3, warmup_steps=60,
+        mixed_precision="bf16", rank_contexts=1024, expansion_steps=200, expansion_learning_rate=5e-4,
+    ),
+    # paper: Table 7 (100M): d 768, FFN 2560, 12 layers, 12/2 heads, +4L; V 32,768; lr 5e-4, cosine, AdamW wd 0.1,
+    # bf16, clip 1.0. The paper trains 20K steps of 256 x 2,048 tokens on FineWeb-Edu; the staged WikiText-2
+    # validation split (about 0.25M tokens) allows far fewer distinct tokens, so this profile keeps the shapes and
+    # the optimiser, not the data volume.
+    paper=MultiHashFormerProfile(
+        name="paper", accelerator="gpu", budget_minutes=600.0, hidden_size=768, intermediate_size=2560,
+        num_layers=12, num_heads=12, num_kv_heads=2, added_layers=4, vocab_size=PAPER_VOCAB_SIZE, seq_len=2048,
+        max_eval_tokens=0, batch_size=16, max_steps=2000, learning_rate=5e-4, warmup_steps=200,
+        mixed_precision="bf16", rank_contexts=4096, expansion_steps=1000, expansion_learning_rate=3e-4,
+    ),
+)

@@ -1,0 +1,100 @@
+"""The HashFormers chapter's tables and figures on fixed inputs."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.figure
+import numpy as np
+import pandas as pd
+import pytest
+
+from hashlib_core.papers.hashformers import figures, tables
+from hashlib_core.papers.hashformers.finetuning import glue_table
+from hashlib_core.results import load_paper_table, parse_printed
+
+NAMES = ["BERT-MLM", "MD-Proj", "LSH-Pool"]
+GROUPS = ["-", "HashFormers-MD (Ours)", "HashFormers-LSH (Ours)"]
+MODELS = ["BERT-MLM", "Proj", "Pool"]
+
+
+def fixed_glue() -> pd.DataFrame:
+    """Three models, two tasks, three seeds each, with known means and standard deviations."""
+    summary = pd.DataFrame({"name": NAMES, "group": GROUPS, "model": MODELS, "unit": "word",
+                            "objective": ["MLM", "S+R", "S+R"], "num_buckets": [100, np.nan, np.nan],
+                            "emb_params": [6400, 2112, 66432], "total_params": [10**6, 9 * 10**5, 9 * 10**5]})
+    rows = []
+    sst = {"BERT-MLM": [80.0, 82.0, 84.0], "MD-Proj": [70.0, 70.0, 70.0], "LSH-Pool": [51.0, 51.5, 52.0]}
+    rte = {"BERT-MLM": [55.0, 56.0, 57.0], "MD-Proj": [47.0, 47.5, 48.0], "LSH-Pool": [60.0, 61.0, 62.0]}
+    for name in NAMES:
+        for seed in range(3):
+            rows.append({"name": name, "task": "sst2", "seed": seed, "score": sst[name][seed], "majority_score": 50.9})
+            rows.append({"name": name, "task": "rte", "seed": seed, "score": rte[name][seed], "majority_score": 47.3})
+    return glue_table(summary, pd.DataFrame(rows), ["sst2", "rte"])
+
+
+def test_glue_table_means_stds_majority_and_prr():
+    g = fixed_glue().set_index("name")
+    assert g.loc["BERT-MLM", "SST"] == pytest.approx(82.0) and g.loc["BERT-MLM", "SST_std"] == pytest.approx(2.0)
+    assert g.loc["MD-Proj", "SST_std"] == 0.0
+    assert (g["SST_majority"] == 50.9).all() and (g["RTE_majority"] == 47.3).all()
+    assert g.loc["MD-Proj", "Avg"] == pytest.approx((70.0 + 47.5) / 2)
+    assert g.loc["LSH-Pool", "PRR_RTE"] == pytest.approx(100 * 61.0 / 56.0)
+
+
+def test_glue_view_shows_mean_pm_std_and_a_majority_row():
+    view = tables.glue_view(fixed_glue(), ["sst2", "rte"])
+    assert list(view.columns) == ["model", "emb. params", "SST", "RTE", "Avg"]
+    assert view.iloc[0].tolist() == ["majority class", "-", "50.9", "47.3", "-"]
+    bert = view.set_index("model").loc["BERT-MLM"]
+    assert bert["SST"] == "82.0 ± 2.0" and bert["RTE"] == "56.0 ± 1.0" and bert["emb. params"] == "6.4K"
+
+
+def test_at_majority_finds_models_within_a_point_of_the_majority_class():
+    stuck = tables.at_majority(fixed_glue(), ["sst2", "rte"])
+    assert sorted(zip(stuck["model"], stuck["task"])) == [("LSH-Pool", "SST"), ("MD-Proj", "RTE")]
+    assert tables.at_majority(fixed_glue(), ["sst2"], margin=0.0).empty
+
+
+def test_ordering_compares_the_paper_ranking_with_ours():
+    view, tau = tables.ordering(fixed_glue(), ["sst2", "rte"])
+    t1 = load_paper_table("hashformers_table1").set_index(["group", "model"])
+    paper_avg = {n: (parse_printed(t1.loc[(g, m), "SST"]).value + parse_printed(t1.loc[(g, m), "RTE"]).value) / 2
+                 for n, g, m in zip(NAMES, GROUPS, MODELS)}
+    assert view.set_index("model")["paper avg"].to_dict() == pytest.approx(paper_avg)
+    ours = fixed_glue().set_index("name")["Avg"]
+    concordant = sum(np.sign(paper_avg[a] - paper_avg[b]) == np.sign(ours[a] - ours[b])
+                     for i, a in enumerate(NAMES) for b in NAMES[i + 1:])
+    assert tau == pytest.approx((2 * concordant - 3) / 3)
+    assert list(view["paper rank"]) == sorted(view["paper rank"])
+
+
+def test_table2_matrix_and_notes_view():
+    from hashlib_core.papers.hashformers.table2 import hashformers_table2
+
+    table2 = hashformers_table2()
+    text, agrees = tables.table2_matrix(table2)
+    assert text.shape == agrees.shape == (12, 5)
+    assert text.loc[("HashFormers-MD (Ours)", "Proj"), "#Emb_Params"] == "99.1K → 99.1K (0.0K)"
+    assert agrees.loc[("HashFormers-MD (Ours)", "Proj"), "#Emb_Params"]
+    notes = tables.table2_notes_view(table2)
+    assert set(notes["model"]) == {"CANINE-C", "Emb (1K)", "Pool"}
+    pool = notes[notes["model"] == "Pool"]["note"].iloc[0]
+    pool_row = table2[table2["model"] == "Pool"].iloc[0]
+    assert f"{int(pool_row['emb_params']):,}" in pool and f"{pool_row['poep']:.2f}%" in pool
+
+
+def test_figures_draw_every_series():
+    sharing = pd.DataFrame({"hash": ["MD5", "LSH", "MD5", "LSH"], "num_buckets": [10, 10, 100, 100],
+                            "words": 50, "words_sharing": [40, 45, 10, 20], "expected_sharing_uniform": [45.0] * 2 + [11.0] * 2,
+                            "largest_bucket": 3, "buckets_used": 9})
+    fig = figures.bucket_sharing(sharing)
+    assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes[0].lines) == 3
+    morph = pd.DataFrame({"base": ["play", "play"], "word": ["plays", "played"], "md5_hamming": [60, 66],
+                          "lsh_hamming": [3, 10]})
+    assert len(figures.morphology(morph).axes[0].patches) == 4
+    curves = pd.DataFrame({"name": ["a", "a", "b", "b"], "step": [1, 2, 1, 2], "loss": [1.1, 0.9, 1.0, 0.8]})
+    assert len(figures.pretraining_curves(curves).axes[0].lines) == 2
+    points = tables.paper_points(["sst2", "rte"], pd.DataFrame({"model": ["BERT-MLM"], "emb_params": [6400]}))
+    fig = figures.params_vs_score(fixed_glue(), points, ["sst2", "rte"], "fixed")
+    assert len(fig.axes[0].collections) >= len(fixed_glue()) + len(points)
+    assert not math.isnan(fig.axes[0].get_xlim()[0])
