@@ -296,7 +296,10 @@ def test_marginal_pinf_of_a_sharp_distribution_sharpens_it():
         def __init__(self, q):
             super().__init__()
             self.q = q
-            self.base_model = self
+
+        @property
+        def base_model(self):
+            return self
 
         def forward(self, input_ids, attention_mask=None, output_hidden_states=True):
             h = torch.zeros(*input_ids.shape, 4)

@@ -74,18 +74,21 @@ def rank_spectrum(spectrum: pd.DataFrame, rank: pd.DataFrame, rtol: float):
 
 
 def expansion_bpb(exp: pd.DataFrame):
-    """Bits per UTF-8 byte on held-out PUD sentences, before and after expansion and continual pre-training."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    """Bits per UTF-8 byte on held-out PUD sentences, before and after expansion and continual pre-training: with
+    ``P_inf`` as defined (left) and at the temperatures fitted on training text (right)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=False)
     langs = list(dict.fromkeys(exp["language"]))
     width = 0.2
-    for i, (name, g) in enumerate(exp.groupby("model", sort=False)):
-        g = g.set_index("language").loc[langs]
-        x = np.arange(len(langs)) + i * 2 * width
-        ax.bar(x, g["bpb_before"], width, alpha=0.35, label=f"{name} before")
-        ax.bar(x + width, g["bpb_after"], width, label=f"{name} after CPT")
-    ax.set_xticks(np.arange(len(langs)) + 1.5 * width, langs)
-    ax.set_ylabel("bits per UTF-8 byte (held-out PUD)")
-    ax.legend(fontsize=7, ncol=2)
-    ax.grid(alpha=0.3, axis="y")
+    for ax, suffix, title in ((axes[0], "", "as defined (P_inf for MHF)"), (axes[1], "_calibrated", "calibrated")):
+        for i, (name, g) in enumerate(exp.groupby("model", sort=False)):
+            g = g.set_index("language").loc[langs]
+            x = np.arange(len(langs)) + i * 2 * width
+            ax.bar(x, g[f"bpb_before{suffix}"], width, alpha=0.35, label=f"{name} before")
+            ax.bar(x + width, g[f"bpb_after{suffix}"], width, label=f"{name} after CPT")
+        ax.set_xticks(np.arange(len(langs)) + 1.5 * width, langs)
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_ylabel("bits per UTF-8 byte (held-out PUD)")
+    axes[1].legend(fontsize=7, ncol=2)
     fig.tight_layout()
     return fig

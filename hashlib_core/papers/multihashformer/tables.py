@@ -10,12 +10,13 @@ import pandas as pd
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours
 
-__all__ = ["table1_comparison", "fig3_comparison", "lm_view", "lm_ordering", "single_vs_multi_view",
+__all__ = ["table1_comparison", "fig3_comparison", "lm_view", "lm_ordering", "calibration_view", "single_vs_multi_view",
            "card660_comparison", "card660_ablation", "card660_examples_view", "expansion_comparison",
            "lsh_view", "decoding_cost", "quoted"]
 
 _LM_COLUMNS = {"test_perplexity": "test perplexity", "test_accuracy_%": "test accuracy (%)",
-               "emb_params": "emb. params", "dec_params": "dec. params", "test_tokens": "test tokens"}
+               "emb_params": "emb. params", "dec_params": "dec. params", "test_tokens": "test tokens",
+               "test_perplexity_calibrated": "calibrated perplexity", "temperature": "T"}
 
 
 def table1_comparison(t1: pd.DataFrame) -> pd.DataFrame:
@@ -48,11 +49,13 @@ def fig3_comparison(f3: pd.DataFrame) -> pd.DataFrame:
 
 def lm_view(lm: pd.DataFrame) -> pd.DataFrame:
     """The language-model table as shown: trained models, then the uniform and unigram baselines."""
-    cols = ["model", "built_as", "H", "B", "emb_params", "dec_params", "test_perplexity", "test_accuracy_%",
-            "test_tokens"]
+    cols = ["model", "built_as", "H", "B", "emb_params", "dec_params", "test_perplexity", "temperature",
+            "test_perplexity_calibrated", "test_accuracy_%"]
     view = lm[[c for c in cols if c in lm.columns]].copy()
     for c in ("emb_params", "dec_params"):
         view[c] = view[c].map(lambda v: "-" if pd.isna(v) else humanize(v))
+    for c in ("H", "B"):
+        view[c] = view[c].astype("Int64")
     return view.rename(columns={**_LM_COLUMNS, "built_as": "built as"})
 
 
@@ -74,11 +77,22 @@ def lm_ordering(lm: pd.DataFrame) -> pd.DataFrame:
     return order.rename(columns=_LM_COLUMNS)
 
 
+def calibration_view(cal: pd.DataFrame, lm: pd.DataFrame) -> pd.DataFrame:
+    """The P_inf diagnosis: each MHF model beside the "oracle" P_inf built from Standard's own distribution
+    through its signatures, with the unigram baseline for scale."""
+    view = cal.rename(columns={**_LM_COLUMNS, "source": "scores from"}).copy()
+    unigram = lm.set_index("model").loc["unigram"]
+    extra = pd.DataFrame([{"model": "unigram", "scores from": "training-token frequencies",
+                           "test perplexity": unigram["test_perplexity"],
+                           "test accuracy (%)": unigram["test_accuracy_%"]}])
+    return pd.concat([view, extra], ignore_index=True)
+
+
 def single_vs_multi_view(svm: pd.DataFrame) -> pd.DataFrame:
     """Table 3: our H1/H4 rows with collisions and scores, beside the paper's LAMBADA accuracy (1B)."""
     t3 = load_paper_table("multihashformer_table3").set_index("MHF")
     view = svm[["bucket_label", "model", "B", "emb_params", "distinct_signatures", "colliding_tokens",
-                "test_perplexity", "test_accuracy_%"]].copy()
+                "test_perplexity", "test_perplexity_calibrated", "test_accuracy_%"]].copy()
     view["paper LAMBADA (1B)"] = [t3.loc[f"H{h}", b] if b in t3.columns else "-"
                                   for h, b in zip(svm["H"], svm["bucket_label"])]
     return view.rename(columns={**_LM_COLUMNS, "bucket_label": "paper B", "distinct_signatures": "distinct signatures",
@@ -140,7 +154,8 @@ def lsh_view(lsh: pd.DataFrame) -> pd.DataFrame:
     """Table 4: our LSH:MMH3 splits beside the paper's LAMBADA accuracy (1B)."""
     t4 = load_paper_table("multihashformer_table4")
     paper = {c: t4.loc[0, c] for c in t4.columns if ":" in c}
-    view = lsh[["mix", "model", "B", "emb_params", "buckets_used_min", "test_perplexity", "test_accuracy_%"]].copy()
+    view = lsh[["mix", "model", "B", "emb_params", "buckets_used_min", "test_perplexity", "test_perplexity_calibrated",
+                "test_accuracy_%"]].copy()
     view["paper LAMBADA (1B)"] = view["mix"].map(paper).fillna("-")
     return view.rename(columns={**_LM_COLUMNS, "mix": "LSH:MMH3", "buckets_used_min": "fewest buckets used"})
 
@@ -199,6 +214,21 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         else "a different",
         lm_tokens=f"{int(trained['test_tokens'].iloc[0]):,}",
     )
+    beat_cal = trained[trained["test_perplexity_calibrated"] < unigram]["model"].tolist()
+    out["lm_beat_unigram_calibrated"] = ("every trained model" if len(beat_cal) == len(trained) else
+                                         f"{len(beat_cal)} of {len(trained)} trained models "
+                                         f"({', '.join(beat_cal) or 'none'})")
+    out["lm_h4_ppl_cal"] = (f"{by.loc['H4B16K', 'test_perplexity_calibrated']:.1f}" if "H4B16K" in by.index else "-")
+    out["lm_h4_t"] = f"{by.loc['H4B16K', 'temperature']:.2f}" if "H4B16K" in by.index else "-"
+    out["lm_std_t"] = f"{by.loc['Standard', 'temperature']:.2f}"
+    out["lm_h4_acc"] = f"{by.loc['H4B16K', 'test_accuracy_%']:.1f}" if "H4B16K" in by.index else "-"
+    out["lm_std_acc"] = f"{by.loc['Standard', 'test_accuracy_%']:.1f}"
+    cal = shown.table("pinf_calibration")
+    oracle = cal[cal["source"] != "trained model"].set_index("model")
+    std_row = cal[(cal["model"] == "Standard")].iloc[0]
+    out.update(cal_oracle=", ".join(f"{m} {r['test_perplexity']:,.1f}" for m, r in oracle.iterrows()),
+               cal_oracle_acc=", ".join(f"{m} {r['test_accuracy_%']:.1f}%" for m, r in oracle.iterrows()),
+               cal_std_acc=f"{std_row['test_accuracy_%']:.1f}%", cal_std_ppl=f"{std_row['test_perplexity']:.1f}")
     svm = shown.table("single_vs_multi")
     h1, h4 = svm[svm["H"] == 1].set_index("bucket_label"), svm[svm["H"] == 4].set_index("bucket_label")
     out.update(svm_h4_wins=f"{int((h4['test_accuracy_%'] > h1['test_accuracy_%']).sum())} of {len(h1)}",
@@ -222,6 +252,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     exp = shown.table("expansion").set_index(["model", "language"])
     wins = [lang for lang in ("ar", "zh", "hi")
             if exp.loc[("H4B16K", lang), "bpb_after"] < exp.loc[("Standard", lang), "bpb_after"]]
+    wins_cal = [lang for lang in ("ar", "zh", "hi") if exp.loc[("H4B16K", lang), "bpb_after_calibrated"]
+                < exp.loc[("Standard", lang), "bpb_after_calibrated"]]
     out.update(exp_mhf_new_params_paper=f"{int(ps.loc['MHF (H4B16K)', 'new_params']):,}",
                exp_new_tokens_paper=f"{int(ps.loc['Standard', 'new_tokens']):,}",
                exp_vocab_after_paper=f"{int(ps.loc['Standard', 'vocab_after']):,}",
@@ -230,7 +262,10 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                exp_mhf_new_params=f"{int(ep.loc['H4B16K', 'new_params']):,}",
                exp_h4_en_after=f"{exp.loc[('H4B16K', 'en'), 'bpb_after']:.2f}",
                exp_std_en_after=f"{exp.loc[('Standard', 'en'), 'bpb_after']:.2f}",
-               exp_h4_wins=", ".join(wins) if wins else "none of them")
+               exp_h4_wins=", ".join(wins) if wins else "none of them",
+               exp_h4_wins_cal=", ".join(wins_cal) if wins_cal else "none of them",
+               exp_h4_en_after_cal=f"{exp.loc[('H4B16K', 'en'), 'bpb_after_calibrated']:.2f}",
+               exp_std_en_after_cal=f"{exp.loc[('Standard', 'en'), 'bpb_after_calibrated']:.2f}")
     lsh = shown.table("lsh_mix")
     out.update(lsh_best_mix=lsh.loc[lsh["test_perplexity"].idxmin(), "mix"], lsh_mixes=", ".join(lsh["mix"]),
                lsh_buckets="; ".join(f"{m}: {int(b):,}" for m, b in zip(lsh["mix"], lsh["buckets_used_min"])))
