@@ -219,9 +219,15 @@ class AdditiveEmbedding(nn.Module):
 
     Stored as one ``(T, 2, d)`` parameter (``2 T d`` numbers, §3.4). The sum is computed as
     ``(Σ_j B^j_0 + τ · (B^j_1 - B^j_0)) / γ`` -- one matrix product instead of T lookups, equal up to rounding.
+
+    Every word's vector is a **shared part** ``s = Σ_j (B^j_0 + B^j_1) / (2γ)``, the same for all words, plus a
+    **word part** ``(τ - ½) · (B^j_1 - B^j_0) / γ`` (:meth:`parts`). ``shared_gradient=False`` is a diagnostic, not
+    the paper's model: the same function, but no gradient reaches ``s`` (only weight decay moves it), which the
+    HashFormers chapter uses to show why Add stays at the majority class at small scale.
     """
 
-    def __init__(self, num_bits: int = 128, embedding_dim: int = 768, scale: float | None = None) -> None:
+    def __init__(self, num_bits: int = 128, embedding_dim: int = 768, scale: float | None = None,
+                 shared_gradient: bool = True) -> None:
         super().__init__()
         self.num_bits = _check_positive("num_bits", num_bits, "AdditiveEmbedding")
         self.embedding_dim = _check_positive("embedding_dim", embedding_dim, "AdditiveEmbedding")
@@ -229,6 +235,9 @@ class AdditiveEmbedding(nn.Module):
         self.scale = math.sqrt(num_bits) if scale is None else float(scale)
         if self.scale <= 0:
             raise ValueError(f"AdditiveEmbedding: scale (γ) must be positive, got {scale}; leave it None for √T")
+        if not isinstance(shared_gradient, bool):
+            raise TypeError(f"AdditiveEmbedding: shared_gradient must be a bool, got {shared_gradient!r:.40}")
+        self.shared_gradient = shared_gradient
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -238,7 +247,19 @@ class AdditiveEmbedding(nn.Module):
         """``2 T d``: the T two-row codebooks."""
         return self.codebooks.numel()
 
+    def parts(self, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(shared (d,), word parts (..., d))``; their sum is :meth:`forward` without the active mask."""
+        tau = _bits_as_float(bits, self.num_bits, self.codebooks.dtype, "AdditiveEmbedding")
+        zero, one = self.codebooks[:, 0], self.codebooks[:, 1]
+        shared = (zero + one).sum(dim=0) / (2 * self.scale)
+        if not self.shared_gradient:
+            shared = shared.detach()
+        return shared, (tau - 0.5) @ (one - zero) / self.scale
+
     def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
+        if not self.shared_gradient:
+            shared, word = self.parts(bits)
+            return _apply_active(shared + word, active, "AdditiveEmbedding")
         tau = _bits_as_float(bits, self.num_bits, self.codebooks.dtype, "AdditiveEmbedding")
         zero, one = self.codebooks[:, 0], self.codebooks[:, 1]
         embeddings = (zero.sum(dim=0) + tau @ (one - zero)) / self.scale

@@ -99,6 +99,33 @@ def test_add_matches_equation_2():
     assert torch.count_nonzero(add(bits, active)) == 0
 
 
+def test_add_parts_sum_to_the_embedding_and_the_frozen_control_moves_only_word_parts():
+    """shared + word part == Eq. 2; with shared_gradient=False the output is the same function, and an Adam step
+    (no weight decay) leaves the shared part exactly where it was while the word parts move."""
+    torch.manual_seed(2)
+    add = AdditiveEmbedding(num_bits=16, embedding_dim=5)
+    bits = random_bits(4, 6, 16, seed=4)
+    shared, word = add.parts(bits)
+    assert shared.shape == (5,) and word.shape == (4, 6, 5)
+    torch.testing.assert_close(shared + word, add(bits))
+    frozen = AdditiveEmbedding(num_bits=16, embedding_dim=5, shared_gradient=False)
+    frozen.load_state_dict(add.state_dict())
+    torch.testing.assert_close(frozen(bits), add(bits))
+    before_shared, before_word = (t.detach().clone() for t in frozen.parts(bits))
+    optimizer = torch.optim.Adam(frozen.parameters(), lr=1e-2)
+    frozen(bits).pow(2).sum().backward()
+    optimizer.step()
+    after_shared, after_word = frozen.parts(bits)
+    torch.testing.assert_close(after_shared, before_shared)
+    assert not torch.allclose(after_word, before_word)
+    optimizer = torch.optim.Adam(add.parameters(), lr=1e-2)   # the paper's Add: the shared part moves too
+    add(bits).pow(2).sum().backward()
+    optimizer.step()
+    assert not torch.allclose(add.parts(bits)[0], before_shared)
+    with pytest.raises(TypeError, match="shared_gradient must be a bool"):
+        AdditiveEmbedding(16, 5, shared_gradient="no")
+
+
 def test_proj_is_pearson_correlation_unit_by_unit():
     torch.manual_seed(2)
     proj = PearsonProjection(num_bits=128, embedding_dim=12).double()

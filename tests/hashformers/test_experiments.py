@@ -32,7 +32,7 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
     store = CHAPTER.store("smoke", root=root)
     names = CHAPTER.result_names(profile)
     assert {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves", "glue_runs",
-            "glue", "table6", "timing"} == set(names)
+            "glue", "add_parts", "add_frozen", "table6", "timing"} == set(names)
     for name in names:
         assert store.exists(name), name
         meta = store.read_meta(name)
@@ -79,6 +79,22 @@ def test_pretraining_summary_counts_embedding_parameters(micro_run):
     curves = read(root, "pretraining_curves")
     assert set(curves["name"]) == set(MICRO_VARIANTS)
     assert np.isfinite(curves["loss"]).all()
+
+
+def test_add_diagnosis_measures_the_parts_and_trains_the_frozen_control(micro_run):
+    profile, root, _ = micro_run
+    parts = read(root, "add_parts")
+    assert set(parts["name"]) == {"MD-Add", "MD-Add (shared part frozen)"}
+    assert (parts.groupby("name")["stage"].count() == 2).all()
+    init = parts[parts["stage"] == "initialisation"].set_index("name")
+    # the same seed gives the same initial codebooks, so both models start from the same ratio
+    assert init["shared_over_word"].nunique() == 1
+    frozen = parts[parts["name"].str.contains("frozen")]
+    # only weight decay moves the control's shared part, and weight decay only shrinks it
+    assert frozen["shared_norm"].iloc[1] <= frozen["shared_norm"].iloc[0] + 1e-6
+    scores = read(root, "add_frozen")
+    assert scores["name"].tolist() == ["MD-Add (shared part frozen)"]
+    assert "STS" in scores.columns and "RTE" not in scores.columns   # the profile's first task (no SST-2 here)
 
 
 def test_table6_runs_the_four_subword_models(micro_run):

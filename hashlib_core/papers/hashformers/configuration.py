@@ -40,6 +40,9 @@ class HashFormerConfig(PreTrainedConfig):
         Dropout on Pool's looked-up codewords (released: 0.1).
     add_scale:
         γ of Add (Eq. 2); ``None`` means √T (footnote 3).
+    add_shared_gradient:
+        ``False`` stops the gradient into Add's shared part (a diagnostic of the chapter, not the paper's model;
+        see :class:`hashlib_core.embeddings.hashed.AdditiveEmbedding`).
     position_embedding_type:
         ``"learned"`` (RoBERTa) or ``"sinusoidal"`` (fixed, parameter-free; used by the ProFormer baseline).
 
@@ -73,6 +76,7 @@ class HashFormerConfig(PreTrainedConfig):
     pool_chunk_bits: int = 10
     pool_codeword_dropout: float = 0.1
     add_scale: float | None = None
+    add_shared_gradient: bool = True
     position_embedding_type: str = "learned"
 
     def __post_init__(self, **kwargs):

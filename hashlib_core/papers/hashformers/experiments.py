@@ -14,6 +14,9 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
     Table 1 and the PRR columns of Table 2, scaled down: every model pre-trained on the corpus
     (:mod:`~hashlib_core.papers.hashformers.pretraining`), then fine-tuned and scored on GLUE dev sets with the
     paper's metrics, over several seeds (:mod:`~hashlib_core.papers.hashformers.finetuning`).
+``add_diagnosis``
+    Why Add stays at the majority class at small scale: the norms of its shared and word parts, and the Add models
+    trained again with no gradient into the shared part (:mod:`~hashlib_core.papers.hashformers.add_diagnosis`).
 ``table6``
     Table 6: MD/LSH Emb and Proj with BPE subwords as the hashed units instead of words.
 ``timing``
@@ -24,10 +27,11 @@ from __future__ import annotations
 import torch
 
 from hashlib_core.chapter import Chapter, RunContext
+from hashlib_core.papers.hashformers.add_diagnosis import add_parts
 from hashlib_core.papers.hashformers.analysis import bucket_sharing, md5_example, morphology
 from hashlib_core.papers.hashformers.data import Resources
 from hashlib_core.papers.hashformers.finetuning import glue_runs, glue_table
-from hashlib_core.papers.hashformers.profiles import PROFILES, TABLE6_MODELS
+from hashlib_core.papers.hashformers.profiles import ADD_DIAGNOSIS_MODELS, PROFILES, TABLE6_MODELS
 from hashlib_core.papers.hashformers.table2 import hashformers_table2
 from hashlib_core.papers.hashformers.timing import timing_table
 
@@ -65,6 +69,23 @@ def _glue(ctx: RunContext) -> dict:
     summary, curves, runs = glue_runs(ctx.profile.selected(), ctx.resources, ctx, tasks)
     return {"pretraining": summary, "pretraining_curves": curves, "glue_runs": runs,
             "glue": glue_table(summary, runs, tasks)}
+
+
+def _add_models(profile) -> list:
+    return [m for m in profile.selected() if m.embedding_type == "add"]
+
+
+@CHAPTER.experiment("add_diagnosis", outputs=("add_parts", "add_frozen"),
+                    when=lambda profile: bool(_add_models(profile)))
+def _add_diagnosis(ctx: RunContext) -> dict:
+    """Add's shared and word parts, and the Add models with the shared part frozen, fine-tuned on SST-2 (or the
+    profile's first task when SST-2 is not among them)."""
+    specs = _add_models(ctx.profile)
+    tasks = ctx.profile.task_keys()
+    tasks = ["sst2"] if "sst2" in tasks else tasks[:1]
+    frozen = [m for m in ADD_DIAGNOSIS_MODELS if m.hash_type in {s.hash_type for s in specs}]
+    summary, _, runs = glue_runs(frozen, ctx.resources, ctx, tasks)
+    return {"add_parts": add_parts([*specs, *frozen], ctx.resources, ctx), "add_frozen": glue_table(summary, runs, tasks)}
 
 
 @CHAPTER.experiment("table6", outputs=("table6",), when=lambda profile: profile.table6)

@@ -138,7 +138,8 @@ class HashFormerEmbeddings(nn.Module):
                     config.num_bits, d, config.pool_chunk_bits, config.pool_codeword_dropout
                 )
             elif config.embedding_type == "add":
-                self.word_embeddings = AdditiveEmbedding(config.num_bits, d, config.add_scale)
+                self.word_embeddings = AdditiveEmbedding(config.num_bits, d, config.add_scale,
+                                                          config.add_shared_gradient)
             elif config.embedding_type == "proj":
                 self.word_embeddings = PearsonProjection(config.num_bits, d)
             else:

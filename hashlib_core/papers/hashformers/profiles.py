@@ -10,7 +10,7 @@ from typing import ClassVar
 from hashlib_core.glue import GLUE_TEXT_COLUMNS, normalize_task
 from hashlib_core.profiles import Profile, ProfileSet
 
-__all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "MD_GROUP", "LSH_GROUP", "HashFormersProfile", "PROFILES",
+__all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP", "LSH_GROUP", "HashFormersProfile", "PROFILES",
            "PRETRAINING_SETTINGS"]
 
 
@@ -24,6 +24,7 @@ class ModelSpec:
     hash_type: str | None = None  # "md5" or "lsh" (None: BPE baseline)
     embedding_type: str | None = None
     unit: str = "word"            # "word" (Table 1) or "subword" (Table 6)
+    add_shared_gradient: bool = True  # False: the chapter's Add diagnostic (see AdditiveEmbedding)
 
     @property
     def name(self) -> str:
@@ -31,6 +32,8 @@ class ModelSpec:
             return self.model
         prefix = "MD" if self.hash_type == "md5" else "LSH"
         suffix = "" if self.unit == "word" else " [BPE]"
+        if not self.add_shared_gradient:
+            suffix += " (shared part frozen)"
         return f"{prefix}-{self.model}{suffix}"
 
     @property
@@ -63,6 +66,12 @@ TABLE6_MODELS: tuple[ModelSpec, ...] = tuple(
     ModelSpec(group.replace(" (Ours)", ""), model, "sr", hash_type, etype, unit="subword")
     for hash_type, group in (("md5", MD_GROUP), ("lsh", LSH_GROUP))
     for model, etype in (("Emb (50K)", "emb"), ("Proj", "proj"))
+)
+
+#: The Add diagnostic: each Add HashFormer with no gradient into its shared part (not a model of the paper).
+ADD_DIAGNOSIS_MODELS: tuple[ModelSpec, ...] = tuple(
+    ModelSpec(m.group, m.model, m.objective, m.hash_type, m.embedding_type, add_shared_gradient=False)
+    for m in MODELS if m.embedding_type == "add"
 )
 
 #: The settings that decide pre-trained weights (checkpoint digests of pre-training runs use only these, so that

@@ -19,7 +19,8 @@ from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
 
 __all__ = ["table2_comparison", "table2_matrix", "table2_notes_view", "glue_comparison", "glue_view",
-           "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison", "quoted"]
+           "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison", "add_parts_view",
+           "add_scores", "add_quoted", "quoted"]
 
 #: How close to the majority-class score a mean score may be and still count as "stays at the majority class"
 #: (GLUE points, x 100 of the metric).
@@ -175,6 +176,40 @@ def ordering(glue: pd.DataFrame, tasks: Sequence[str]) -> tuple[pd.DataFrame, fl
     return view.rename(columns={"name": "model"}).reset_index(drop=True), tau
 
 
+def add_parts_view(parts: pd.DataFrame) -> pd.DataFrame:
+    """Add's shared and word parts (norms) per model and stage, for the diagnosis table."""
+    view = parts[["name", "stage", "shared_norm", "word_norm", "position_norm", "shared_over_word"]]
+    return view.rename(columns={"name": "model", "shared_norm": "|shared part|", "word_norm": "mean |word part|",
+                                "position_norm": "mean |position row|", "shared_over_word": "shared / word"})
+
+
+def add_scores(glue: pd.DataFrame, frozen: pd.DataFrame) -> pd.DataFrame:
+    """The Add models of Table 1 beside the same models trained with the shared part frozen, on the diagnosis
+    task(s) (the columns ``frozen`` has), with the majority-class score."""
+    columns = [c for c in PAPER_TASK_COLUMN.values() if c in frozen.columns]
+    rows = []
+    for _, r in pd.concat([glue[glue["model"] == "Add"], frozen], ignore_index=True).iterrows():
+        rows.append({"model": r["name"], **{c: f"{r[c]:.1f}" if pd.isna(r[f"{c}_std"])
+                                            else f"{r[c]:.1f} ± {r[f'{c}_std']:.1f}" for c in columns},
+                     **{f"{c} majority": f"{r[f'{c}_majority']:.1f}" for c in columns}})
+    return pd.DataFrame(rows)
+
+
+def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, frozen: pd.DataFrame) -> dict[str, str]:
+    """The numbers the Add diagnosis quotes: the shared/word ratio before and after pre-training (Add and the
+    control), and the diagnosis task's scores of both."""
+    column = next(c for c in PAPER_TASK_COLUMN.values() if c in frozen.columns)
+    learned = parts[~parts["name"].str.contains("frozen")]
+    control = parts[parts["name"].str.contains("frozen")]
+    first = lambda t: t.groupby("name", sort=False).nth(0)["shared_over_word"]
+    last = lambda t: t.groupby("name", sort=False).nth(-1)["shared_over_word"]
+    span = lambda v: f"{v.min():.1f}" if f"{v.min():.1f}" == f"{v.max():.1f}" else f"{v.min():.1f} to {v.max():.1f}"
+    add = glue[glue["model"] == "Add"]
+    return {"add_task": column, "add_ratio_init": span(first(learned)), "add_ratio_trained": span(last(learned)),
+            "add_ratio_control": span(last(control)), "add_scores": span(add[column]),
+            "add_frozen_scores": span(frozen[column]), "add_majority": f"{frozen[f'{column}_majority'].iloc[0]:.1f}"}
+
+
 def quoted(shown) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results (a :class:`~hashlib_core.chapter.Shown`)."""
     profile = shown.profile
@@ -221,4 +256,6 @@ def quoted(shown) -> dict[str, str]:
                paper_sr_speedup=t3.loc["BERT-S+R", "paper PT speed-up"] + "x",
                tokens_bpe=f"{timing.loc['BERT-MLM', 'infer_mean_tokens']:.1f}",
                tokens_word=f"{timing.loc['MD-Proj', 'infer_mean_tokens']:.1f}")
+    if shown.has("add_parts"):
+        out.update(add_quoted(shown.table("add_parts"), glue, shown.table("add_frozen")))
     return out
