@@ -113,3 +113,23 @@ def test_every_figure_has_a_caption_a_label_and_a_reference():
             assert f'book.figure("{key}"' in code, f"{path.name}: figure {key} is never glued"
             assert caption.strip(), f"{path.name}: figure {key} has no caption"
             assert f"{{numref}}`{label}`" in prose, f"{path.name}: figure {label} is never referenced"
+
+
+def test_committed_results_are_complete_and_not_stale():
+    """Every committed results folder (cpu, small, paper) was produced by today's profile of its name and holds every
+    result the chapter writes: the book never shows numbers the code would not reproduce."""
+    from hashlib_core.chapter import COMMITTED_ORDER
+    from hashlib_core.papers import CHAPTERS, chapter
+
+    checked = 0
+    for slug in CHAPTERS:
+        ch = chapter(slug)
+        for name in COMMITTED_ORDER:
+            store = ch.store(name)
+            if not store.names():
+                continue
+            checked += 1
+            assert ch.stale(name) == {}, f"results/{slug}/{name}/ is stale: rerun --profile {name}"
+            missing = [n for n in ch.result_names(ch.profiles.get(name)) if not store.exists(n)]
+            assert not missing, f"results/{slug}/{name}/ lacks {missing}"
+    assert checked, "no committed results were found"
