@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from hashlib_core.profiles import Profile, ProfileSet, seed_everything, select_device
+from hashlib_core.profiles import RUN_SETTINGS, Profile, ProfileSet, seed_everything, select_device
 from hashlib_core.results import store as results_store
 from hashlib_core.results.store import ResultsStore, repo_root, to_jsonable
 from hashlib_core.training import config_digest
@@ -252,13 +252,16 @@ class Chapter:
     # ------------------------------------------------------------------------------------------------ committed
     def stale(self, profile_name: str, results_root: str | Path | None = None) -> dict[str, list[str]]:
         """``{result name: [settings that differ]}`` for results of ``profile_name`` whose configuration is not the
-        chapter's profile of that name today (the code would not reproduce them)."""
+        chapter's profile of that name today (the code would not reproduce them). Settings of the run only
+        (:data:`~hashlib_core.profiles.RUN_SETTINGS`: the device it ran on, its time budget) are not compared; the
+        device is recorded in each result's metadata."""
         store = self.store(profile_name, results_root)
         current = to_jsonable(self.profiles.get(profile_name).to_dict())
         out: dict[str, list[str]] = {}
         for name in store.names():
             config = store.read_meta(name).get("config") or {}
-            differ = sorted(k for k in set(config) | set(current) if config.get(k) != current.get(k))
+            differ = sorted(k for k in set(config) | set(current)
+                            if k not in RUN_SETTINGS and config.get(k) != current.get(k))
             if differ:
                 out[name] = differ
         return out
@@ -302,13 +305,15 @@ class Chapter:
         return Shown(live, store, "live", self._banner(live, store, "live"), tuple(notes))
 
     def _banner(self, profile: Profile, store: ResultsStore, source: str) -> str:
-        names = self.result_names(profile)
-        metas = [store.read_meta(n) for n in names if store.exists(n)]
+        # one metadata file per experiment (its outputs share the experiment's wall time and commit)
+        metas = [store.read_meta(o) for e in self.selected(profile)
+                 for o in [next((o for o in e.outputs if store.exists(o)), None)] if o is not None]
         if not metas:
             return f"**Results:** `{profile.name}` profile (no results file)."
         first = metas[0]
         minutes = sum(float(m.get("wall_time_s") or 0.0) for m in metas) / 60.0
-        commit = str(first.get("git_commit") or "unknown")[:10]
+        commits = list(dict.fromkeys(str(m.get("git_commit") or "unknown")[:10] for m in metas))
+        commit = "`, `".join(commits)
         device = first.get("device_name") or first.get("device")
         cores = f", {first['cpu_count']} cores" if first.get("cpu_count") else ""
         where = f"`results/{self.slug}/{profile.name}/`"
@@ -322,7 +327,8 @@ class Chapter:
             lead = (f"**Results shown:** a live run of the `{profile.name}` profile ({what}); no committed results "
                     f"were available")
         return (f"{lead}. Computed on {first.get('device')} ({device}{cores}), torch "
-                f"{first.get('packages', {}).get('torch')}, seed {first.get('seed')}, commit `{commit}`, "
+                f"{first.get('packages', {}).get('torch')}, seed {first.get('seed')}, "
+                f"commit{'s' if len(commits) > 1 else ''} `{commit}`, "
                 f"{first.get('created_utc', '')[:10]}; {minutes:.1f} minutes of experiments in all.")
 
     # ------------------------------------------------------------------------------------------------ command line

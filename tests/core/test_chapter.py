@@ -120,7 +120,8 @@ def test_load_or_run_reuses_only_current_results(tmp_path, clean_commit):
 def test_stale_and_committed_results(tmp_path, clean_commit):
     chapter = make_chapter([])
     assert chapter.committed(tmp_path) == (None, [])
-    chapter.run(PROFILES.cpu, progress=False, results_root=tmp_path)
+    # the device a run used is recorded, not compared: a cpu run made with --device cpu is not stale
+    chapter.run(PROFILES.cpu.override(device="cpu"), progress=False, results_root=tmp_path)
     chosen, notes = chapter.committed(tmp_path)
     assert chosen.name == "cpu" and notes == [] and chapter.stale("cpu", tmp_path) == {}
     # a small run made with other settings is stale: skipped, with a note, and cpu is shown instead

@@ -130,3 +130,11 @@ def test_add_diagnosis_views_and_quotes():
     assert quoted == {"add_task": "SST", "add_ratio_init": "1.0", "add_ratio_trained": "4.0",
                       "add_ratio_control": "0.8", "add_scores": "50.9", "add_frozen_scores": "58.0",
                       "add_majority": "50.9"}
+
+
+def test_table6_quoted_counts_models_whose_subword_units_win():
+    glue = pd.DataFrame({"name": ["MD-Emb (50K)", "MD-Proj", "BERT-MLM"], "SST": [70.0, 60.0, 80.0]})
+    table6 = pd.DataFrame({"name": ["MD-Emb (50K) [BPE]", "MD-Proj [BPE]"], "SST": [65.0, 61.0]})
+    quoted = tables.table6_quoted(glue, table6, ["sst2"])
+    # paper (Table 6, SST): subword beats word for MD-Emb (88.5 vs 88) only, among the four models
+    assert quoted == {"t6_ours": "1 of 2 (MD-Proj)", "t6_paper": "1 of 4 (MD-Emb (50K))", "t6_tasks": "SST"}

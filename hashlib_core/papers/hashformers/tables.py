@@ -19,7 +19,7 @@ from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
 
 __all__ = ["table2_comparison", "table2_matrix", "table2_notes_view", "glue_comparison", "glue_view",
-           "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison", "add_parts_view",
+           "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison", "table6_quoted", "add_parts_view",
            "add_scores", "add_quoted", "quoted"]
 
 #: How close to the majority-class score a mean score may be and still count as "stays at the majority class"
@@ -106,6 +106,25 @@ def table6_comparison(glue: pd.DataFrame, table6: pd.DataFrame, tasks: Sequence[
     ours = pd.concat([table6.assign(token="subword"), word.assign(token="word")], ignore_index=True)
     return paper_vs_ours(load_paper_table("hashformers_table6"), ours, on=["group", "model", "token"],
                          columns={c: c for c in columns})
+
+
+def table6_quoted(glue: pd.DataFrame, table6: pd.DataFrame, tasks: Sequence[str]) -> dict[str, str]:
+    """For how many of Table 6's models the subword units beat the word units (mean over ``tasks``): ours, paper."""
+    columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
+    ours = {r["name"].replace(" [BPE]", ""): r[columns].mean() for _, r in table6.iterrows()}
+    word = {r["name"]: r[columns].mean() for _, r in glue.iterrows() if r["name"] in ours}
+    paper = load_paper_table("hashformers_table6")
+    mean = lambda r: float(np.mean([parse_printed(r[c]).value for c in columns]))
+    paper_scores = {(r["group"], r["model"], r["token"]): mean(r) for _, r in paper.iterrows()}
+    prefix = {"HashFormers-MD": "MD", "HashFormers-LSH": "LSH"}
+    paper_wins = sorted(f"{prefix[g]}-{m}" for (g, m, t), v in paper_scores.items()
+                        if t == "subword" and v > paper_scores[(g, m, "word")])
+    our_wins = sorted(n for n in ours if n in word and ours[n] > word[n])
+
+    def say(wins: list[str], total: int) -> str:
+        return f"{len(wins)} of {total}" + (f" ({', '.join(wins)})" if wins else "")
+
+    return {"t6_ours": say(our_wins, len(ours)), "t6_paper": say(paper_wins, sum(k[2] == "subword" for k in paper_scores)), "t6_tasks": ", ".join(columns)}
 
 
 def table2_matrix(table2: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -256,6 +275,8 @@ def quoted(shown) -> dict[str, str]:
                paper_sr_speedup=t3.loc["BERT-S+R", "paper PT speed-up"] + "x",
                tokens_bpe=f"{timing.loc['BERT-MLM', 'infer_mean_tokens']:.1f}",
                tokens_word=f"{timing.loc['MD-Proj', 'infer_mean_tokens']:.1f}")
+    if shown.has("table6"):
+        out.update(table6_quoted(glue, shown.table("table6"), profile.task_keys(table6=True)))
     if shown.has("add_parts"):
         out.update(add_quoted(shown.table("add_parts"), glue, shown.table("add_frozen")))
     return out
