@@ -138,3 +138,23 @@ def test_table6_quoted_counts_models_whose_subword_units_win():
     quoted = tables.table6_quoted(glue, table6, ["sst2"])
     # paper (Table 6, SST): subword beats word for MD-Emb (88.5 vs 88) only, among the four models
     assert quoted == {"t6_ours": "1 of 2 (MD-Proj)", "t6_paper": "1 of 4 (MD-Emb (50K))", "t6_tasks": "SST"}
+
+
+def test_glue_side_by_side_pairs_paper_and_ours_and_drops_prr_where_bert_is_at_chance():
+    glue = fixed_glue()
+    view, dropped = tables.glue_side_by_side(glue, ["sst2", "rte"])
+    assert list(view.columns) == ["model", "SST", "RTE"] and dropped == []
+    assert view.set_index("model").loc["BERT-MLM", "SST"] == "92.0 / 82.0"    # Table 1 prints 92.0 for BERT-MLM
+    prr, dropped = tables.glue_side_by_side(glue, ["sst2", "rte"], prr=True)
+    assert list(prr.columns) == ["model", "SST", "RTE"] and dropped == []
+    assert prr.set_index("model").loc["MD-Proj", "SST"].endswith(f"/ {100 * 70.0 / 82.0:.1f}")
+    chance = glue.copy()
+    chance.loc[chance["name"] == "BERT-MLM", "RTE"] = 47.8   # within a point of the 47.3 majority
+    prr, dropped = tables.glue_side_by_side(chance, ["sst2", "rte"], prr=True)
+    assert list(prr.columns) == ["model", "SST"] and dropped == ["RTE"]
+
+
+def test_stuck_summary_names_tasks_where_every_model_stays():
+    stuck = pd.DataFrame({"model": ["a", "b", "a"], "task": ["RTE", "RTE", "SST"]})
+    assert tables._stuck_summary(stuck, 2) == "RTE: every model; SST: a"
+    assert tables._stuck_summary(stuck.iloc[:0], 2) == "none"

@@ -18,7 +18,7 @@ from hashlib_core.papers.hashformers.table2 import PAPER_COLUMNS
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
 
-__all__ = ["table2_comparison", "table2_matrix", "table2_notes_view", "glue_comparison", "glue_view",
+__all__ = ["table2_comparison", "table2_matrix", "table2_notes_view", "glue_comparison", "glue_side_by_side", "glue_view",
            "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison", "table6_quoted", "add_parts_view",
            "add_scores", "add_quoted", "quoted"]
 
@@ -48,6 +48,38 @@ def glue_comparison(glue: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
     out = out[out["ours"] != "-"].reset_index(drop=True)
     out.attrs["source"] = "data/paper_tables/hashformers_table1.csv and hashformers_table2.csv (PRR columns)"
     return out
+
+
+def glue_side_by_side(glue: pd.DataFrame, tasks: Sequence[str], prr: bool = False
+                      ) -> tuple[pd.DataFrame, list[str]]:
+    """One row per model: for each task the paper's score and ours (``"paper / ours"``), from
+    :func:`glue_comparison`'s pairs; with ``prr`` the PRR columns instead. PRR divides by our BERT-MLM's score, so a
+    task on which our BERT-MLM does not beat the majority class (or, for STS-B, no correlation) by more than
+    ``MAJORITY_MARGIN`` and its own seed standard deviation has no meaningful PRR: such tasks are left out and
+    returned as the second element."""
+    long = glue_comparison(glue, tasks)
+    columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
+    dropped: list[str] = []
+    if prr:
+        bert = glue[glue["name"] == "BERT-MLM"].iloc[0]
+
+        def at_chance(c: str) -> bool:   # within the margin, or within one seed std, of the majority/no correlation
+            floor = 0.0 if pd.isna(bert[f"{c}_majority"]) else bert[f"{c}_majority"]
+            spread = 0.0 if pd.isna(bert[f"{c}_std"]) else bert[f"{c}_std"]
+            return pd.isna(bert[c]) or bert[c] <= floor + max(MAJORITY_MARGIN, spread)
+
+        stuck = {c for c in columns if at_chance(c)}
+        dropped = [c for c in columns if c in stuck]
+        columns = [f"PRR_{c}" for c in columns if c not in stuck]
+    long = long[long["metric"].isin(columns)]
+    names = dict(zip(zip(glue["group"], glue["model"]), glue["name"]))
+    rows: dict[str, dict[str, str]] = {}
+    for _, r in long.iterrows():
+        name = names.get((r["group"], r["model"]), r["model"])
+        rows.setdefault(name, {"model": name})[r["metric"].replace("PRR_", "")] = f"{r['paper']} / {r['ours']}"
+    order = [n for n in glue["name"] if n in rows]
+    view = pd.DataFrame([rows[n] for n in order]).fillna("-")
+    return view, dropped
 
 
 def paper_points(tasks: Sequence[str], table2: pd.DataFrame) -> pd.DataFrame:
@@ -229,6 +261,17 @@ def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, frozen: pd.DataFrame) ->
             "add_frozen_scores": span(frozen[column]), "add_majority": f"{frozen[f'{column}_majority'].iloc[0]:.1f}"}
 
 
+def _stuck_summary(stuck: pd.DataFrame, n_models: int) -> str:
+    """``at_majority``'s pairs as prose: tasks where every model stays first, then the others with their models."""
+    if stuck.empty:
+        return "none"
+    groups = list(stuck.groupby("task", sort=False))
+    every = [t for t, g in groups if len(g) == n_models]
+    parts = [f"{', '.join(every)}: every model"] if every else []
+    parts += [f"{t}: {', '.join(g['model'])}" for t, g in groups if len(g) < n_models]
+    return "; ".join(parts)
+
+
 def quoted(shown) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results (a :class:`~hashlib_core.chapter.Shown`)."""
     profile = shown.profile
@@ -258,14 +301,15 @@ def quoted(shown) -> dict[str, str]:
     sst = glue["SST"] if "SST" in glue else pd.Series(dtype=float)
     stuck = at_majority(glue, tasks)
     view, tau = ordering(glue, tasks)
+    out["tau_sst"] = f"{ordering(glue, ['sst2'])[1]:.2f}" if "sst2" in tasks else "-"
+    out["no_prr"] = ", ".join(glue_side_by_side(glue, tasks, prr=True)[1]) or "none"
     out.update(n_models=str(len(glue)), task_list=", ".join(cols), n_seeds=str(len(profile.ft_seeds)),
                score_range=f"{glue['Avg'].min():.1f} to {glue['Avg'].max():.1f}",
                sst_min=f"{sst.min():.1f}" if len(sst) else "-",
                sst_majority=f"{glue['SST_majority'].iloc[0]:.1f}" if "SST_majority" in glue else "-",
                sst_all_above="every" if len(sst) and (sst > glue["SST_majority"].iloc[0] + MAJORITY_MARGIN).all()
                else "not every",
-               stuck=("; ".join(f"{t}: {', '.join(g['model'])}" for t, g in stuck.groupby("task", sort=False))
-                      or "none"),
+               stuck=_stuck_summary(stuck, len(glue)),
                tau=f"{tau:.2f}", best_ours=view.loc[view["our rank"].idxmin(), "model"] if len(view) else "-",
                best_paper=view.loc[view["paper rank"].idxmin(), "model"] if len(view) else "-")
     timing = shown.table("timing").set_index("name")
