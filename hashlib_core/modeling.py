@@ -22,7 +22,25 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["hidden_states", "embedding_parameter_count", "vocab_log_probs", "decoder_layers"]
+__all__ = ["check_token_batch", "hidden_states", "embedding_parameter_count", "vocab_log_probs", "decoder_layers"]
+
+
+def check_token_batch(input_ids: Any, name: str = "input_ids", *, convert: str = "torch.as_tensor(ids, dtype=torch.long)",
+                      empty_fix: str = "start a sequence with a token such as the BOS/EOS id") -> None:
+    """A non-empty ``(batch, seq)`` tensor of integer token ids, else a clear error naming ``name`` and the fix
+    (``convert``: how to build such a tensor; ``empty_fix``: what to do about an empty batch or sequence)."""
+    if not isinstance(input_ids, torch.Tensor):
+        raise TypeError(f"{name} must be a (batch, seq) torch.Tensor of token ids, got {type(input_ids).__name__}; "
+                        f"use {convert}")
+    if input_ids.dim() != 2:
+        raise ValueError(f"{name} must be a (batch, seq) tensor of token ids, got shape {tuple(input_ids.shape)}; "
+                         f"add a batch dimension with {name}[None] for a single sequence")
+    if input_ids.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"{name} must be int64 (or int32) token ids, got dtype {input_ids.dtype}; convert with "
+                        f"{name}.long()")
+    if input_ids.shape[0] == 0 or input_ids.shape[1] == 0:
+        raise ValueError(f"{name} has shape {tuple(input_ids.shape)}: a batch needs at least one sequence of at "
+                         f"least one token; {empty_fix}")
 
 
 def hidden_states(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,

@@ -109,7 +109,7 @@ INPUT_COLUMNS = {
     "vocab_size", "hidden_size", "num_buckets", "num_hashes", "num_hidden_layers", "B", "B_paper", "H", "d",
     "seed", "steps", "contexts", "valid_vocab", "vocab_before", "vocab_after", "new_tokens", "rtol", "words",
     "train_examples", "dev_examples", "test_tokens", "pairs", "index", "size", "mix", "lsh", "mmh3", "repeats",
-    "positions", "num_positions", "hidden_sizes", "vocab",
+    "positions", "num_positions", "hidden_sizes", "vocab", "distinct_units", "buckets_used", "wall_time_s",
     # benchmark settings
     "chunk_size", "chunk_size_requested", "dims", "row_tile", "tokens", "torch_threads", "items", "n_tokens",
     "batch_shape", "repeats_per_run", "cpu_count", "scripts", "largest_tensor_bytes", "workers",
@@ -147,7 +147,8 @@ def _computed_values() -> tuple[float, ...]:
                       params.fig3_embedding_params(), params.paper_scale_expansion_params()):
             values += _numbers(table)
     for path in (ROOT / "results").rglob("*"):
-        if path.parent.name == "smoke" or path.name.endswith(".meta.json"):
+        # training curves hold thousands of per-step losses that no page quotes one by one
+        if path.parent.name == "smoke" or path.name.endswith(".meta.json") or path.stem.endswith("_curves"):
             continue
         if path.suffix == ".csv":
             values += _numbers(pd.read_csv(path))
@@ -184,8 +185,8 @@ def _renderings(value: float) -> set[str]:
         out |= {f"{int(value)}", f"{int(value):,}"}
     if abs(value) >= 10_000:
         out |= {humanize(value, k) for k in (1, 2, 3)}
-    if not value.is_integer():
-        out |= {f"{value:.2f}", f"{value:.3f}", f"{value:.1f}"}
+    if not value.is_integer():   # a rounding to a whole number ("60.0") reads as a setting, not as a result
+        out |= {r for r in (f"{value:.2f}", f"{value:.3f}", f"{value:.1f}") if r.split(".")[1].strip("0")}
     return {r for r in out if _significant(r) >= 2}
 
 

@@ -46,6 +46,7 @@ from hashlib_core.embeddings.hashed import (
     PearsonProjection,
     PoolEmbedding,
 )
+from hashlib_core.modeling import check_token_batch
 from hashlib_core.papers.hashformers.configuration import EMBEDDING_TYPES, HashFormerConfig
 from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID, NUM_SPECIAL_TOKENS, PAD_ID
 
@@ -99,18 +100,9 @@ def _check_mask(mask: torch.Tensor, shape: tuple[int, ...]) -> None:
 
 def _check_input_ids(input_ids: torch.Tensor) -> None:
     """A HashFormer batch: a non-empty ``(batch, length)`` integer tensor (the tokenizer's ``input_ids``)."""
-    if not isinstance(input_ids, torch.Tensor):
-        raise TypeError(f"input_ids must be a (batch, length) torch.Tensor of ids, got {type(input_ids).__name__}; "
-                        f"use HashFormerTokenizer(...)(texts)['input_ids'] or torch.as_tensor(ids, dtype=torch.long)")
-    if input_ids.dim() != 2:
-        raise ValueError(f"input_ids must be a (batch, length) tensor, got shape {tuple(input_ids.shape)}; add a "
-                         f"batch dimension with input_ids[None] for a single sequence")
-    if input_ids.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"input_ids must be an integer tensor (int64 ids), got {input_ids.dtype}; convert with "
-                        f"input_ids.long()")
-    if input_ids.shape[0] == 0 or input_ids.shape[1] == 0:
-        raise ValueError(f"input_ids has shape {tuple(input_ids.shape)}: a batch needs at least one sequence of at "
-                         f"least one token; tokenize at least one text (HashFormerTokenizer adds <s> and </s>)")
+    check_token_batch(input_ids, convert="HashFormerTokenizer(...)(texts)['input_ids'] or "
+                                         "torch.as_tensor(ids, dtype=torch.long)",
+                      empty_fix="tokenize at least one text (HashFormerTokenizer adds <s> and </s>)")
 
 
 def _position_ids(input_ids: torch.Tensor) -> torch.Tensor:

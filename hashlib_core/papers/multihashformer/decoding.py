@@ -31,6 +31,7 @@ from hashlib_core.decoding.multihash import (
     score_vocab,
 )
 from hashlib_core.hashing.base import check_int
+from hashlib_core.modeling import check_token_batch
 
 __all__ = ["CascadedHashDecoder", "check_input_ids", "generate", "ValidVocabNLL", "valid_vocab_nll"]
 
@@ -93,18 +94,7 @@ def _check_model(model: object) -> None:
 def check_input_ids(input_ids: torch.Tensor, name: str = "input_ids") -> None:
     """A non-empty ``(batch, seq)`` tensor of integer token ids, else a clear error naming ``name`` and the fix
     (the check of ``MultiHashFormerModel.forward``, :func:`generate` and :func:`valid_vocab_nll`)."""
-    if not isinstance(input_ids, torch.Tensor):
-        raise TypeError(f"{name} must be a (batch, seq) torch.Tensor of token ids, got {type(input_ids).__name__}; "
-                        f"convert with torch.as_tensor(ids, dtype=torch.long)")
-    if input_ids.dim() != 2:
-        raise ValueError(f"{name} must be a (batch, seq) tensor of token ids, got shape {tuple(input_ids.shape)}; "
-                         f"add a batch dimension with {name}[None] for a single sequence")
-    if input_ids.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"{name} must be int64 (or int32) token ids, got dtype {input_ids.dtype}; convert with "
-                        f"{name}.long()")
-    if input_ids.shape[0] == 0 or input_ids.shape[1] == 0:
-        raise ValueError(f"{name} has shape {tuple(input_ids.shape)}: a batch needs at least one sequence of at "
-                         f"least one token; start a prompt with a token such as the BOS/EOS id")
+    check_token_batch(input_ids, name, empty_fix="start a prompt with a token such as the BOS/EOS id")
 
 
 def _left_padding_mask(attention_mask: torch.Tensor | None, input_ids: torch.Tensor) -> torch.Tensor | None:
