@@ -142,7 +142,7 @@ def provenance(shown: Any) -> None:
 
 def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataFrame:
     """The settings of a chapter's four profiles side by side: one row per setting, one column per profile (list
-    settings comma-joined). ``settings`` picks and orders the rows (default: every setting but the run ones)."""
+    settings comma-joined; 0 shown as "all" for the profile's ``ZERO_MEANS_ALL`` settings). ``settings`` picks and orders the rows (default: every setting but the run ones)."""
     from dataclasses import fields
 
     from hashlib_core.profiles import PROFILE_NAMES, RUN_SETTINGS
@@ -153,7 +153,9 @@ def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataF
     if unknown:
         raise KeyError(f"no profile setting(s) {unknown}; settings: {sorted(known)}")
 
-    def show(value: Any) -> str:
+    def show(value: Any, name: str, profile: Any) -> str:
+        if value == 0 and name in getattr(profile, "ZERO_MEANS_ALL", ()):
+            return "all"
         if isinstance(value, (tuple, list)):
             return ", ".join(str(v) for v in value) if value else "(all)"
         if isinstance(value, float):
@@ -162,7 +164,8 @@ def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataF
             return f"{value:,}"
         return str(value)
 
-    rows = [{"setting": name, **{p: show(getattr(getattr(profiles, p), name)) for p in PROFILE_NAMES}}
+    rows = [{"setting": name, **{p: show(getattr(getattr(profiles, p), name), name, getattr(profiles, p))
+                                 for p in PROFILE_NAMES}}
             for name in ["budget_minutes", *[n for n in names if n != "budget_minutes"]]]
     return pd.DataFrame(rows)
 

@@ -72,6 +72,8 @@ class Profile:
     description: ClassVar[str] = ""
     #: settings (of a subclass) that never change a trained weight: evaluation sizes, which tables to write, ...
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset()
+    #: int settings where 0 means "no limit" (every example, every word); the book shows them as "all"
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset()
 
     def __post_init__(self) -> None:
         if self.name not in PROFILE_NAMES:

@@ -138,6 +138,8 @@ class HashFormersProfile(Profile):
     #: save a pre-training checkpoint every N steps (0: at the end only)
     checkpoint_every: int = 0
 
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"corpus_max_words", "sharing_words", "ft_train_examples",
+                                                          "ft_eval_examples"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
         "sharing_buckets", "sharing_words", "ft_eval_examples", "models", "table6", "table6_tasks",
         "timing_repeats", "timing_batch", "timing_examples", "checkpoint_every",

@@ -71,6 +71,7 @@ class MultiHashFormerProfile(Profile):
     #: Table 4: LSH:MMH3 coordinate splits of MHF (H4B16K)
     lsh_mixes: tuple[str, ...] = ("0:4", "1:3", "2:2", "3:1", "4:0")
 
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"max_train_tokens", "max_eval_tokens"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
         "lm_variants", "single_vs_multi_buckets", "sweep_variants", "rank_contexts", "rank_rtol",
         "expansion_variants", "lsh_mixes", "max_eval_tokens",
