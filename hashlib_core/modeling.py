@@ -25,7 +25,8 @@ from torch import nn
 __all__ = ["check_token_batch", "hidden_states", "embedding_parameter_count", "vocab_log_probs", "decoder_layers"]
 
 
-def check_token_batch(input_ids: Any, name: str = "input_ids", *, convert: str = "torch.as_tensor(ids, dtype=torch.long)",
+def check_token_batch(input_ids: Any, name: str = "input_ids", *,
+                      convert: str = "torch.as_tensor(ids, dtype=torch.long)",
                       empty_fix: str = "start a sequence with a token such as the BOS/EOS id") -> None:
     """A non-empty ``(batch, seq)`` tensor of integer token ids, else a clear error naming ``name`` and the fix
     (``convert``: how to build such a tensor; ``empty_fix``: what to do about an empty batch or sequence)."""

@@ -85,7 +85,8 @@ def _add_diagnosis(ctx: RunContext) -> dict:
     tasks = ["sst2"] if "sst2" in tasks else tasks[:1]
     frozen = [m for m in ADD_DIAGNOSIS_MODELS if m.hash_type in {s.hash_type for s in specs}]
     summary, _, runs = glue_runs(frozen, ctx.resources, ctx, tasks)
-    return {"add_parts": add_parts([*specs, *frozen], ctx.resources, ctx), "add_frozen": glue_table(summary, runs, tasks)}
+    return {"add_parts": add_parts([*specs, *frozen], ctx.resources, ctx),
+            "add_frozen": glue_table(summary, runs, tasks)}
 
 
 @CHAPTER.experiment("table6", outputs=("table6",), when=lambda profile: profile.table6)

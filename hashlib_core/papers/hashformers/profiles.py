@@ -10,8 +10,8 @@ from typing import ClassVar
 from hashlib_core.glue import GLUE_TEXT_COLUMNS, normalize_task
 from hashlib_core.profiles import Profile, ProfileSet
 
-__all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP", "LSH_GROUP", "HashFormersProfile", "PROFILES",
-           "PRETRAINING_SETTINGS"]
+__all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP", "LSH_GROUP", "HashFormersProfile",
+           "PROFILES", "PRETRAINING_SETTINGS"]
 
 
 @dataclass(frozen=True)

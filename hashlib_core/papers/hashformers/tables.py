@@ -18,9 +18,9 @@ from hashlib_core.papers.hashformers.table2 import PAPER_COLUMNS
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
 
-__all__ = ["table2_comparison", "table2_matrix", "table2_notes_view", "glue_comparison", "glue_side_by_side", "glue_view",
-           "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison", "table6_quoted", "add_parts_view",
-           "add_scores", "add_quoted", "quoted"]
+__all__ = ["table2_comparison", "table2_matrix", "table2_notes_view", "glue_comparison", "glue_side_by_side",
+           "glue_view", "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison",
+           "table6_quoted", "add_parts_view", "add_scores", "add_quoted", "quoted"]
 
 #: How close to the majority-class score a mean score may be and still count as "stays at the majority class"
 #: (GLUE points, x 100 of the metric).
@@ -156,7 +156,9 @@ def table6_quoted(glue: pd.DataFrame, table6: pd.DataFrame, tasks: Sequence[str]
     def say(wins: list[str], total: int) -> str:
         return f"{len(wins)} of {total}" + (f" ({', '.join(wins)})" if wins else "")
 
-    return {"t6_ours": say(our_wins, len(ours)), "t6_paper": say(paper_wins, sum(k[2] == "subword" for k in paper_scores)), "t6_tasks": ", ".join(columns)}
+    paper_models = sum(token == "subword" for _, _, token in paper_scores)
+    return {"t6_ours": say(our_wins, len(ours)), "t6_paper": say(paper_wins, paper_models),
+            "t6_tasks": ", ".join(columns)}
 
 
 def table2_matrix(table2: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
