@@ -9,6 +9,8 @@ Every hasher here gives the same output in every process, on every machine and u
 * :mod:`.registry`: :class:`SignatureRegistry`, globally unique signatures with rehashing, expansion and files.
 * :mod:`.lsh`: HashFormers §3.3-3.5 locality-sensitive hashing of a word's BPE pieces (bucket and T-bit code).
 * :mod:`.lsh_trigram`: MultiHashFormer's optional character-trigram LSH coordinates and LSH:MMH3 mixed signatures.
+* :mod:`.minhash`: pNLP-Mixer §3.1 MinHash fingerprints of subword units and tokens, the counting Bloom filter and
+  the vocabulary's fingerprint cache (not a :class:`TokenHasher`: it works on a token's subword units).
 
 A new hasher module subclasses :class:`TokenHasher` with a unique ``name`` and is re-exported here.
 """
@@ -18,6 +20,7 @@ from hashlib_core.hashing.multihash import MMH3MultiHasher, mmh3_bucket, mmh3_fi
 from hashlib_core.hashing.registry import RegistryFileError, SignatureRegistry
 from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
 from hashlib_core.hashing.lsh_trigram import TrigramLSHHasher, mixed_signature_table
+from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter, counting_bloom_filter
 
 __all__ = [
     "TokenHasher",
@@ -36,4 +39,7 @@ __all__ = [
     "LSHBitHasher",
     "TrigramLSHHasher",
     "mixed_signature_table",
+    "MinHashFingerprinter",
+    "FingerprintCache",
+    "counting_bloom_filter",
 ]
