@@ -1,0 +1,200 @@
+"""pNLP-Mixer models (Fusco et al., §3): projection features -> bottleneck -> MLP-Mixer -> a head, Hugging Face style.
+
+* The projection (§3.1) is parameter-free: a token's MinHash fingerprint becomes a counting Bloom filter
+  (:func:`hashlib_core.hashing.minhash.counting_bloom_filter`). The models take either the fingerprints
+  ``(B, s, n)`` or the features ``(B, s, m)`` themselves.
+* The bottleneck (§3.2): one dense layer, Leaky ReLU, LayerNorm: ``C (s x m) -> B (s x h)``.
+* The MLP-Mixer (Tolstikhin et al., 2021), as the original: pre-LayerNorm blocks, a token-mixing MLP over the ``s``
+  positions (applied to the transposed matrix) and a channel-mixing MLP over the ``h`` channels, GELU, residuals.
+* Heads: per token for slot tagging (:class:`PNLPMixerForTokenClassification`), max pooling over the real tokens for
+  intent classification (:class:`PNLPMixerForSequenceClassification`).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+from transformers.modeling_outputs import BaseModelOutput, SequenceClassifierOutput, TokenClassifierOutput
+
+from hashlib_core.hashing.minhash import counting_bloom_filter
+from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
+
+__all__ = ["PNLPMixerModel", "PNLPMixerForSequenceClassification", "PNLPMixerForTokenClassification"]
+
+
+class _MLP(nn.Sequential):
+    def __init__(self, dim: int, hidden: int, dropout: float) -> None:
+        super().__init__(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim),
+                         nn.Dropout(dropout))
+
+
+class MixerBlock(nn.Module):
+    """``x + TokenMLP(LN(x)^T)^T``, then ``x + ChannelMLP(LN(x))``."""
+
+    def __init__(self, config: PNLPMixerConfig) -> None:
+        super().__init__()
+        self.token_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.token_mixing = _MLP(config.max_seq_len, config.token_mixing_dim, config.dropout)
+        self.channel_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.channel_mixing = _MLP(config.hidden_size, config.channel_mixing_dim, config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.token_mixing(self.token_norm(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.channel_mixing(self.channel_norm(x))
+
+
+class PNLPMixerPreTrainedModel(PreTrainedModel):
+    config_class = PNLPMixerConfig
+    base_model_prefix = "pnlp_mixer"
+    main_input_name = "fingerprints"
+
+    def embedding_parameter_count(self) -> int:
+        """No embedding table: the parameters that turn a token's features into its vector are the bottleneck's."""
+        return sum(p.numel() for p in self.base_model.bottleneck.parameters())
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=self.config.initializer_range)
+            nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+
+def _features(config: PNLPMixerConfig, fingerprints: torch.Tensor | None,
+              input_features: torch.Tensor | None) -> torch.Tensor:
+    """``(B, s, (2w+1) m)`` float features from fingerprints or given features, with clear errors."""
+    if (fingerprints is None) == (input_features is None):
+        raise ValueError("pass exactly one of fingerprints (B, s, num_hashes) integers or input_features "
+                         "(B, s, bloom_size) counts")
+    s = config.max_seq_len
+    if fingerprints is not None:
+        if not isinstance(fingerprints, torch.Tensor) or fingerprints.dim() != 3 or fingerprints.is_floating_point():
+            raise TypeError(f"fingerprints must be an integer tensor (batch, {s}, {config.num_hashes}); build them "
+                            f"with FingerprintCache.token_fingerprints and pad to max_seq_len")
+        if fingerprints.shape[1:] != (s, config.num_hashes) or fingerprints.shape[0] == 0:
+            raise ValueError(f"fingerprints must have shape (batch >= 1, {s}, {config.num_hashes}), got "
+                             f"{tuple(fingerprints.shape)}; pad or truncate every sentence to max_seq_len tokens")
+        features = counting_bloom_filter(fingerprints, config.bloom_size)
+    else:
+        if not isinstance(input_features, torch.Tensor) or input_features.dim() != 3:
+            raise TypeError(f"input_features must be a float tensor (batch, {s}, {config.bloom_size})")
+        if input_features.shape[1:] != (s, config.bloom_size) or input_features.shape[0] == 0:
+            raise ValueError(f"input_features must have shape (batch >= 1, {s}, {config.bloom_size}), got "
+                             f"{tuple(input_features.shape)}")
+        features = input_features.float()
+    w = config.window_size
+    if w:
+        padded = nn.functional.pad(features, (0, 0, w, w))
+        features = torch.cat([padded[:, i:i + s] for i in range(2 * w + 1)], dim=-1)
+    return features
+
+
+def _check_mask(mask: torch.Tensor | None, shape: tuple[int, int]) -> torch.Tensor | None:
+    if mask is None:
+        return None
+    if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != shape:
+        raise ValueError(f"attention_mask must be a (batch, max_seq_len) tensor of shape {shape}, got "
+                         f"{getattr(mask, 'shape', type(mask).__name__)}")
+    if not bool(((mask == 0) | (mask == 1)).all()) or not bool((mask.sum(1) > 0).all()):
+        raise ValueError("attention_mask must hold 0/1 with at least one real token per sentence")
+    return mask.bool()
+
+
+class PNLPMixerModel(PNLPMixerPreTrainedModel):
+    """Bottleneck + mixer blocks; ``last_hidden_state`` ``(B, s, h)``."""
+
+    def __init__(self, config: PNLPMixerConfig) -> None:
+        super().__init__(config)
+        self.bottleneck = nn.Sequential(nn.Linear(config.projection_features, config.hidden_size),
+                                        nn.LeakyReLU(config.leaky_relu_slope),
+                                        nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps))
+        self.mixers = nn.ModuleList(MixerBlock(config) for _ in range(config.num_mixer_layers))
+        self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Module:
+        return self.bottleneck
+
+    def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
+                input_features: torch.Tensor | None = None, output_hidden_states: bool | None = None,
+                **kwargs) -> BaseModelOutput:
+        """``hidden_states`` (with ``output_hidden_states``): the bottleneck output, then every mixer block's.
+        ``input_ids`` is accepted as another name of ``fingerprints`` (what the book's shared helpers pass)."""
+        if fingerprints is None and kwargs.get("input_ids") is not None:
+            fingerprints = kwargs.pop("input_ids")
+        if output_hidden_states is None:
+            output_hidden_states = self.config.output_hidden_states
+        features = _features(self.config, fingerprints, input_features)
+        _check_mask(attention_mask, tuple(features.shape[:2]))
+        hidden = self.bottleneck(features)
+        states = [hidden] if output_hidden_states else None
+        for block in self.mixers:
+            hidden = block(hidden)
+            if states is not None:
+                states.append(hidden)
+        hidden = self.final_norm(hidden)
+        if states is not None:
+            states[-1] = hidden
+        return BaseModelOutput(last_hidden_state=hidden, hidden_states=tuple(states) if states else None)
+
+
+def _head(config: PNLPMixerConfig) -> nn.Module:
+    if config.classifier_hidden:
+        return nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
+                             nn.Dropout(config.dropout), nn.Linear(config.classifier_hidden, config.num_labels))
+    return nn.Linear(config.hidden_size, config.num_labels)
+
+
+class PNLPMixerForSequenceClassification(PNLPMixerPreTrainedModel):
+    """Intent classification: max pooling over the real tokens (§3.2), then the head; cross-entropy with labels."""
+
+    def __init__(self, config: PNLPMixerConfig) -> None:
+        super().__init__(config)
+        self.pnlp_mixer = PNLPMixerModel(config)
+        self.classifier = _head(config)
+        self.post_init()
+
+    def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
+                input_features: torch.Tensor | None = None, labels: torch.Tensor | None = None,
+                output_hidden_states: bool | None = None, **kwargs) -> SequenceClassifierOutput:
+        out = self.pnlp_mixer(fingerprints, attention_mask, input_features, output_hidden_states)
+        hidden = out.last_hidden_state
+        mask = _check_mask(attention_mask, tuple(hidden.shape[:2]))
+        if mask is not None:
+            hidden = hidden.masked_fill(~mask[..., None], torch.finfo(hidden.dtype).min)
+        logits = self.classifier(hidden.max(dim=1).values)
+        loss = None
+        if labels is not None:
+            if labels.shape != logits.shape[:1] or int(labels.min()) < 0 or int(labels.max()) >= self.config.num_labels:
+                raise ValueError(f"labels must be (batch,) ids in [0, {self.config.num_labels}), got shape "
+                                 f"{tuple(labels.shape)}")
+            loss = nn.functional.cross_entropy(logits, labels)
+        return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=out.hidden_states)
+
+
+class PNLPMixerForTokenClassification(PNLPMixerPreTrainedModel):
+    """Slot tagging: the head on every position; cross-entropy over positions whose label is not -100."""
+
+    def __init__(self, config: PNLPMixerConfig) -> None:
+        super().__init__(config)
+        self.pnlp_mixer = PNLPMixerModel(config)
+        self.classifier = _head(config)
+        self.post_init()
+
+    def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
+                input_features: torch.Tensor | None = None, labels: torch.Tensor | None = None,
+                output_hidden_states: bool | None = None, **kwargs) -> TokenClassifierOutput:
+        out = self.pnlp_mixer(fingerprints, attention_mask, input_features, output_hidden_states)
+        logits = self.classifier(out.last_hidden_state)
+        loss = None
+        if labels is not None:
+            valid = labels[labels != -100]
+            if labels.shape != logits.shape[:2] or (valid.numel() and (int(valid.min()) < 0
+                                                                       or int(valid.max()) >= self.config.num_labels)):
+                raise ValueError(f"labels must be (batch, {self.config.max_seq_len}) ids in "
+                                 f"[0, {self.config.num_labels}) or -100 (ignored), got shape {tuple(labels.shape)}")
+            loss = nn.functional.cross_entropy(logits.reshape(-1, self.config.num_labels), labels.reshape(-1),
+                                               ignore_index=-100)
+        return TokenClassifierOutput(loss=loss, logits=logits, hidden_states=out.hidden_states)
