@@ -1,0 +1,87 @@
+"""Sentences -> pNLP-Mixer inputs: WordPiece units from the shipped mBERT-cased vocabulary, cached MinHash
+fingerprints, one counting Bloom filter per word, padded to the model's ``max_seq_len``.
+
+The datasets (ATIS, SNIPS, MTOP) come as word lists with one slot tag per word, so a model position is a **word**:
+its units are WordPiece's pieces of that word and its fingerprint is the minimum over their cached rows (§3.1; the
+community code's ``encoded.words`` does the same). Words beyond ``max_seq_len`` are cut (the label of a cut word is
+not scored); padding positions hold all-zero features and a 0 in ``attention_mask``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+from tokenizers import Tokenizer
+from tokenizers.models import WordPiece
+from tokenizers.normalizers import BertNormalizer
+from tokenizers.pre_tokenizers import BertPreTokenizer
+
+from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter, counting_bloom_filter
+
+__all__ = ["wordpiece_tokenizer", "SentenceProjector"]
+
+
+def wordpiece_tokenizer(vocab: Sequence[str]) -> Tokenizer:
+    """A cased WordPiece tokenizer over ``vocab`` (pieces in id order, e.g. ``load_wordpiece_vocab(...)``) as
+    mBERT-cased's: control characters removed, CJK characters split apart, no lower-casing, no accent stripping,
+    BERT's white-space and punctuation split, and ``[UNK]`` for a word it cannot cut."""
+    vocab = list(vocab)
+    if "[UNK]" not in vocab:
+        raise ValueError("the WordPiece vocabulary has no [UNK] piece; pass a BERT vocabulary (vocab.txt lines)")
+    tokenizer = Tokenizer(WordPiece({piece: i for i, piece in enumerate(vocab)}, unk_token="[UNK]",
+                                    max_input_chars_per_word=100))
+    tokenizer.normalizer = BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=False,
+                                          lowercase=False)
+    tokenizer.pre_tokenizer = BertPreTokenizer()
+    return tokenizer
+
+
+class SentenceProjector:
+    """Word lists -> ``(input_features (B, s, m) float32, attention_mask (B, s) int64)`` for a pNLP-Mixer.
+
+    ``cache`` holds the fingerprints of every vocabulary piece (built once: a few seconds for mBERT's 119,547 pieces
+    with 64 hashes); projecting a sentence then hashes no string. ``unit_ids(word)`` gives the pieces of a word.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, cache: FingerprintCache, bloom_size: int, max_seq_len: int) -> None:
+        if tokenizer.get_vocab_size() != len(cache):
+            raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} pieces but the cache {len(cache)}; "
+                             f"build the cache from the same vocabulary")
+        for name, value in (("bloom_size", bloom_size), ("max_seq_len", max_seq_len)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"SentenceProjector: {name} must be a positive int, got {value!r:.40}")
+        self.tokenizer, self.cache = tokenizer, cache
+        self.bloom_size, self.max_seq_len = bloom_size, max_seq_len
+        self._unk = tokenizer.token_to_id("[UNK]")
+
+    @classmethod
+    def from_vocab(cls, vocab: Sequence[str], fingerprinter: MinHashFingerprinter, bloom_size: int,
+                   max_seq_len: int) -> "SentenceProjector":
+        return cls(wordpiece_tokenizer(vocab), FingerprintCache(fingerprinter, vocab), bloom_size, max_seq_len)
+
+    def unit_ids(self, word: str) -> list[int]:
+        """WordPiece ids of one word (a word that punctuation splits gives the pieces of all its parts)."""
+        if not isinstance(word, str):
+            raise TypeError(f"a word must be a str, got {type(word).__name__}")
+        ids = self.tokenizer.encode(word, add_special_tokens=False).ids
+        return ids or [self._unk]   # white space or control characters only: the unknown piece
+
+    def word_fingerprints(self, words: Sequence[str]) -> np.ndarray:
+        """``(len(words), n)`` fingerprints of a sentence's words (no string hashed: cached rows only)."""
+        if isinstance(words, str):
+            raise TypeError("pass a sentence as its list of words, e.g. text.split()")
+        return self.cache.token_fingerprints([self.unit_ids(w) for w in words])
+
+    def __call__(self, sentences: Sequence[Sequence[str]]) -> dict[str, torch.Tensor]:
+        if len(sentences) == 0:
+            raise ValueError("SentenceProjector needs at least one sentence")
+        features = np.zeros((len(sentences), self.max_seq_len, self.bloom_size), dtype=np.float32)
+        mask = np.zeros((len(sentences), self.max_seq_len), dtype=np.int64)
+        for b, words in enumerate(sentences):
+            words = list(words)[: self.max_seq_len]
+            if not words:
+                raise ValueError(f"sentence {b} is empty; every sentence needs at least one word")
+            features[b, : len(words)] = counting_bloom_filter(self.word_fingerprints(words), self.bloom_size)
+            mask[b, : len(words)] = 1
+        return {"input_features": torch.from_numpy(features), "attention_mask": torch.from_numpy(mask)}
