@@ -20,10 +20,12 @@ A hasher describes itself with :meth:`TokenHasher.config`, a JSON-able dict hold
 """
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Iterable, Mapping
 
-__all__ = ["TokenHasher", "validate_token", "validate_tokens", "hasher_from_config", "check_int"]
+__all__ = ["TokenHasher", "validate_token", "validate_tokens", "hasher_from_config", "check_int",
+           "check_positive_int"]
 
 
 def _lone_surrogate_message(token: str, where: str) -> str:
@@ -105,6 +107,13 @@ def check_int(name: str, value: Any, *, minimum: int, maximum: int | None = None
     if value < minimum or (maximum is not None and value > maximum):
         bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
         raise ValueError(f"{name} must be {bound}, got {value}{'; ' + fix if fix else ''}")
+    return int(value)
+
+
+def check_positive_int(name: str, value: Any, owner: str) -> int:
+    """Return ``value`` if it is an ``int`` (not a ``bool``) >= 1; else a ``ValueError`` naming ``owner`` and ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
+        raise ValueError(f"{owner}: {name} must be a positive int, got {value!r:.40}")
     return int(value)
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from hashlib_core._io import atomic_write_bytes
+from hashlib_core.hashing.base import check_positive_int
 
 __all__ = ["MERSENNE_31", "MinHashFingerprinter", "FingerprintCache", "counting_bloom_filter"]
 
@@ -40,12 +41,6 @@ MERSENNE_31 = 2**31 - 1
 #: n-grams hashed per block of a long unit (bounds the temporary ``block x n`` matrix; cost stays linear).
 _BLOCK = 1024
 _CACHE_FORMAT = "hashlib_core.minhash/1"
-
-
-def _positive_int(name: str, value: Any, owner: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
-        raise ValueError(f"{owner}: {name} must be a positive int, got {value!r:.40}")
-    return int(value)
 
 
 def _base_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -68,8 +63,8 @@ class MinHashFingerprinter:
     def __init__(self, num_hashes: int = 64, ngram_size: int = 3, continuation_prefix: str = "##",
                  word_prefix: str | None = None) -> None:
         owner = "MinHashFingerprinter"
-        self.num_hashes = _positive_int("num_hashes", num_hashes, owner)
-        self.ngram_size = _positive_int("ngram_size", ngram_size, owner)
+        self.num_hashes = check_positive_int("num_hashes", num_hashes, owner)
+        self.ngram_size = check_positive_int("ngram_size", ngram_size, owner)
         if not isinstance(continuation_prefix, str) or (word_prefix is not None and not isinstance(word_prefix, str)):
             raise TypeError(f"{owner}: continuation_prefix must be a str and word_prefix a str or None")
         self.continuation_prefix = continuation_prefix
@@ -210,7 +205,7 @@ def counting_bloom_filter(fingerprints: np.ndarray | torch.Tensor, size: int) ->
 
     Numpy in, numpy out; a tensor in, a tensor out (on its device). The counts of each token sum to ``n``.
     """
-    size = _positive_int("size", size, "counting_bloom_filter")
+    size = check_positive_int("size", size, "counting_bloom_filter")
     if isinstance(fingerprints, torch.Tensor):
         if fingerprints.is_floating_point() or fingerprints.dim() < 1:
             raise TypeError("counting_bloom_filter: fingerprints must be an integer tensor of shape (..., n)")

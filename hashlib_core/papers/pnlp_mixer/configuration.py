@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from transformers import PreTrainedConfig
 
+from hashlib_core.hashing.base import check_positive_int
+
 __all__ = ["PNLPMixerConfig"]
 
 
@@ -52,9 +54,7 @@ class PNLPMixerConfig(PreTrainedConfig):
     def __post_init__(self, **kwargs):
         for name in ("num_hashes", "bloom_size", "max_seq_len", "hidden_size", "num_mixer_layers",
                      "token_mixing_dim", "channel_mixing_dim"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"PNLPMixerConfig: {name} must be a positive int, got {value!r:.40}")
+            setattr(self, name, check_positive_int(name, getattr(self, name), "PNLPMixerConfig"))
         for name in ("window_size", "classifier_hidden"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -91,15 +91,14 @@ def _features(config: PNLPMixerConfig, fingerprints: torch.Tensor | None,
     return features
 
 
-def _check_mask(mask: torch.Tensor | None, shape: tuple[int, int]) -> torch.Tensor | None:
+def _check_mask(mask: torch.Tensor | None, shape: tuple[int, int]) -> None:
     if mask is None:
-        return None
+        return
     if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != shape:
         raise ValueError(f"attention_mask must be a (batch, max_seq_len) tensor of shape {shape}, got "
                          f"{getattr(mask, 'shape', type(mask).__name__)}")
     if not bool(((mask == 0) | (mask == 1)).all()) or not bool((mask.sum(1) > 0).all()):
         raise ValueError("attention_mask must hold 0/1 with at least one real token per sentence")
-    return mask.bool()
 
 
 class PNLPMixerModel(PNLPMixerPreTrainedModel):
@@ -140,30 +139,31 @@ class PNLPMixerModel(PNLPMixerPreTrainedModel):
         return BaseModelOutput(last_hidden_state=hidden, hidden_states=tuple(states) if states else None)
 
 
-def _head(config: PNLPMixerConfig) -> nn.Module:
-    if config.classifier_hidden:
-        return nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
-                             nn.Dropout(config.dropout), nn.Linear(config.classifier_hidden, config.num_labels))
-    return nn.Linear(config.hidden_size, config.num_labels)
-
-
-class PNLPMixerForSequenceClassification(PNLPMixerPreTrainedModel):
-    """Intent classification: max pooling over the real tokens (§3.2), then the head; cross-entropy with labels."""
+class _PNLPMixerWithHead(PNLPMixerPreTrainedModel):
+    """The mixer and a head of ``classifier_hidden`` width (0: linear) to ``num_labels``."""
 
     def __init__(self, config: PNLPMixerConfig) -> None:
         super().__init__(config)
         self.pnlp_mixer = PNLPMixerModel(config)
-        self.classifier = _head(config)
+        if config.classifier_hidden:
+            self.classifier = nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
+                                            nn.Dropout(config.dropout),
+                                            nn.Linear(config.classifier_hidden, config.num_labels))
+        else:
+            self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
+
+
+class PNLPMixerForSequenceClassification(_PNLPMixerWithHead):
+    """Intent classification: max pooling over the real tokens (§3.2), then the head; cross-entropy with labels."""
 
     def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
                 input_features: torch.Tensor | None = None, labels: torch.Tensor | None = None,
                 output_hidden_states: bool | None = None, **kwargs) -> SequenceClassifierOutput:
         out = self.pnlp_mixer(fingerprints, attention_mask, input_features, output_hidden_states)
         hidden = out.last_hidden_state
-        mask = _check_mask(attention_mask, tuple(hidden.shape[:2]))
-        if mask is not None:
-            hidden = hidden.masked_fill(~mask[..., None], torch.finfo(hidden.dtype).min)
+        if attention_mask is not None:   # checked by the mixer
+            hidden = hidden.masked_fill(~attention_mask.bool()[..., None], torch.finfo(hidden.dtype).min)
         logits = self.classifier(hidden.max(dim=1).values)
         loss = None
         if labels is not None:
@@ -174,14 +174,8 @@ class PNLPMixerForSequenceClassification(PNLPMixerPreTrainedModel):
         return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=out.hidden_states)
 
 
-class PNLPMixerForTokenClassification(PNLPMixerPreTrainedModel):
+class PNLPMixerForTokenClassification(_PNLPMixerWithHead):
     """Slot tagging: the head on every position; cross-entropy over positions whose label is not -100."""
-
-    def __init__(self, config: PNLPMixerConfig) -> None:
-        super().__init__(config)
-        self.pnlp_mixer = PNLPMixerModel(config)
-        self.classifier = _head(config)
-        self.post_init()
 
     def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
                 input_features: torch.Tensor | None = None, labels: torch.Tensor | None = None,

@@ -17,6 +17,7 @@ from tokenizers.models import WordPiece
 from tokenizers.normalizers import BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
 
+from hashlib_core.hashing.base import check_positive_int
 from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter, counting_bloom_filter
 
 __all__ = ["wordpiece_tokenizer", "SentenceProjector"]
@@ -48,11 +49,9 @@ class SentenceProjector:
         if tokenizer.get_vocab_size() != len(cache):
             raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} pieces but the cache {len(cache)}; "
                              f"build the cache from the same vocabulary")
-        for name, value in (("bloom_size", bloom_size), ("max_seq_len", max_seq_len)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"SentenceProjector: {name} must be a positive int, got {value!r:.40}")
         self.tokenizer, self.cache = tokenizer, cache
-        self.bloom_size, self.max_seq_len = bloom_size, max_seq_len
+        self.bloom_size = check_positive_int("bloom_size", bloom_size, "SentenceProjector")
+        self.max_seq_len = check_positive_int("max_seq_len", max_seq_len, "SentenceProjector")
         self._unk = tokenizer.token_to_id("[UNK]")
 
     @classmethod
