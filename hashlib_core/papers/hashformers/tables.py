@@ -61,14 +61,7 @@ def glue_side_by_side(glue: pd.DataFrame, tasks: Sequence[str], prr: bool = Fals
     columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
     dropped: list[str] = []
     if prr:
-        bert = glue[glue["name"] == "BERT-MLM"].iloc[0]
-
-        def at_chance(c: str) -> bool:   # within the margin, or within one seed std, of the majority/no correlation
-            floor = 0.0 if pd.isna(bert[f"{c}_majority"]) else bert[f"{c}_majority"]
-            spread = 0.0 if pd.isna(bert[f"{c}_std"]) else bert[f"{c}_std"]
-            return pd.isna(bert[c]) or bert[c] <= floor + max(MAJORITY_MARGIN, spread)
-
-        stuck = {c for c in columns if at_chance(c)}
+        stuck = set(at_majority(glue[glue["name"] == "BERT-MLM"], tasks, with_spread=True)["task"])
         dropped = [c for c in columns if c in stuck]
         columns = [f"PRR_{c}" for c in columns if c not in stuck]
     long = long[long["metric"].isin(columns)]
@@ -198,16 +191,19 @@ def glue_view(glue: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def at_majority(glue: pd.DataFrame, tasks: Sequence[str], margin: float = MAJORITY_MARGIN) -> pd.DataFrame:
+def at_majority(glue: pd.DataFrame, tasks: Sequence[str], margin: float = MAJORITY_MARGIN,
+                with_spread: bool = False) -> pd.DataFrame:
     """(model, task) pairs whose mean score is within ``margin`` points of the majority-class score (or, for STS-B,
-    whose correlation is undefined or within ``margin`` of 0): the models that learned nothing on that task."""
+    whose correlation is undefined or within ``margin`` of 0): the models that learned nothing on that task. With
+    ``with_spread`` the margin is at least the model's own standard deviation over seeds."""
     rows = []
     for t in tasks:
         c = PAPER_TASK_COLUMN[normalize_task(t)]
         base = glue[f"{c}_majority"].iloc[0]
         floor = 0.0 if pd.isna(base) else base
         for _, r in glue.iterrows():
-            if pd.isna(r[c]) or r[c] <= floor + margin:
+            spread = r[f"{c}_std"] if with_spread and not pd.isna(r[f"{c}_std"]) else 0.0
+            if pd.isna(r[c]) or r[c] <= floor + max(margin, spread):
                 rows.append({"model": r["name"], "task": c, "score": r[c], "majority": base})
     return pd.DataFrame(rows, columns=["model", "task", "score", "majority"])
 
