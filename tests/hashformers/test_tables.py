@@ -158,3 +158,11 @@ def test_stuck_summary_names_tasks_where_every_model_stays():
     stuck = pd.DataFrame({"model": ["a", "b", "a"], "task": ["RTE", "RTE", "SST"]})
     assert tables._stuck_summary(stuck, 2) == "RTE: every model; SST: a"
     assert tables._stuck_summary(stuck.iloc[:0], 2) == "none"
+
+
+def test_at_majority_with_spread_widens_the_margin_to_the_seed_std():
+    glue = fixed_glue()
+    glue.loc[glue["name"] == "BERT-MLM", ["RTE", "RTE_std"]] = [48.5, 2.0]   # 1.2 above the 47.3 majority
+    bert = glue[glue["name"] == "BERT-MLM"]
+    assert tables.at_majority(bert, ["rte"]).empty
+    assert tables.at_majority(bert, ["rte"], with_spread=True)["task"].tolist() == ["RTE"]
