@@ -218,7 +218,7 @@ def predict(model: Any, encode: Callable[[list[Any]], dict], texts: Sequence[Any
 def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: tuple[list[Any], np.ndarray],
              dev: tuple[list[Any], np.ndarray], *, epochs: float, batch_size: int, learning_rate: float,
              seed: int, output_dir: str | Path | None = None, mixed_precision: str = "no",
-             progress: bool = False) -> dict[str, Any]:
+             device: Any = None, progress: bool = False) -> dict[str, Any]:
     """Fine-tune ``model`` on ``train`` and score it on ``dev`` with the task's metric (x 100).
 
     The optimisation is HashFormers' Table 5: AdamW (eps 1e-6, no weight decay), cosine schedule with hard
@@ -237,7 +237,7 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     config = TrainConfig(max_steps=steps, learning_rate=learning_rate, weight_decay=0.0, adam_eps=1e-6,
                          scheduler="cosine_with_restarts", scheduler_cycles=5, warmup_steps=int(0.06 * steps),
                          log_every=max(1, steps // 10), mixed_precision=mixed_precision, seed=seed)
-    result = train_loop(model, loader, config, output_dir=output_dir, progress=progress)
+    result = train_loop(model, loader, config, output_dir=output_dir, device=device, progress=progress)
     logits = predict(model, encode, dev[0])
     scores = glue_metric(key, logits, dev[1])
     return {"task": key, "seed": seed, "score": 100.0 * scores["score"],

@@ -183,12 +183,15 @@ def train(
     loss_fn: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor] | None = None,
     on_step: Callable[[int, float], None] | None = None,
     accelerator: Any = None,
+    device: str | torch.device | None = None,
     progress: bool = True,
 ) -> TrainResult:
     """Train ``model`` for ``config.max_steps`` optimiser steps; checkpoint to and resume from ``output_dir``.
 
     ``on_step(step, loss)`` is called after every optimiser step (after any checkpoint of that step).
     ``progress=False`` prints nothing (no progress bar, no "resumed from" line).
+    ``device``: the device the caller chose (a profile's ``--device``); ``cpu`` keeps accelerate off an accelerator
+    that happens to be present (accelerate otherwise picks it), any other value lets accelerate place the process.
     The model is left trained (and unwrapped) in place; the caller saves it with ``save_pretrained``.
     """
     from accelerate import Accelerator
@@ -197,6 +200,7 @@ def train(
 
     if accelerator is None:
         accelerator = Accelerator(
+            cpu=device is not None and torch.device(device).type == "cpu",
             mixed_precision=config.mixed_precision,
             gradient_accumulation_steps=config.grad_accumulation,
             dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=config.seed),

@@ -110,6 +110,8 @@ INPUT_COLUMNS = {
     "seed", "steps", "contexts", "valid_vocab", "vocab_before", "vocab_after", "new_tokens", "rtol", "words",
     "train_examples", "dev_examples", "test_tokens", "pairs", "index", "size", "mix", "lsh", "mmh3", "repeats",
     "positions", "num_positions", "hidden_sizes", "vocab", "distinct_units", "buckets_used", "wall_time_s",
+    # rank bounds are products of settings (H x d, + 1), not measurements: H4 at d = 256 gives 1,024, a round number
+    "paper_bound", "bound_with_normaliser",
     # benchmark settings
     "chunk_size", "chunk_size_requested", "dims", "row_tile", "tokens", "torch_threads", "items", "n_tokens",
     "batch_shape", "repeats_per_run", "cpu_count", "scripts", "largest_tensor_bytes", "workers",

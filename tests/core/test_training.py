@@ -155,3 +155,22 @@ def test_collator_randomness_differs_per_batch_and_resumes_exactly(tmp_path):
     assert all(torch.equal(a, b) for a, b in zip(noise[2:], seen))   # batches 3..6 see the same noise
     for a, b in zip(_state(straight).values(), _state(resumed).values()):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("device, cpu_flag", [("cpu", True), (torch.device("cpu"), True), ("cuda", False),
+                                              (None, False)])
+def test_device_choice_reaches_accelerate(monkeypatch, device, cpu_flag):
+    """--device cpu keeps accelerate off a GPU that happens to be present (it would pick it by default)."""
+    import accelerate
+
+    seen = {}
+    real = accelerate.Accelerator
+
+    def recording(*args, **kwargs):
+        seen.update(kwargs)
+        kwargs["cpu"] = True                       # this machine may have no GPU: always build a CPU accelerator
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(accelerate, "Accelerator", recording)
+    train(Regressor(), _data(), TrainConfig(max_steps=2, learning_rate=1e-2), device=device, progress=False)
+    assert seen["cpu"] is cpu_flag

@@ -27,7 +27,7 @@ __all__ = ["part_norms", "add_parts"]
 def part_norms(model: torch.nn.Module, bits: torch.Tensor) -> dict[str, float]:
     """Norm of Add's shared part, mean norm of the word parts of ``bits`` ``(words, T)``, mean position row norm."""
     embeddings = model.base_model.embeddings
-    shared, word = embeddings.word_embeddings.parts(bits)
+    shared, word = embeddings.word_embeddings.parts(bits.to(embeddings.word_embeddings.codebooks.device))
     position = embeddings.position_embeddings.weight
     return {"shared_norm": float(shared.norm()), "word_norm": float(word.norm(dim=-1).mean()),
             "position_norm": float(position.norm(dim=-1).mean()),

@@ -68,7 +68,8 @@ def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task:
                    res.glue(task, "train", profile.ft_train_examples),
                    res.glue(task, "validation", profile.ft_eval_examples),
                    epochs=profile.ft_epochs, batch_size=profile.ft_batch, learning_rate=profile.ft_lr, seed=seed,
-                   output_dir=out, mixed_precision=profile.mixed_precision, progress=ctx.progress)
+                   output_dir=out, mixed_precision=profile.mixed_precision, device=ctx.device,
+                   progress=ctx.progress)
     return {"name": spec.name, **row}
 
 

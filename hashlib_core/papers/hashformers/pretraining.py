@@ -99,7 +99,7 @@ def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext) -> tuple[nn.Modul
                          mixed_precision=profile.mixed_precision, seed=profile.seed)
     out = ctx.checkpoint_dir(f"{spec.slug}-pretrain", spec.name, settings=PRETRAINING_SETTINGS)
     ctx.log(f"{spec.name}: pre-training ({config.max_steps} steps)")
-    result = train(model, loader, config, output_dir=out, progress=ctx.progress)
+    result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
     row = {
         "name": spec.name, "group": spec.group, "model": spec.model, "unit": spec.unit,
         "objective": "MLM" if spec.objective == "mlm" else "S+R",

@@ -162,7 +162,7 @@ class LanguageModels:
                                              drop_last=rows.shape[0] >= self.profile.batch_size)
         output_dir = self.ctx.checkpoint_dir(name, config, extra, settings=settings)
         self.ctx.log(f"training {name} ({config.max_steps} steps)")
-        result = train(model, loader, config, output_dir=output_dir, progress=self.ctx.progress)
+        result = train(model, loader, config, output_dir=output_dir, device=self.device, progress=self.ctx.progress)
         self.curves.extend({"model": name, "step": s, "loss": l} for s, l in result.losses)
         self.train_seconds[name] = result.wall_time_s
         return model.to(self.device)
