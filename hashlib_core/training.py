@@ -188,7 +188,8 @@ def train(
 ) -> TrainResult:
     """Train ``model`` for ``config.max_steps`` optimiser steps; checkpoint to and resume from ``output_dir``.
 
-    ``on_step(step, loss)`` is called after every optimiser step (after any checkpoint of that step).
+    ``on_step(step, loss)`` is called after every optimiser step (after any checkpoint of that step); when it returns
+    ``True`` training stops after that step (early stopping: the caller keeps what it needs, e.g. the best weights).
     ``progress=False`` prints nothing (no progress bar, no "resumed from" line).
     ``device``: the device the caller chose (a profile's ``--device``); ``cpu`` keeps accelerate off an accelerator
     that happens to be present (accelerate otherwise picks it), any other value lets accelerate place the process.
@@ -254,7 +255,8 @@ def train(
     running: torch.Tensor | float = 0.0
     running_n = 0
     model.train()
-    while step < config.max_steps:
+    stop = False
+    while step < config.max_steps and not stop:
         if hasattr(loader, "set_epoch"):
             loader.set_epoch(epoch)
         # On resume, replay the epoch's (seeded) order and drop the batches already trained on. Iterating past
@@ -290,8 +292,8 @@ def train(
             if step == config.max_steps or (config.checkpoint_every and step % config.checkpoint_every == 0):
                 save(step)
             if on_step is not None:
-                on_step(step, loss.detach().float().item())
-            if step >= config.max_steps:
+                stop = on_step(step, loss.detach().float().item()) is True
+            if step >= config.max_steps or stop:
                 break
         else:
             epoch, batch_in_epoch = epoch + 1, 0

@@ -174,3 +174,15 @@ def test_device_choice_reaches_accelerate(monkeypatch, device, cpu_flag):
     monkeypatch.setattr(accelerate, "Accelerator", recording)
     train(Regressor(), _data(), TrainConfig(max_steps=2, learning_rate=1e-2), device=device, progress=False)
     assert seen["cpu"] is cpu_flag
+
+
+def test_on_step_returning_true_stops_training(tmp_path):
+    seen = []
+
+    def early_stop(step, loss):
+        seen.append(step)
+        return step == 4                     # e.g. patience exhausted after the evaluation at step 4
+
+    result = train(Regressor(), _data(), TrainConfig(max_steps=13, learning_rate=1e-2), on_step=early_stop,
+                   progress=False)
+    assert result.steps == 4 and seen == [1, 2, 3, 4]

@@ -3,6 +3,7 @@
 * :func:`intent_accuracy` -- multiATIS (§4): the share of sentences whose intent is right;
 * :func:`exact_match` -- MTOP (§4): "the number of instances whose *all* tokens have been correctly labeled over
   the number of instances";
+* :func:`slot_f1` -- the span-level F1 of ``seqeval`` (CoNLL conventions) over BIO tag names;
 * :func:`non_o_token_accuracy` -- what the community code (maum-ai/pnlp-mixer) reports for MTOP: the accuracy over
   the words whose gold tag is not ``O`` (so it is not comparable with exact match).
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Hashable, Sequence
 
-__all__ = ["intent_accuracy", "exact_match", "non_o_token_accuracy"]
+__all__ = ["intent_accuracy", "exact_match", "slot_f1", "non_o_token_accuracy"]
 
 
 def _check_pairs(predicted: Sequence, gold: Sequence, what: str) -> None:
@@ -53,3 +54,11 @@ def non_o_token_accuracy(predicted: Sequence[Sequence[Hashable]], gold: Sequence
     if not pairs:
         raise ValueError(f"non_o_token_accuracy: every gold tag is {outside!r}; the score is undefined")
     return 100.0 * sum(p == g for p, g in pairs) / len(pairs)
+
+
+def slot_f1(predicted: Sequence[Sequence[str]], gold: Sequence[Sequence[str]]) -> float:
+    """Span-level slot F1 (x 100) with ``seqeval`` (default CoNLL mode) over BIO tag names such as ``B-city``."""
+    from seqeval.metrics import f1_score
+
+    _check_tags(predicted, gold, "slot_f1")
+    return 100.0 * float(f1_score([list(g) for g in gold], [list(p) for p in predicted], zero_division=0))

@@ -1,0 +1,161 @@
+"""The pNLP-Mixer chapter's experiments, registered on the chapter skeleton.
+
+Each writes ``results/pnlp_mixer/<profile>/<name>.csv``; run them with
+``python -m hashlib_core.papers.pnlp_mixer --profile P [--only a,b]``.
+
+``sizes``
+    Table 2's ``#Param.`` column and the model sizes in bytes (float32 and 8-bit), counted from instantiated models.
+``projections``
+    Table 1: the Mixer with each §5.1 projection, trained on each comparison task, scored on its validation split.
+``architectures``
+    Table 2: each §5.2 encoder on the MinHash projection, same tasks and protocol.
+``test``
+    Table 3 analog: the MinHash Mixer selected on ATIS validation, scored on the ATIS test split in float32 and
+    8-bit (size, accuracy change, agreement of predictions).
+``mtop``
+    Table 4 analog: one MinHash Mixer per language of the staged MTOP subset (trained on 90% of its dev items,
+    selected on the rest, scored on its test items), float32 and 8-bit.
+``latency``
+    The footnote's latency: batch 1, one thread, ``latency_samples`` ATIS test sentences; projection alone with and
+    without the fingerprint cache, model alone, total.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from hashlib_core.chapter import Chapter, RunContext
+from hashlib_core.papers.pnlp_mixer.fit import FitSettings, fit, predict, score
+from hashlib_core.papers.pnlp_mixer.profiles import PROFILES, PNLPMixerProfile
+
+__all__ = ["CHAPTER", "Resources"]
+
+
+class Resources:
+    """What every experiment of one run shares: the vocabulary, projectors, tasks and trained models."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        from hashlib_core.data import load_wordpiece_vocab
+
+        self.ctx = ctx
+        self.profile: PNLPMixerProfile = ctx.profile
+        self.vocab = load_wordpiece_vocab("bert-base-multilingual-cased")
+        self._projectors: dict[str, Any] = {}
+        self._tasks: dict[str, Any] = {}
+        self._trained: dict[tuple[str, str, str], tuple[Any, dict]] = {}
+
+    def projector(self, name: str = "minhash") -> Any:
+        """The sentence projector of a §5.1 projection over the mBERT-cased vocabulary (built once)."""
+        from hashlib_core.hashing.minhash import MinHashFingerprinter
+        from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector
+
+        if name not in self._projectors:
+            p = self.profile
+            if name != "minhash":
+                raise NotImplementedError(name)
+            self._projectors[name] = SentenceProjector.from_vocab(self.vocab, MinHashFingerprinter(p.num_hashes),
+                                                                  p.bloom_size, p.max_seq_len)
+        return self._projectors[name]
+
+    def task(self, name: str) -> Any:
+        from hashlib_core.papers.pnlp_mixer.data import load_task
+
+        if name not in self._tasks:
+            self._tasks[name] = load_task(name)
+        return self._tasks[name]
+
+    def config(self, task: Any, encoder: str = "mixer", projection: str = "minhash") -> Any:
+        from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
+
+        p = self.profile
+        return PNLPMixerConfig(num_hashes=p.num_hashes, bloom_size=self.profile.bloom_size,
+                               max_seq_len=p.max_seq_len, hidden_size=p.hidden_size,
+                               num_mixer_layers=p.num_mixer_layers, token_mixing_dim=p.mixing_dim,
+                               channel_mixing_dim=p.mixing_dim, classifier_hidden=p.classifier_hidden,
+                               dropout=p.dropout, num_labels=task.num_intents, num_slot_labels=task.num_slots,
+                               **({} if encoder == "mixer" else {"encoder": encoder}))
+
+    def settings(self) -> FitSettings:
+        p = self.profile
+        return FitSettings(batch_size=p.batch_size, learning_rate=p.learning_rate, weight_decay=p.weight_decay,
+                           max_epochs=p.max_epochs, patience=p.patience, seed=p.seed)
+
+    def trained(self, task_name: str, projection: str = "minhash", encoder: str = "mixer") -> tuple[Any, dict]:
+        """The model of (task, projection, encoder) trained with early stopping, and its summary (trained once)."""
+        from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
+        from hashlib_core.profiles import seed_everything
+
+        key = (task_name, projection, encoder)
+        if key not in self._trained:
+            task = self.task(task_name)
+            seed_everything(self.profile.seed)
+            model = PNLPMixerForIntentAndSlots(self.config(task, encoder, projection)).to(self.ctx.device)
+            self.ctx.log(f"training {encoder} / {projection} on {task_name} ({len(task.train)} sentences)")
+            model, summary = fit(model, self.projector(projection), task, self.settings(), device=self.ctx.device,
+                                 progress=False, train_examples=self.profile.train_examples,
+                                 eval_examples=self.profile.eval_examples)
+            summary["parameters"] = sum(p.numel() for p in model.parameters())
+            self._trained[key] = (model, summary)
+        return self._trained[key]
+
+
+CHAPTER = Chapter("pnlp_mixer", "pNLP-Mixer", PROFILES, resources=Resources)
+
+
+def _row(task: str, projection: str, encoder: str, summary: dict) -> dict[str, Any]:
+    return {"task": task, "projection": projection, "encoder": encoder,
+            **{k: v for k, v in summary.items() if k != "curve"}}
+
+
+def _curves(rows: list[tuple[str, str, str, dict]]) -> pd.DataFrame:
+    return pd.DataFrame([{"task": t, "projection": p, "encoder": e, **point}
+                         for t, p, e, s in rows for point in s["curve"]])
+
+
+@CHAPTER.experiment("projections", outputs=("table1", "table1_curves"))
+def _projections(ctx: RunContext) -> dict:
+    res: Resources = ctx.resources
+    runs = [(t, p, "mixer", res.trained(t, p)[1]) for t in res.profile.comparison_tasks for p in res.profile.projections]
+    return {"table1": pd.DataFrame([_row(*r) for r in runs]), "table1_curves": _curves(runs)}
+
+
+@CHAPTER.experiment("architectures", outputs=("table2", "table2_curves"))
+def _architectures(ctx: RunContext) -> dict:
+    res: Resources = ctx.resources
+    runs = [(t, "minhash", e, res.trained(t, "minhash", e)[1]) for t in res.profile.comparison_tasks
+            for e in res.profile.encoders]
+    return {"table2": pd.DataFrame([_row(*r) for r in runs]), "table2_curves": _curves(runs)}
+
+
+def _test_rows(res: Resources, task_name: str) -> list[dict[str, Any]]:
+    """Test scores of the task's MinHash Mixer in float32 and 8-bit, with sizes and agreement."""
+    from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
+
+    model, summary = res.trained(task_name)
+    task, projector = res.task(task_name), res.projector()
+    cpu_model = model.to("cpu")
+    rows, preds = [], {}
+    for precision, m in (("float32", cpu_model), ("int8", quantize_int8(cpu_model))):
+        intents, slots = predict(m, projector, task.test)
+        preds[precision] = (intents, slots)
+        rows.append({"task": task_name, "precision": precision, "test_sentences": len(task.test),
+                     "size_bytes": model_size_bytes(m), "parameters": summary["parameters"],
+                     "best_epoch": summary["best_epoch"], **score(intents, slots, task.test, task.slot_names)})
+    (fi, fs), (qi, qs) = preds["float32"], preds["int8"]
+    agree = sum(a == b and sa == sb for a, b, sa, sb in zip(fi, qi, fs, qs)) / len(fi)
+    for row in rows:
+        row["agreement_with_float_%"] = 100.0 * (1.0 if row["precision"] == "float32" else agree)
+    model.to(res.ctx.device)
+    return rows
+
+
+@CHAPTER.experiment("test", outputs=("table3",))
+def _test(ctx: RunContext) -> dict:
+    return {"table3": pd.DataFrame(_test_rows(ctx.resources, "atis"))}
+
+
+@CHAPTER.experiment("mtop", outputs=("table4",))
+def _mtop(ctx: RunContext) -> dict:
+    res: Resources = ctx.resources
+    return {"table4": pd.DataFrame([r for lang in res.profile.mtop_languages for r in _test_rows(res, f"mtop-{lang}")])}

@@ -1,0 +1,136 @@
+"""Training a pNLP-Mixer on one task with early stopping, and scoring it (§4 "Training Details").
+
+The shared loop (:func:`hashlib_core.training.train`) runs the optimisation; after every epoch the model is scored
+on the validation split and the best weights are kept; training stops once ``patience`` epochs bring no improvement
+(the paper: patience 5) or at ``max_epochs``. Model selection uses the validation split only, never the test split.
+Projection features are computed per batch from the fingerprint cache (no string hashed, nothing stored per
+sentence), so memory stays flat whatever the dataset size.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+
+from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData
+from hashlib_core.papers.pnlp_mixer.metrics import exact_match, intent_accuracy, non_o_token_accuracy, slot_f1
+from hashlib_core.training import TrainConfig, train
+
+__all__ = ["FitSettings", "Collator", "predict", "score", "fit"]
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """Optimisation of one model: AdamW, linear decay over ``max_epochs``, early stopping on validation."""
+
+    batch_size: int = 128
+    learning_rate: float = 1e-3
+    weight_decay: float = 0.01
+    max_epochs: int = 20
+    patience: int = 5
+    warmup_epochs: float = 0.5
+    seed: int = 0
+
+
+class Collator:
+    """Sentences -> projected features, attention mask, intent ids, slot ids (-100 on padding)."""
+
+    def __init__(self, projector: Callable[[Sequence[Sequence[str]]], dict[str, torch.Tensor]], max_seq_len: int):
+        self.projector, self.max_seq_len = projector, max_seq_len
+
+    def __call__(self, items: list[tuple[list[str], int, list[int]]]) -> dict[str, torch.Tensor]:
+        batch = dict(self.projector([words for words, _, _ in items]))
+        slots = torch.full((len(items), self.max_seq_len), -100, dtype=torch.long)
+        for b, (_, _, tags) in enumerate(items):
+            tags = [(-100 if t == UNSEEN else t) for t in tags[: self.max_seq_len]]
+            slots[b, : len(tags)] = torch.tensor(tags, dtype=torch.long)
+        batch["labels"] = torch.tensor([max(i, 0) for _, i, _ in items], dtype=torch.long)
+        batch["slot_labels"] = slots
+        return batch
+
+
+def _items(split: Split) -> list[tuple[list[str], int, list[int]]]:
+    return list(zip(split.words, split.intents, split.slots))
+
+
+@torch.no_grad()
+def predict(model: torch.nn.Module, projector: Callable, split: Split, batch_size: int = 256
+            ) -> tuple[list[int], list[list[int]]]:
+    """Predicted intent ids and per-word slot ids; words beyond ``max_seq_len`` get tag 0 (``O``)."""
+    model.eval()
+    device = next(model.parameters()).device
+    intents: list[int] = []
+    slots: list[list[int]] = []
+    for start in range(0, len(split), batch_size):
+        words = split.words[start : start + batch_size]
+        batch = {k: v.to(device) for k, v in projector(words).items()}
+        out = model(**batch)
+        intents += out.intent_logits.argmax(-1).tolist()
+        tags = out.slot_logits.argmax(-1).tolist()
+        for w, t in zip(words, tags):
+            slots.append((t + [0] * len(w))[: len(w)])
+    return intents, slots
+
+
+def score(intents: Sequence[int], slots: Sequence[Sequence[int]], split: Split, slot_names: Sequence[str]
+          ) -> dict[str, float]:
+    """Intent accuracy, slot exact match, seqeval slot F1 and the community's non-O token accuracy (all x 100)."""
+    def names(seqs):
+        return [[slot_names[t] if t != UNSEEN else "B-unseen" for t in seq] for seq in seqs]
+
+    gold_names, pred_names = names(split.slots), names(slots)
+    return {"intent_acc": intent_accuracy(intents, split.intents),
+            "exact_match": exact_match(slots, split.slots),
+            "slot_f1": slot_f1(pred_names, gold_names),
+            "token_acc": non_o_token_accuracy(pred_names, gold_names)}
+
+
+def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: FitSettings, *,
+        device: Any = None, progress: bool = False, train_examples: int = 0, eval_examples: int = 0
+        ) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """Train ``model`` on ``task.train`` with early stopping on ``task.validation``; returns the best model (by the
+    mean of validation intent accuracy and exact match) and a summary: epochs run, best epoch, validation scores
+    of the best model, the per-epoch curve and the wall time."""
+    train_split = task.train.head(train_examples)
+    val_split = task.validation.head(eval_examples)
+    loader = torch.utils.data.DataLoader(_items(train_split), batch_size=settings.batch_size, shuffle=True,
+                                         collate_fn=Collator(projector, model.config.max_seq_len))
+    per_epoch = len(loader)
+    config = TrainConfig(max_steps=per_epoch * settings.max_epochs, learning_rate=settings.learning_rate,
+                         weight_decay=settings.weight_decay, scheduler="linear",
+                         warmup_steps=int(settings.warmup_epochs * per_epoch), log_every=per_epoch,
+                         seed=settings.seed)
+    curve: list[dict[str, float]] = []
+    best: dict[str, Any] = {"selection": -math.inf}
+
+    def after_step(step: int, loss: float) -> bool:
+        if step % per_epoch:
+            return False
+        scores = score(*predict(model, projector, val_split), val_split, task.slot_names)
+        model.train()
+        selection = (scores["intent_acc"] + scores["exact_match"]) / 2
+        curve.append({"epoch": step // per_epoch, "loss": loss, **{f"val_{k}": v for k, v in scores.items()}})
+        if selection > best["selection"]:
+            best.update(selection=selection, epoch=step // per_epoch, scores=scores,
+                        state=copy.deepcopy(model.state_dict()))
+        return step // per_epoch - best["epoch"] >= settings.patience
+
+    start = time.perf_counter()
+    result = train(model, loader, config, on_step=after_step, device=device, progress=progress)
+    model.load_state_dict(best["state"])
+    model.eval()
+    summary = {"epochs": int(math.ceil(result.steps / per_epoch)), "best_epoch": best["epoch"],
+               "train_sentences": len(train_split), "validation_sentences": len(val_split),
+               **{f"val_{k}": v for k, v in best["scores"].items()},
+               "wall_time_s": time.perf_counter() - start, "curve": curve}
+    return model, summary
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    arr = np.asarray(values, dtype=float)
+    return float(arr.mean()), float(arr.std(ddof=1)) if arr.size > 1 else float("nan")

@@ -1,0 +1,74 @@
+"""One model for both of the chapter's tasks: the intent head (max pooling, §3.2) and the slot head (per token).
+
+The paper trains one model per task (intents on multiATIS, slots on MTOP). Training both heads at once halves what
+the chapter's CPU budget pays for every row of Tables 1 and 2; the loss is the sum of the two cross-entropies, and
+model selection uses the mean of validation intent accuracy and exact match (the paper selects "the models reaching
+the best exact match and intent accuracy on the validation set"). This is the chapter's choice, named as such on
+the page.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from transformers.utils import ModelOutput
+
+from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
+from hashlib_core.papers.pnlp_mixer.modeling import _PNLPMixerWithHead
+
+__all__ = ["IntentSlotOutput", "PNLPMixerForIntentAndSlots"]
+
+
+@dataclass
+class IntentSlotOutput(ModelOutput):
+    loss: torch.Tensor | None = None
+    intent_logits: torch.Tensor | None = None
+    slot_logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+
+
+def _head(config: PNLPMixerConfig, out: int) -> nn.Module:
+    if config.classifier_hidden:
+        return nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
+                             nn.Dropout(config.dropout), nn.Linear(config.classifier_hidden, out))
+    return nn.Linear(config.hidden_size, out)
+
+
+class PNLPMixerForIntentAndSlots(_PNLPMixerWithHead):
+    """``classifier``: intents (``config.num_labels``) from the max-pooled real tokens; ``slot_classifier``: slot
+    tags (``config.num_slot_labels``) at every position. ``labels`` (B,) and ``slot_labels`` (B, s) with -100 on
+    padding give the summed loss."""
+
+    def __init__(self, config: PNLPMixerConfig) -> None:
+        slots = getattr(config, "num_slot_labels", None)
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+            raise ValueError(f"PNLPMixerForIntentAndSlots needs config.num_slot_labels >= 1 (the slot tags), got "
+                             f"{slots!r}; pass num_slot_labels=... to PNLPMixerConfig")
+        super().__init__(config)
+        self.slot_classifier = _head(config, slots)
+        self.post_init()
+
+    def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
+                input_features: torch.Tensor | None = None, labels: torch.Tensor | None = None,
+                slot_labels: torch.Tensor | None = None, output_hidden_states: bool | None = None,
+                **kwargs) -> IntentSlotOutput:
+        out = self.base_model(fingerprints, attention_mask, input_features, output_hidden_states)
+        hidden = out.last_hidden_state
+        pooled = hidden
+        if attention_mask is not None:   # checked by the encoder
+            pooled = hidden.masked_fill(~attention_mask.bool()[..., None], torch.finfo(hidden.dtype).min)
+        intent_logits = self.classifier(pooled.max(dim=1).values)
+        slot_logits = self.slot_classifier(hidden)
+        loss = None
+        if labels is not None or slot_labels is not None:
+            if labels is None or slot_labels is None:
+                raise ValueError("pass both labels (intents) and slot_labels to get the joint loss")
+            if labels.shape != intent_logits.shape[:1] or slot_labels.shape != slot_logits.shape[:2]:
+                raise ValueError(f"labels must be (batch,) and slot_labels (batch, {self.config.max_seq_len}); got "
+                                 f"{tuple(labels.shape)} and {tuple(slot_labels.shape)}")
+            loss = (nn.functional.cross_entropy(intent_logits, labels)
+                    + nn.functional.cross_entropy(slot_logits.reshape(-1, slot_logits.shape[-1]),
+                                                  slot_labels.reshape(-1), ignore_index=-100))
+        return IntentSlotOutput(loss=loss, intent_logits=intent_logits, slot_logits=slot_logits,
+                                hidden_states=out.hidden_states)

@@ -1,0 +1,95 @@
+"""The pNLP-Mixer chapter's four profiles: one comment on every knob.
+
+The model is the paper's at every profile but ``smoke``: 256 MinHash values into 512 counters, a 256-wide
+bottleneck, 5 Mixer blocks with 256-wide token and channel MLPs, 64 positions (about one million parameters). The
+profiles differ in how long and on what they train.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from hashlib_core.papers.pnlp_mixer.data import MTOP_LANGUAGES, TASKS
+from hashlib_core.profiles import Profile, ProfileSet
+
+__all__ = ["PNLPMixerProfile", "PROFILES", "PROJECTIONS", "ENCODER_NAMES"]
+
+#: §5.1's projections (Table 1), MinHash being the paper's
+PROJECTIONS = ("binary", "tsp", "simhash", "minhash")
+#: §5.2's architectures (Table 2), MLP-Mixer being the paper's
+ENCODER_NAMES = ("projection-only", "cnn", "lstm", "transformer", "mixer")
+
+
+@dataclass(frozen=True)
+class PNLPMixerProfile(Profile):
+    """Knobs of the chapter."""
+
+    #: the projection (§4: 256 hashes into a 512-wide feature; the community code: 64 into 1,024)
+    num_hashes: int = 256
+    bloom_size: int = 512
+    #: positions per sentence (words beyond it are cut and count as wrong slot tags)
+    max_seq_len: int = 64
+    #: bottleneck output / mixer channels, mixer blocks, token- and channel-mixing widths, head width (§4)
+    hidden_size: int = 256
+    num_mixer_layers: int = 5
+    mixing_dim: int = 256
+    classifier_hidden: int = 256
+    dropout: float = 0.1
+    #: optimisation (§4: batch 128, early stopping with patience 5; learning rate, weight decay and dropout tuned,
+    #: values not printed: ours are fixed, not tuned)
+    batch_size: int = 128
+    learning_rate: float = 1e-3
+    weight_decay: float = 0.01
+    max_epochs: int = 20
+    patience: int = 5
+    #: training / validation sentences per task (0: all), for quick runs
+    train_examples: int = 0
+    eval_examples: int = 0
+    #: tasks of Tables 1 and 2 (validation scores) and their rows
+    comparison_tasks: tuple[str, ...] = ("atis",)
+    projections: tuple[str, ...] = PROJECTIONS
+    encoders: tuple[str, ...] = ENCODER_NAMES
+    #: Table 4 analog: MTOP-subset languages (one model per language)
+    mtop_languages: tuple[str, ...] = MTOP_LANGUAGES
+    #: latency (§6 footnote): sentences timed one by one on one thread
+    latency_samples: int = 100
+
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"train_examples", "eval_examples"})
+    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"latency_samples"})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("num_hashes", "bloom_size", "max_seq_len", "hidden_size", "num_mixer_layers", "mixing_dim",
+                     "batch_size", "max_epochs", "patience", "latency_samples"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for task in self.comparison_tasks:
+            if task not in TASKS[:2]:
+                raise ValueError(f"comparison_tasks must be among ('atis', 'snips'), got {task!r}")
+        for name, allowed in (("projections", PROJECTIONS), ("encoders", ENCODER_NAMES),
+                              ("mtop_languages", MTOP_LANGUAGES)):
+            bad = sorted(set(getattr(self, name)) - set(allowed))
+            if bad:
+                raise ValueError(f"{name}: unknown {bad}; choose from {allowed}")
+
+
+PROFILES: ProfileSet[PNLPMixerProfile] = ProfileSet(
+    # smoke: CPU, about a minute: the paper's projection, a 2-block 64-wide mixer, 256 training sentences, 2 epochs,
+    # two projections, two encoders and two MTOP languages. Proves the code paths; its scores are not to be read.
+    smoke=PNLPMixerProfile(
+        name="smoke", budget_minutes=1.0, hidden_size=64, num_mixer_layers=2, mixing_dim=64, classifier_hidden=64,
+        max_epochs=2, patience=1, train_examples=256, eval_examples=128, projections=("binary", "minhash"),
+        encoders=("projection-only", "mixer"), mtop_languages=("en", "de"), latency_samples=10,
+    ),
+    # cpu: two CPU cores, about an hour: the paper's model and batch on every ATIS training sentence; at most 8
+    # epochs with patience 3 (an ATIS epoch costs about half a minute), Tables 1 and 2 on ATIS, the MTOP subset in
+    # six languages. The committed run's wall time is in its results.
+    cpu=PNLPMixerProfile(name="cpu", budget_minutes=60.0, max_epochs=8, patience=3),
+    # small: one GPU, minutes: the paper's model and schedule (at most 40 epochs, patience 5) with Tables 1 and 2
+    # on ATIS and SNIPS.
+    small=PNLPMixerProfile(name="small", accelerator="gpu", budget_minutes=10.0, max_epochs=40, patience=5,
+                           comparison_tasks=("atis", "snips")),
+    # paper: §4 as printed (patience 5; the paper's maximum number of epochs is not printed: 100 here).
+    paper=PNLPMixerProfile(name="paper", accelerator="gpu", budget_minutes=60.0, max_epochs=100, patience=5,
+                           comparison_tasks=("atis", "snips")),
+)
