@@ -21,3 +21,7 @@ One package per paper: :mod:`hashlib_core.papers` (``hashlib_core.papers.<slug>`
 results folder and the tests).
 """
 __version__ = "0.1.0"
+
+from hashlib_core import _import_noise as _noise  # noqa: E402  (torchao's CPU import log lines, see the module)
+
+_noise.install()

@@ -11,6 +11,8 @@ Every hasher here gives the same output in every process, on every machine and u
 * :mod:`.lsh_trigram`: MultiHashFormer's optional character-trigram LSH coordinates and LSH:MMH3 mixed signatures.
 * :mod:`.minhash`: pNLP-Mixer §3.1 MinHash fingerprints of subword units and tokens, the counting Bloom filter and
   the vocabulary's fingerprint cache (not a :class:`TokenHasher`: it works on a token's subword units).
+* :mod:`.projections`: pNLP-Mixer §5.1 projections (MinHash, Binary, TSP, SimHash) of a word's subword-unit ids
+  behind one :class:`Projection` interface, and :func:`build_projection` by name.
 
 A new hasher module subclasses :class:`TokenHasher` with a unique ``name`` and is re-exported here.
 """
@@ -21,6 +23,8 @@ from hashlib_core.hashing.registry import RegistryFileError, SignatureRegistry
 from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
 from hashlib_core.hashing.lsh_trigram import TrigramLSHHasher, mixed_signature_table
 from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter, counting_bloom_filter
+from hashlib_core.hashing.projections import (BinaryProjection, MinHashProjection, Projection, SimHashProjection,
+                                              TSPProjection, build_projection)
 
 __all__ = [
     "TokenHasher",
@@ -42,4 +46,10 @@ __all__ = [
     "MinHashFingerprinter",
     "FingerprintCache",
     "counting_bloom_filter",
+    "Projection",
+    "MinHashProjection",
+    "BinaryProjection",
+    "TSPProjection",
+    "SimHashProjection",
+    "build_projection",
 ]

@@ -13,7 +13,11 @@ from transformers import PreTrainedConfig
 
 from hashlib_core.hashing.base import check_positive_int
 
-__all__ = ["PNLPMixerConfig"]
+__all__ = ["ENCODERS", "PNLPMixerConfig"]
+
+#: The encoders between the bottleneck and the head (§5.2, Table 2); built by
+#: :func:`hashlib_core.papers.pnlp_mixer.alternatives.build_encoder`.
+ENCODERS = ("projection-only", "cnn", "lstm", "transformer", "mixer")
 
 
 class PNLPMixerConfig(PreTrainedConfig):
@@ -33,6 +37,10 @@ class PNLPMixerConfig(PreTrainedConfig):
         of each block (§4: 256 and 256).
     classifier_hidden:
         width of the head's hidden layer (0: a linear head).
+    encoder:
+        what reads the bottleneck's output (§5.2, Table 2): ``"mixer"`` (the pNLP-Mixer, default),
+        ``"projection-only"``, ``"cnn"``, ``"lstm"`` or ``"transformer"``; see
+        :mod:`hashlib_core.papers.pnlp_mixer.alternatives`. The mixer fields size only the mixer.
     """
 
     model_type = "pnlp_mixer"
@@ -46,6 +54,7 @@ class PNLPMixerConfig(PreTrainedConfig):
     token_mixing_dim: int = 256
     channel_mixing_dim: int = 256
     classifier_hidden: int = 256
+    encoder: str = "mixer"
     leaky_relu_slope: float = 0.01
     dropout: float = 0.0
     layer_norm_eps: float = 1e-5
@@ -59,6 +68,9 @@ class PNLPMixerConfig(PreTrainedConfig):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"PNLPMixerConfig: {name} must be an int >= 0, got {value!r:.40}")
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"PNLPMixerConfig: encoder must be one of {', '.join(map(repr, ENCODERS))}, got "
+                             f"{self.encoder!r:.40}")
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ValueError(f"PNLPMixerConfig: dropout must lie in [0, 1), got {self.dropout!r}")
         super().__post_init__(**kwargs)

@@ -140,11 +140,15 @@ class PNLPMixerModel(PNLPMixerPreTrainedModel):
 
 
 class _PNLPMixerWithHead(PNLPMixerPreTrainedModel):
-    """The mixer and a head of ``classifier_hidden`` width (0: linear) to ``num_labels``."""
+    """The encoder ``config.encoder`` (default the mixer; §5.2's alternatives in
+    :mod:`~hashlib_core.papers.pnlp_mixer.alternatives`) and a head of ``classifier_hidden`` width (0: linear) to
+    ``num_labels``. The encoder is ``self.pnlp_mixer`` (``base_model``) whichever it is."""
 
     def __init__(self, config: PNLPMixerConfig) -> None:
+        from hashlib_core.papers.pnlp_mixer.alternatives import build_encoder   # it imports this module
+
         super().__init__(config)
-        self.pnlp_mixer = PNLPMixerModel(config)
+        self.pnlp_mixer = build_encoder(config.encoder, config)
         if config.classifier_hidden:
             self.classifier = nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
                                             nn.Dropout(config.dropout),
@@ -162,7 +166,7 @@ class PNLPMixerForSequenceClassification(_PNLPMixerWithHead):
                 output_hidden_states: bool | None = None, **kwargs) -> SequenceClassifierOutput:
         out = self.pnlp_mixer(fingerprints, attention_mask, input_features, output_hidden_states)
         hidden = out.last_hidden_state
-        if attention_mask is not None:   # checked by the mixer
+        if attention_mask is not None:   # checked by the encoder
             hidden = hidden.masked_fill(~attention_mask.bool()[..., None], torch.finfo(hidden.dtype).min)
         logits = self.classifier(hidden.max(dim=1).values)
         loss = None

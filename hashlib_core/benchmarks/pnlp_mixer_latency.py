@@ -1,0 +1,288 @@
+"""Per-sentence CPU latency of a pNLP-Mixer (Fusco et al., §6 footnote: "average latency across 100 samples on a
+Xeon E5-2690v4 and a PyTorch runtime": 2.4 ms in all, 0.4 ms of it the projection), at batch 1 on one thread.
+
+Usage::
+
+    python -m hashlib_core.benchmarks.pnlp_mixer_latency                     # 100 ATIS test sentences
+    python -m hashlib_core.benchmarks.pnlp_mixer_latency --n-sentences 20 --models mixer
+
+For each of ``--n-sentences`` ATIS test sentences (synthetic words if ATIS or the mBERT vocabulary is not staged;
+``sentences.source`` records which) it times, one sentence at a time after ``--warmup`` untimed sentences, and
+reports the median and mean in milliseconds:
+
+* ``projection_cached``: :class:`SentenceProjector` (WordPiece, cached per-piece fingerprints, counting Bloom filter);
+* ``projection_uncached``: the same WordPiece pieces, but every piece's MinHash fingerprint computed afresh by the
+  :class:`MinHashFingerprinter` (as if there were no cache);
+* ``model_<name>_<float32|int8_weight_only|int8_dynamic>``: the model's forward alone on the projected features;
+* ``total_<name>_<precision>``: cached projection + forward, timed as one call.
+
+Models are randomly initialised (18 intents, §4's sizes): latency does not depend on the weights. It also measures
+``matmul``: float32 ``torch.mm`` throughput of this core (GFLOP/s) on the model's own shapes, and reports
+``flops_per_sentence`` (2 x in x out per row of every ``nn.Linear`` call, counted from the module shapes by
+:func:`linear_flops`; LayerNorm, GELU, bias, max pooling and the Bloom filter are not counted) and
+``ratios``: the projection's share of the total (the paper: 0.4 / 2.4) and the fraction of the core's matmul
+throughput the model reaches. ``--models`` adds encoders: ``transformer`` needs a ``PNLPMixerConfig`` with an
+``encoder`` field (another branch); without it the option fails with a clear message. The result goes to
+``results/benchmarks/quick/pnlp_mixer_latency.json`` through :class:`hashlib_core.results.ResultsStore`. Speed is
+measured here and never asserted in tests.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = ["MODEL_CHOICES", "PRECISIONS", "cpu_name", "mixer_flops", "linear_flops", "summarize", "matmul_gflops",
+           "build_payload", "run_benchmark", "main"]
+
+MODEL_CHOICES = ("mixer", "transformer")
+PRECISIONS = ("float32", "int8_weight_only", "int8_dynamic")
+PAPER = {"total_ms": 2.4, "projection_ms": 0.4, "projection_share": 0.4 / 2.4, "cpu": "Intel Xeon E5-2690 v4",
+         "precision": "8bit"}
+
+
+def cpu_name() -> str:
+    """The CPU's model name from ``/proc/cpuinfo`` (``platform.processor()`` elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def mixer_flops(config: Any) -> int:
+    """FLOPs of one sentence through a pNLP-Mixer for sequence classification, from the config's shapes:
+    ``2 x in x out`` per row of every dense layer (bottleneck on s rows, token mixing on h rows, channel mixing on
+    s rows, the head on the pooled vector)."""
+    s, h, m = config.max_seq_len, config.hidden_size, config.projection_features
+    block = 2 * h * (2 * s * config.token_mixing_dim) + 2 * s * (2 * h * config.channel_mixing_dim)
+    head = (2 * (h * config.classifier_hidden + config.classifier_hidden * config.num_labels)
+            if config.classifier_hidden else 2 * h * config.num_labels)
+    return 2 * s * m * h + config.num_mixer_layers * block + head
+
+
+def linear_flops(model: nn.Module, **inputs: torch.Tensor) -> int:
+    """FLOPs of every ``nn.Linear`` call in one forward of ``model(**inputs)``: ``2 x in x out x rows``, counted
+    with forward hooks (so it follows whatever the model does; matmuls outside ``nn.Linear`` are not counted)."""
+    total = 0
+
+    def hook(module: nn.Linear, args: tuple, _out: Any) -> None:
+        nonlocal total
+        rows = args[0].numel() // args[0].shape[-1]
+        total += 2 * rows * module.in_features * module.out_features
+
+    handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, nn.Linear)]
+    try:
+        with torch.inference_mode():
+            model(**inputs)
+    finally:
+        for h in handles:
+            h.remove()
+    return total
+
+
+def summarize(seconds: Sequence[float]) -> dict[str, float]:
+    """Median, mean, min and max in milliseconds, and the count."""
+    if not seconds:
+        raise ValueError("no timings to summarise")
+    ms = [s * 1e3 for s in seconds]
+    return {"median_ms": round(statistics.median(ms), 4), "mean_ms": round(statistics.fmean(ms), 4),
+            "min_ms": round(min(ms), 4), "max_ms": round(max(ms), 4), "n": len(ms)}
+
+
+def matmul_gflops(shapes: Sequence[tuple[int, int, int]], min_seconds: float = 0.2) -> dict[str, Any]:
+    """float32 ``torch.mm`` throughput, GFLOP/s, for each ``(rows, inner, cols)`` (best of 3 timed loops)."""
+    out = {}
+    for r, k, c in shapes:
+        a, b = torch.randn(r, k), torch.randn(k, c)
+        flops = 2 * r * k * c
+        for _ in range(10):
+            torch.mm(a, b)
+        reps = max(10, int(min_seconds / max(flops / 20e9, 1e-7)))
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            for _ in range(reps):
+                torch.mm(a, b)
+            best = min(best, (time.perf_counter() - start) / reps)
+        out[f"{r}x{k}@{k}x{c}"] = {"flops": flops, "seconds": best, "gflops_per_s": round(flops / best / 1e9, 3)}
+    return out
+
+
+def _sentences(n: int, seed: int) -> tuple[list[list[str]], list[str] | None, str]:
+    """``n`` word lists (ATIS test, else synthetic), the WordPiece vocabulary (None if not staged) and the source."""
+    try:
+        from hashlib_core.data import load_atis, load_wordpiece_vocab
+        vocab = load_wordpiece_vocab("bert-base-multilingual-cased")
+        test = load_atis()["test"]
+        return [list(t) for t in test["tokens"][:n]], vocab, f"ATIS test, first {n} sentences"
+    except Exception as exc:   # data not staged: synthetic words over a small synthetic vocabulary
+        from hashlib_core.benchmarks.hashing import build_word_list
+        rng = np.random.default_rng(seed)
+        words = build_word_list(2000, seed)
+        sentences = [list(rng.choice(words, size=int(rng.integers(5, 20)))) for _ in range(n)]
+        vocab = ["[PAD]", "[UNK]", *sorted({c for w in words for c in w}), *words]
+        return sentences, vocab, f"synthetic ({type(exc).__name__}: {exc!s:.120})"
+
+
+def _config_for(name: str, num_labels: int) -> Any:
+    from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
+    if name == "mixer":
+        return PNLPMixerConfig(num_labels=num_labels)
+    if name == "transformer":
+        if "encoder" not in getattr(PNLPMixerConfig, "__annotations__", {}) and not hasattr(PNLPMixerConfig, "encoder"):
+            raise ValueError("--models transformer needs PNLPMixerConfig(encoder='transformer'), which this branch "
+                             "does not have (PNLPMixerConfig has no 'encoder' field)")
+        return PNLPMixerConfig(num_labels=num_labels, encoder="transformer")
+    raise ValueError(f"unknown model {name!r}; choose from {MODEL_CHOICES}")
+
+
+def _time_each(fn: Callable[[Any], Any], items: Sequence[Any], warmup: int) -> list[float]:
+    for item in items[:warmup]:
+        fn(item)
+    times = []
+    for item in items:
+        start = time.perf_counter()
+        fn(item)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def build_payload(*, timings: dict[str, Sequence[float]], flops: dict[str, int], matmul: dict[str, Any],
+                  sizes: dict[str, int], meta: dict[str, Any]) -> dict[str, Any]:
+    """The JSON payload from raw timings (seconds per sentence, keyed ``projection_cached``,
+    ``projection_uncached``, ``model_<m>_<p>``, ``total_<m>_<p>``), FLOPs per sentence per model, the matmul
+    probe and serialised sizes; ``ratios`` are computed from medians of this same run."""
+    latency = {k: summarize(v) for k, v in timings.items()}
+    core = max(v["gflops_per_s"] for v in matmul.values())
+    ratios: dict[str, Any] = {}
+    proj = latency["projection_cached"]["median_ms"]
+    for key, stats in latency.items():
+        if key.startswith("total_"):
+            ratios[f"projection_share_of_{key}"] = round(proj / stats["median_ms"], 4)
+        if key.startswith("model_"):
+            model = key.split("_")[1]
+            achieved = flops[model] / (stats["median_ms"] / 1e3) / 1e9
+            ratios[f"gflops_per_s_{key}"] = round(achieved, 3)
+            ratios[f"fraction_of_core_matmul_{key}"] = round(achieved / core, 4)
+    if "projection_uncached" in latency and proj > 0:
+        ratios["uncached_over_cached_projection"] = round(latency["projection_uncached"]["median_ms"] / proj, 2)
+    return {**meta, "paper": PAPER, "latency": latency, "flops_per_sentence": flops,
+            "matmul": {"shapes": matmul, "core_gflops_per_s": core}, "serialised_bytes": sizes, "ratios": ratios}
+
+
+def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",), precisions: Sequence[str] = PRECISIONS,
+                  warmup: int = 10, seed: int = 0, num_labels: int = 18) -> dict[str, Any]:
+    from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter, counting_bloom_filter
+    from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerForSequenceClassification
+    from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector, wordpiece_tokenizer
+    from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
+
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    configs = {name: _config_for(name, num_labels) for name in models}
+    first = next(iter(configs.values()))
+    sentences, vocab, source = _sentences(n_sentences, seed)
+    fingerprinter = MinHashFingerprinter(first.num_hashes)
+    start = time.perf_counter()
+    projector = SentenceProjector(wordpiece_tokenizer(vocab), FingerprintCache(fingerprinter, vocab),
+                                  first.bloom_size, first.max_seq_len)
+    cache_build_s = time.perf_counter() - start
+
+    def uncached(words: list[str]) -> dict[str, torch.Tensor]:
+        words = words[: projector.max_seq_len]
+        features = np.zeros((1, projector.max_seq_len, projector.bloom_size), dtype=np.float32)
+        fps = np.stack([fingerprinter.token_fingerprint([vocab[i] for i in projector.unit_ids(w)]) for w in words])
+        features[0, : len(words)] = counting_bloom_filter(fps, projector.bloom_size)
+        mask = np.zeros((1, projector.max_seq_len), dtype=np.int64)
+        mask[0, : len(words)] = 1
+        return {"input_features": torch.from_numpy(features), "attention_mask": torch.from_numpy(mask)}
+
+    same = all(torch.equal(uncached(s)["input_features"], projector([s])["input_features"]) for s in sentences[:5])
+    timings: dict[str, list[float]] = {
+        "projection_cached": _time_each(lambda s: projector([s]), sentences, warmup),
+        "projection_uncached": _time_each(uncached, sentences, warmup),
+    }
+    inputs = [projector([s]) for s in sentences]
+    flops, sizes = {}, {}
+    for name, config in configs.items():
+        model = PNLPMixerForSequenceClassification(config).eval()
+        flops[name] = linear_flops(model, **inputs[0])
+        variants = {"float32": model}
+        for p in precisions:
+            if p != "float32":
+                variants[p] = quantize_int8(model, p.removeprefix("int8_"))
+        for p, m in variants.items():
+            if p not in precisions:
+                continue
+            sizes[f"{name}_{p}"] = model_size_bytes(m)
+            with torch.inference_mode():
+                timings[f"model_{name}_{p}"] = _time_each(lambda x, m=m: m(**x), inputs, warmup)
+                timings[f"total_{name}_{p}"] = _time_each(lambda s, m=m: m(**projector([s])), sentences, warmup)
+    s, h, mm = first.max_seq_len, first.hidden_size, first.projection_features
+    matmul = matmul_gflops([(s, h, h), (s, mm, h), (h, s, first.token_mixing_dim)])
+    meta = {
+        "cpu": cpu_name(), "torch": torch.__version__, "threads": torch.get_num_threads(), "batch_size": 1,
+        "models": list(models), "precisions": list(precisions), "num_labels": num_labels,
+        "sentences": {"n": len(sentences), "source": source, "warmup": warmup,
+                      "mean_words": round(float(np.mean([len(x) for x in sentences])), 2)},
+        "projection": {"num_hashes": first.num_hashes, "bloom_size": first.bloom_size,
+                       "max_seq_len": first.max_seq_len, "vocab_size": len(vocab),
+                       "cache_build_s": round(cache_build_s, 3), "uncached_equals_cached": bool(same)},
+    }
+    try:
+        import torchao
+        meta["torchao"] = torchao.__version__
+    except ImportError:
+        meta["torchao"] = None
+    return build_payload(timings=timings, flops=flops, matmul=matmul, sizes=sizes, meta=meta)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n-sentences", type=int, default=100, help="sentences timed (the paper: 100)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed sentences first")
+    parser.add_argument("--models", nargs="+", default=["mixer"], choices=MODEL_CHOICES,
+                        help="encoders to time ('transformer' needs PNLPMixerConfig(encoder=...))")
+    parser.add_argument("--precisions", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.n_sentences < 1 or args.warmup < 0:
+        parser.error("--n-sentences must be >= 1 and --warmup >= 0")
+    for name in args.models:
+        try:
+            _config_for(name, 18)
+        except ValueError as exc:
+            parser.error(str(exc))
+
+    from hashlib_core.results import ResultsStore
+
+    start = time.perf_counter()
+    payload = run_benchmark(args.n_sentences, models=args.models, precisions=args.precisions, warmup=args.warmup,
+                            seed=args.seed)
+    path = ResultsStore("benchmarks", "quick").write_json(
+        "pnlp_mixer_latency", payload, seed=args.seed, device=f"cpu ({payload['cpu']}, 1 thread)",
+        wall_time_s=time.perf_counter() - start,
+        config={"n_sentences": args.n_sentences, "warmup": args.warmup, "models": args.models,
+                "precisions": args.precisions})
+    for key, stats in payload["latency"].items():
+        print(f"{key:36s} median {stats['median_ms']:8.3f} ms   mean {stats['mean_ms']:8.3f} ms")
+    print(f"core matmul {payload['matmul']['core_gflops_per_s']:.1f} GFLOP/s; flops/sentence "
+          f"{payload['flops_per_sentence']}")
+    for key, value in payload["ratios"].items():
+        print(f"{key:52s} {value}")
+    print(f"wrote {path}")
+    return payload
+
+
+if __name__ == "__main__":
+    main()
