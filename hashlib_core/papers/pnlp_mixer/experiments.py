@@ -47,15 +47,17 @@ class Resources:
 
     def projector(self, name: str = "minhash") -> Any:
         """The sentence projector of a §5.1 projection over the mBERT-cased vocabulary (built once)."""
-        from hashlib_core.hashing.minhash import MinHashFingerprinter
         from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector
 
         if name not in self._projectors:
             p = self.profile
-            if name != "minhash":
-                raise NotImplementedError(name)
-            self._projectors[name] = SentenceProjector.from_vocab(self.vocab, MinHashFingerprinter(p.num_hashes),
-                                                                  p.bloom_size, p.max_seq_len)
+            # MinHash and Binary: n hashes into m counters / bits; TSP: m ternary values; SimHash: m / 16 hashes of
+            # 16 bits each, so that every projection gives the Mixer the same m features (§5.1 fixes them to 512)
+            kwargs = {"minhash": dict(width=p.bloom_size, num_hashes=p.num_hashes),
+                      "binary": dict(width=p.bloom_size, num_hashes=p.num_hashes),
+                      "tsp": dict(width=p.bloom_size),
+                      "simhash": dict(num_hashes=max(1, p.bloom_size // 16), bits_per_hash=16)}[name]
+            self._projectors[name] = SentenceProjector.with_projection(name, self.vocab, p.max_seq_len, **kwargs)
         return self._projectors[name]
 
     def task(self, name: str) -> Any:
@@ -69,7 +71,7 @@ class Resources:
         from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
 
         p = self.profile
-        return PNLPMixerConfig(num_hashes=p.num_hashes, bloom_size=self.profile.bloom_size,
+        return PNLPMixerConfig(num_hashes=p.num_hashes, bloom_size=self.projector(projection).projection.width,
                                max_seq_len=p.max_seq_len, hidden_size=p.hidden_size,
                                num_mixer_layers=p.num_mixer_layers, token_mixing_dim=p.mixing_dim,
                                channel_mixing_dim=p.mixing_dim, classifier_hidden=p.classifier_hidden,
