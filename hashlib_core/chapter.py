@@ -314,8 +314,11 @@ class Chapter:
         minutes = sum(float(m.get("wall_time_s") or 0.0) for m in metas) / 60.0
         commits = list(dict.fromkeys(str(m.get("git_commit") or "unknown")[:10] for m in metas))
         commit = "`, `".join(commits)
-        device = first.get("device_name") or first.get("device")
-        cores = f", {first['cpu_count']} cores" if first.get("cpu_count") else ""
+        # every device the experiments ran on (a GPU run counts its parameters on the CPU), the accelerator first
+        places = list(dict.fromkeys(
+            f"{m.get('device')} ({m.get('device_name') or m.get('device')}"
+            f"{', ' + str(m['cpu_count']) + ' cores' if m.get('cpu_count') else ''})"
+            for m in sorted(metas, key=lambda m: str(m.get("device")) == "cpu")))
         where = f"`results/{self.slug}/{profile.name}/`"
         what = {"smoke": "tiny models that prove the code runs; its numbers are not meant to match the paper",
                 "cpu": "models sized for two CPU cores and an hour",
@@ -326,7 +329,7 @@ class Chapter:
         else:
             lead = (f"**Results shown:** a live run of the `{profile.name}` profile ({what}); no committed results "
                     f"were available")
-        return (f"{lead}. Computed on {first.get('device')} ({device}{cores}), torch "
+        return (f"{lead}. Computed on {' and '.join(places)}, torch "
                 f"{first.get('packages', {}).get('torch')}, seed {first.get('seed')}, "
                 f"commit{'s' if len(commits) > 1 else ''} `{commit}`, "
                 f"{first.get('created_utc', '')[:10]}; {minutes:.1f} minutes of experiments in all.")

@@ -172,3 +172,17 @@ def test_main_parses_only_and_list_settings(tmp_path, monkeypatch, capsys):
     assert "== squares" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         make_chapter([]).main(["--profile", "cpu", "--width=five"])
+
+
+def test_banner_names_every_device_the_experiments_ran_on(tmp_path, clean_commit):
+    """A GPU run counts parameters on the CPU: the banner names the GPU first and the CPU too, never just one."""
+    import json
+
+    chapter = make_chapter([])
+    chapter.run(PROFILES.cpu.override(device="cpu"), progress=False, results_root=tmp_path)
+    meta_path = tmp_path / "toy" / "cpu" / "squares.meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta.update(device="cuda", device_name="NVIDIA H100 80GB HBM3")
+    meta_path.write_text(json.dumps(meta))
+    banner = chapter.show("smoke", "cpu", "committed", results_root=tmp_path).banner
+    assert "Computed on cuda (NVIDIA H100 80GB HBM3" in banner and " and cpu (" in banner
