@@ -24,11 +24,12 @@ Models are randomly initialised (18 intents, §4's sizes): latency does not depe
 throughput the model reaches. ``--models`` adds encoders: ``transformer`` needs a ``PNLPMixerConfig`` with an
 ``encoder`` field (another branch); without it the option fails with a clear message. The result goes to
 ``results/benchmarks/quick/pnlp_mixer_latency.json`` through :class:`hashlib_core.results.ResultsStore`. Speed is
-measured here and never asserted in tests.
+measured here and never asserted in tests; ``load_average_before_after`` tells how busy the machine was.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -189,6 +190,7 @@ def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",),
 
     torch.set_num_threads(1)
     torch.manual_seed(seed)
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     configs = {name: _config_for(name, num_labels) for name in models}
     first = next(iter(configs.values()))
     sentences, vocab, source = _sentences(n_sentences, seed)
@@ -231,7 +233,8 @@ def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",),
     s, h, mm = first.max_seq_len, first.hidden_size, first.projection_features
     matmul = matmul_gflops([(s, h, h), (s, mm, h), (h, s, first.token_mixing_dim)])
     meta = {
-        "cpu": cpu_name(), "torch": torch.__version__, "threads": torch.get_num_threads(), "batch_size": 1,
+        "cpu": cpu_name(), "torch": torch.__version__, "cpu_count": os.cpu_count(),
+        "load_average_before_after": [load_before, os.getloadavg() if hasattr(os, "getloadavg") else None], "threads": torch.get_num_threads(), "batch_size": 1,
         "models": list(models), "precisions": list(precisions), "num_labels": num_labels,
         "sentences": {"n": len(sentences), "source": source, "warmup": warmup,
                       "mean_words": round(float(np.mean([len(x) for x in sentences])), 2)},
