@@ -63,8 +63,8 @@ def test_hand_counts_of_the_alternatives():
 
 
 def small_config(**overrides) -> PNLPMixerConfig:
-    fields = dict(num_hashes=8, bloom_size=16, max_seq_len=6, hidden_size=12, num_mixer_layers=2,
-                  token_mixing_dim=10, channel_mixing_dim=14, classifier_hidden=7, num_labels=3)
+    fields = {"num_hashes": 8, "bloom_size": 16, "max_seq_len": 6, "hidden_size": 12, "num_mixer_layers": 2,
+              "token_mixing_dim": 10, "channel_mixing_dim": 14, "classifier_hidden": 7, "num_labels": 3}
     fields.update(overrides)
     return PNLPMixerConfig(**fields)
 
