@@ -1,8 +1,6 @@
 """§5.2's encoders (Table 2): exact sizes, shapes, padding, save/load, bad names, and that each can learn."""
 from __future__ import annotations
 
-import time
-
 import pytest
 import torch
 
@@ -65,8 +63,8 @@ def test_hand_counts_of_the_alternatives():
 
 
 def small_config(**overrides) -> PNLPMixerConfig:
-    fields = dict(num_hashes=8, bloom_size=16, max_seq_len=6, hidden_size=12, num_mixer_layers=2,
-                  token_mixing_dim=10, channel_mixing_dim=14, classifier_hidden=7, num_labels=3)
+    fields = {"num_hashes": 8, "bloom_size": 16, "max_seq_len": 6, "hidden_size": 12, "num_mixer_layers": 2,
+              "token_mixing_dim": 10, "channel_mixing_dim": 14, "classifier_hidden": 7, "num_labels": 3}
     fields.update(overrides)
     return PNLPMixerConfig(**fields)
 
@@ -96,9 +94,23 @@ def test_build_encoder_and_head_shapes(encoder):
     assert out.logits.shape == (2, 6, 3) and out.loss.ndim == 0
 
 
+def _perturb_padding(model, mask: torch.Tensor, where: str):
+    """A context in which the masked positions hold noise: in the input features (``where="features"``) or, by a
+    hook, in the bottleneck's output (``where="bottleneck"``: what the encoder body itself must not let through)."""
+    if where == "features":
+        return None
+    padded = ~mask.bool()[..., None]
+
+    def hook(module, args, out):
+        return torch.where(padded, 10 * torch.randn_like(out), out)
+
+    return model.base_model.bottleneck.register_forward_hook(hook)
+
+
+@pytest.mark.parametrize("where", ["features", "bottleneck"])
 @pytest.mark.parametrize("window", [0, 1])
 @pytest.mark.parametrize("encoder", ALTERNATIVES)
-def test_padding_never_reaches_real_tokens(encoder, window):
+def test_padding_never_reaches_real_tokens(encoder, window, where):
     torch.manual_seed(0)
     config = small_config(encoder=encoder, window_size=window)
     sequence = PNLPMixerForSequenceClassification(config).eval()
@@ -106,17 +118,38 @@ def test_padding_never_reaches_real_tokens(encoder, window):
     token.pnlp_mixer.load_state_dict(sequence.pnlp_mixer.state_dict())
     mask = torch.tensor([[1, 1, 1, 0, 0, 0], [1, 0, 1, 1, 0, 1], [1, 1, 1, 1, 1, 1]])   # row 1: not a prefix
     x = features(3, config)
-    noisy = torch.where(mask.bool()[..., None], x, 10 * torch.rand_like(x))
-    assert not torch.equal(x, noisy)
+    noisy = torch.where(mask.bool()[..., None], x, 10 * torch.rand_like(x)) if where == "features" else x
     real = mask.bool()
     with torch.no_grad():
-        a, b = token.pnlp_mixer(input_features=x, attention_mask=mask), token.pnlp_mixer(input_features=noisy,
-                                                                                          attention_mask=mask)
-        torch.testing.assert_close(a.last_hidden_state[real], b.last_hidden_state[real])
-        torch.testing.assert_close(token(input_features=x, attention_mask=mask).logits[real],
-                                   token(input_features=noisy, attention_mask=mask).logits[real])
-        torch.testing.assert_close(sequence(input_features=x, attention_mask=mask).logits,
-                                   sequence(input_features=noisy, attention_mask=mask).logits)
+        clean = (token.pnlp_mixer(input_features=x, attention_mask=mask).last_hidden_state,
+                 token(input_features=x, attention_mask=mask).logits,
+                 sequence(input_features=x, attention_mask=mask).logits)
+        hooks = [_perturb_padding(m, mask, where) for m in (token, sequence)]
+        perturbed = (token.pnlp_mixer(input_features=noisy, attention_mask=mask).last_hidden_state,
+                     token(input_features=noisy, attention_mask=mask).logits,
+                     sequence(input_features=noisy, attention_mask=mask).logits)
+        for hook in hooks:
+            if hook is not None:
+                hook.remove()
+    torch.testing.assert_close(clean[0][real], perturbed[0][real])
+    torch.testing.assert_close(clean[1][real], perturbed[1][real])
+    torch.testing.assert_close(clean[2], perturbed[2])
+    if where == "bottleneck" and encoder in ("cnn", "transformer"):     # the LSTM outputs zeros at padding
+        assert not torch.allclose(clean[0][~real], perturbed[0][~real])   # the noise did reach the encoder
+
+
+def test_cnn_sees_padding_as_the_sentence_edge():
+    """Masked neighbours read as zeros, as the zero padding beyond the sentence's ends: a sentence's outputs do not
+    depend on where in the s positions it sits."""
+    torch.manual_seed(0)
+    config = small_config(encoder="cnn")
+    model = PNLPCNNModel(config).eval()
+    x = features(1, config)
+    shifted = torch.roll(x, 3, dims=1)
+    with torch.no_grad():
+        a = model(input_features=x, attention_mask=torch.tensor([[1, 1, 1, 0, 0, 0]])).last_hidden_state
+        b = model(input_features=shifted, attention_mask=torch.tensor([[0, 0, 0, 1, 1, 1]])).last_hidden_state
+    torch.testing.assert_close(a[0, :3], b[0, 3:])
 
 
 def test_mixer_reads_padded_positions_as_the_paper_describes():
@@ -190,6 +223,8 @@ def test_encoders_take_fingerprints_like_the_mixer():
 
 @pytest.mark.parametrize("encoder", ENCODERS)
 def test_each_encoder_overfits_a_few_sentences(encoder):
+    """50 Adam steps on 8 sentences halve the loss (about 0.1-0.5 s each on one idle core; no time assertion, as
+    the test machines' cores are shared)."""
     torch.manual_seed(0)
     config = small_config(encoder=encoder, bloom_size=32, max_seq_len=8, hidden_size=32, channel_mixing_dim=32,
                           classifier_hidden=32, num_labels=4)
@@ -198,7 +233,7 @@ def test_each_encoder_overfits_a_few_sentences(encoder):
     mask = (torch.arange(8)[None] < torch.tensor([3, 5, 8, 4, 6, 2, 7, 8])[:, None]).long()
     labels = torch.tensor([0, 1, 2, 3, 0, 1, 2, 3])
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    start, losses = time.perf_counter(), []
+    losses = []
     for _ in range(50):
         loss = model(input_features=x, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
@@ -206,4 +241,3 @@ def test_each_encoder_overfits_a_few_sentences(encoder):
         optimizer.step()
         losses.append(loss.item())
     assert losses[-1] < losses[0] / 2, losses[::10]
-    assert time.perf_counter() - start < 5.0

@@ -15,6 +15,7 @@ not built yet; see the open pNLP-Mixer issue):
 §3.2, bottleneck and MLP-Mixer  :class:`~hashlib_core.papers.pnlp_mixer.modeling.PNLPMixerModel`
 §3.2, heads                     :class:`~hashlib_core.papers.pnlp_mixer.modeling.PNLPMixerForTokenClassification`, :class:`~hashlib_core.papers.pnlp_mixer.modeling.PNLPMixerForSequenceClassification`
 §4, model sizes                 :class:`~hashlib_core.papers.pnlp_mixer.configuration.PNLPMixerConfig`
+§5.2, Table 2's encoders        :func:`~hashlib_core.papers.pnlp_mixer.alternatives.build_encoder` (``PNLPMixerConfig(encoder=...)``: projection-only, CNN, LSTM, transformer, mixer)
 §4, inputs (mBERT WordPiece)    :class:`~hashlib_core.papers.pnlp_mixer.projection.SentenceProjector`
 §4, metrics                     :mod:`~hashlib_core.papers.pnlp_mixer.metrics` (intent accuracy, exact match, the community's non-O accuracy)
 ==============================  ====================================================================================

@@ -45,11 +45,27 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers.modeling_outputs import BaseModelOutput
 
 from hashlib_core.papers.pnlp_mixer.configuration import ENCODERS, PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerModel, PNLPMixerPreTrainedModel, _check_mask, _features
+from hashlib_core.papers.pnlp_mixer.modeling import (
+    PNLPMixerModel,
+    PNLPMixerPreTrainedModel,
+    _check_mask,
+    _features,
+)
 
-__all__ = ["ENCODERS", "build_encoder", "PNLPProjectionOnlyModel", "PNLPCNNModel", "PNLPLSTMModel",
-           "PNLPTransformerModel", "CNN_LAYERS", "CNN_KERNEL_SIZE", "LSTM_LAYERS", "TRANSFORMER_LAYERS",
-           "TRANSFORMER_HEADS", "lstm_width"]
+__all__ = [
+    "CNN_KERNEL_SIZE",
+    "CNN_LAYERS",
+    "ENCODERS",
+    "LSTM_LAYERS",
+    "TRANSFORMER_HEADS",
+    "TRANSFORMER_LAYERS",
+    "PNLPCNNModel",
+    "PNLPLSTMModel",
+    "PNLPProjectionOnlyModel",
+    "PNLPTransformerModel",
+    "build_encoder",
+    "lstm_width",
+]
 
 CNN_LAYERS, CNN_KERNEL_SIZE = 4, 3
 LSTM_LAYERS = 2
