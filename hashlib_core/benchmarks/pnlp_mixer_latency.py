@@ -42,7 +42,7 @@ from torch import nn
 __all__ = ["MODEL_CHOICES", "PRECISIONS", "cpu_name", "mixer_flops", "linear_flops", "summarize", "matmul_gflops",
            "build_payload", "run_benchmark", "main"]
 
-MODEL_CHOICES = ("mixer", "transformer")
+MODEL_CHOICES = ("mixer", "transformer", "cnn", "lstm", "projection-only")
 PRECISIONS = ("float32", "int8_weight_only", "int8_dynamic")
 PAPER = {"total_ms": 2.4, "projection_ms": 0.4, "projection_share": 0.4 / 2.4, "cpu": "Intel Xeon E5-2690 v4",
          "precision": "8bit"}
@@ -136,15 +136,12 @@ def _sentences(n: int, seed: int) -> tuple[list[list[str]], list[str] | None, st
 
 
 def _config_for(name: str, num_labels: int) -> Any:
-    from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-    if name == "mixer":
-        return PNLPMixerConfig(num_labels=num_labels)
-    if name == "transformer":
-        if "encoder" not in getattr(PNLPMixerConfig, "__annotations__", {}) and not hasattr(PNLPMixerConfig, "encoder"):
-            raise ValueError("--models transformer needs PNLPMixerConfig(encoder='transformer'), which this branch "
-                             "does not have (PNLPMixerConfig has no 'encoder' field)")
-        return PNLPMixerConfig(num_labels=num_labels, encoder="transformer")
-    raise ValueError(f"unknown model {name!r}; choose from {MODEL_CHOICES}")
+    """The paper's configuration with ``name``'s encoder (any of §5.2's: mixer, transformer, cnn, lstm, ...)."""
+    from hashlib_core.papers.pnlp_mixer.configuration import ENCODERS, PNLPMixerConfig
+
+    if name not in ENCODERS:
+        raise ValueError(f"unknown model {name!r}; choose from {ENCODERS}")
+    return PNLPMixerConfig(num_labels=num_labels, encoder=name)
 
 
 def _time_each(fn: Callable[[Any], Any], items: Sequence[Any], warmup: int) -> list[float]:
@@ -184,7 +181,7 @@ def build_payload(*, timings: dict[str, Sequence[float]], flops: dict[str, int],
 def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",), precisions: Sequence[str] = PRECISIONS,
                   warmup: int = 10, seed: int = 0, num_labels: int = 18) -> dict[str, Any]:
     from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter, counting_bloom_filter
-    from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerForSequenceClassification
+    from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification
     from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector, wordpiece_tokenizer
     from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
 

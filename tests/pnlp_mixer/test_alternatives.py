@@ -14,11 +14,8 @@ from hashlib_core.papers.pnlp_mixer.alternatives import (
     build_encoder,
 )
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.modeling import (
-    PNLPMixerForSequenceClassification,
-    PNLPMixerForTokenClassification,
-    PNLPMixerModel,
-)
+from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification, PNLPMixerForTokenClassification
+from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerModel
 
 ALTERNATIVES = ("projection-only", "cnn", "lstm", "transformer")
 

@@ -7,11 +7,8 @@ import torch
 from hashlib_core.hashing.minhash import counting_bloom_filter
 from hashlib_core.modeling import embedding_parameter_count, hidden_states
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.modeling import (
-    PNLPMixerForSequenceClassification,
-    PNLPMixerForTokenClassification,
-    PNLPMixerModel,
-)
+from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification, PNLPMixerForTokenClassification
+from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerModel
 
 
 def expected_count(c: PNLPMixerConfig, labels: int) -> int:

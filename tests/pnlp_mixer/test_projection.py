@@ -7,7 +7,7 @@ import torch
 
 from hashlib_core.hashing.minhash import MinHashFingerprinter, counting_bloom_filter
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerForTokenClassification
+from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForTokenClassification
 from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector, wordpiece_tokenizer
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "Bring", "##ing", "fly", "to", "Boston", "##s", "!", "東", "京"]

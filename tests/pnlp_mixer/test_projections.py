@@ -10,7 +10,7 @@ from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter,
 from hashlib_core.hashing.projections import (PROJECTIONS, BinaryProjection, MinHashProjection, Projection,
                                               SimHashProjection, TSPProjection, build_projection)
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerForTokenClassification
+from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForTokenClassification
 from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "Bring", "##ing", "fly", "to", "Boston", "##s", "!", "東", "京"]

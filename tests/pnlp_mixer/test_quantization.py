@@ -16,7 +16,7 @@ from hashlib_core.benchmarks.pnlp_mixer_latency import (  # noqa: E402
     summarize,
 )
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig  # noqa: E402
-from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerForSequenceClassification  # noqa: E402
+from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification  # noqa: E402
 from hashlib_core.papers.pnlp_mixer.quantization import (  # noqa: E402
     model_size_bytes,
     prediction_agreement,
@@ -133,10 +133,10 @@ def test_payload_keys_and_ratios():
         summarize([])
 
 
-def test_transformer_option_errors_clearly_without_an_encoder_field():
-    if "encoder" in getattr(PNLPMixerConfig, "__annotations__", {}):
-        pytest.skip("this branch's PNLPMixerConfig has an encoder field")
-    with pytest.raises(ValueError, match="encoder"):
-        _config_for("transformer", 18)
+def test_models_option_builds_each_encoder_and_refuses_unknown_ones():
+    assert _config_for("transformer", 18).encoder == "transformer"
+    assert _config_for("mixer", 18).encoder == "mixer"
+    with pytest.raises(ValueError, match="unknown model 'rnn'"):
+        _config_for("rnn", 18)
     with pytest.raises(SystemExit):
-        main(["--models", "transformer"])
+        main(["--models", "rnn"])

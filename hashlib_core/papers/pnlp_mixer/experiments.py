@@ -4,7 +4,8 @@ Each writes ``results/pnlp_mixer/<profile>/<name>.csv``; run them with
 ``python -m hashlib_core.papers.pnlp_mixer --profile P [--only a,b]``.
 
 ``sizes``
-    Table 2's ``#Param.`` column and the model sizes in bytes (float32 and 8-bit), counted from instantiated models.
+    Table 2's ``#Param.`` column and the model sizes in bytes (float32 and 8-bit), counted from instantiated models
+    with an 18-intent head (multiATIS, as the paper counts them).
 ``projections``
     Table 1: the Mixer with each §5.1 projection, trained on each comparison task, scored on its validation split.
 ``architectures``
@@ -76,7 +77,7 @@ class Resources:
                                num_mixer_layers=p.num_mixer_layers, token_mixing_dim=p.mixing_dim,
                                channel_mixing_dim=p.mixing_dim, classifier_hidden=p.classifier_hidden,
                                dropout=p.dropout, num_labels=task.num_intents, num_slot_labels=task.num_slots,
-                               **({} if encoder == "mixer" else {"encoder": encoder}))
+                               encoder=encoder)
 
     def settings(self) -> FitSettings:
         p = self.profile
@@ -113,6 +114,37 @@ def _row(task: str, projection: str, encoder: str, summary: dict) -> dict[str, A
 def _curves(rows: list[tuple[str, str, str, dict]]) -> pd.DataFrame:
     return pd.DataFrame([{"task": t, "projection": p, "encoder": e, **point}
                          for t, p, e, s in rows for point in s["curve"]])
+
+
+#: intents of multiATIS, the size the paper's intent models are counted at (Table 2's #Param.)
+PAPER_INTENTS = 18
+
+
+def encoder_sizes(profile: PNLPMixerProfile, encoders) -> pd.DataFrame:
+    """Parameters and serialised bytes (float32 and 8-bit) of each encoder with an 18-intent head."""
+    from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
+    from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification
+    from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
+    from hashlib_core.profiles import seed_everything
+
+    rows = []
+    for encoder in encoders:
+        seed_everything(profile.seed)
+        config = PNLPMixerConfig(num_hashes=profile.num_hashes, bloom_size=profile.bloom_size,
+                                 max_seq_len=profile.max_seq_len, hidden_size=profile.hidden_size,
+                                 num_mixer_layers=profile.num_mixer_layers, token_mixing_dim=profile.mixing_dim,
+                                 channel_mixing_dim=profile.mixing_dim, classifier_hidden=profile.classifier_hidden,
+                                 num_labels=PAPER_INTENTS, encoder=encoder)
+        model = PNLPMixerForSequenceClassification(config)
+        rows.append({"encoder": encoder, "intents": PAPER_INTENTS,
+                     "parameters": sum(p.numel() for p in model.parameters()),
+                     "float32_bytes": model_size_bytes(model), "int8_bytes": model_size_bytes(quantize_int8(model))})
+    return pd.DataFrame(rows)
+
+
+@CHAPTER.experiment("sizes", outputs=("sizes",))
+def _sizes(ctx: RunContext) -> dict:
+    return {"sizes": encoder_sizes(ctx.profile, ctx.profile.encoders)}
 
 
 @CHAPTER.experiment("projections", outputs=("table1", "table1_curves"))

@@ -15,7 +15,7 @@ from torch import nn
 from transformers.utils import ModelOutput
 
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.modeling import _PNLPMixerWithHead
+from hashlib_core.papers.pnlp_mixer.heads import _PNLPMixerWithHead
 
 __all__ = ["IntentSlotOutput", "PNLPMixerForIntentAndSlots"]
 

@@ -6,20 +6,20 @@
 * The bottleneck (§3.2): one dense layer, Leaky ReLU, LayerNorm: ``C (s x m) -> B (s x h)``.
 * The MLP-Mixer (Tolstikhin et al., 2021), as the original: pre-LayerNorm blocks, a token-mixing MLP over the ``s``
   positions (applied to the transposed matrix) and a channel-mixing MLP over the ``h`` channels, GELU, residuals.
-* Heads: per token for slot tagging (:class:`PNLPMixerForTokenClassification`), max pooling over the real tokens for
-  intent classification (:class:`PNLPMixerForSequenceClassification`).
+* The heads, on any encoder (:mod:`~hashlib_core.papers.pnlp_mixer.heads`): per token for slot tagging, max pooling
+  over the real tokens for intent classification.
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
 from transformers import PreTrainedModel
-from transformers.modeling_outputs import BaseModelOutput, SequenceClassifierOutput, TokenClassifierOutput
+from transformers.modeling_outputs import BaseModelOutput
 
 from hashlib_core.hashing.minhash import counting_bloom_filter
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
 
-__all__ = ["PNLPMixerModel", "PNLPMixerForSequenceClassification", "PNLPMixerForTokenClassification"]
+__all__ = ["PNLPMixerPreTrainedModel", "PNLPMixerModel", "MixerBlock"]
 
 
 class _MLP(nn.Sequential):
@@ -137,62 +137,3 @@ class PNLPMixerModel(PNLPMixerPreTrainedModel):
         if states is not None:
             states[-1] = hidden
         return BaseModelOutput(last_hidden_state=hidden, hidden_states=tuple(states) if states else None)
-
-
-class _PNLPMixerWithHead(PNLPMixerPreTrainedModel):
-    """The encoder ``config.encoder`` (default the mixer; §5.2's alternatives in
-    :mod:`~hashlib_core.papers.pnlp_mixer.alternatives`) and a head of ``classifier_hidden`` width (0: linear) to
-    ``num_labels``. The encoder is ``self.pnlp_mixer`` (``base_model``) whichever it is."""
-
-    def __init__(self, config: PNLPMixerConfig) -> None:
-        from hashlib_core.papers.pnlp_mixer.alternatives import build_encoder   # it imports this module
-
-        super().__init__(config)
-        self.pnlp_mixer = build_encoder(config.encoder, config)
-        if config.classifier_hidden:
-            self.classifier = nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
-                                            nn.Dropout(config.dropout),
-                                            nn.Linear(config.classifier_hidden, config.num_labels))
-        else:
-            self.classifier = nn.Linear(config.hidden_size, config.num_labels)
-        self.post_init()
-
-
-class PNLPMixerForSequenceClassification(_PNLPMixerWithHead):
-    """Intent classification: max pooling over the real tokens (§3.2), then the head; cross-entropy with labels."""
-
-    def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
-                input_features: torch.Tensor | None = None, labels: torch.Tensor | None = None,
-                output_hidden_states: bool | None = None, **kwargs) -> SequenceClassifierOutput:
-        out = self.pnlp_mixer(fingerprints, attention_mask, input_features, output_hidden_states)
-        hidden = out.last_hidden_state
-        if attention_mask is not None:   # checked by the encoder
-            hidden = hidden.masked_fill(~attention_mask.bool()[..., None], torch.finfo(hidden.dtype).min)
-        logits = self.classifier(hidden.max(dim=1).values)
-        loss = None
-        if labels is not None:
-            if labels.shape != logits.shape[:1] or int(labels.min()) < 0 or int(labels.max()) >= self.config.num_labels:
-                raise ValueError(f"labels must be (batch,) ids in [0, {self.config.num_labels}), got shape "
-                                 f"{tuple(labels.shape)}")
-            loss = nn.functional.cross_entropy(logits, labels)
-        return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=out.hidden_states)
-
-
-class PNLPMixerForTokenClassification(_PNLPMixerWithHead):
-    """Slot tagging: the head on every position; cross-entropy over positions whose label is not -100."""
-
-    def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
-                input_features: torch.Tensor | None = None, labels: torch.Tensor | None = None,
-                output_hidden_states: bool | None = None, **kwargs) -> TokenClassifierOutput:
-        out = self.pnlp_mixer(fingerprints, attention_mask, input_features, output_hidden_states)
-        logits = self.classifier(out.last_hidden_state)
-        loss = None
-        if labels is not None:
-            valid = labels[labels != -100]
-            if labels.shape != logits.shape[:2] or (valid.numel() and (int(valid.min()) < 0
-                                                                       or int(valid.max()) >= self.config.num_labels)):
-                raise ValueError(f"labels must be (batch, {self.config.max_seq_len}) ids in "
-                                 f"[0, {self.config.num_labels}) or -100 (ignored), got shape {tuple(labels.shape)}")
-            loss = nn.functional.cross_entropy(logits.reshape(-1, self.config.num_labels), labels.reshape(-1),
-                                               ignore_index=-100)
-        return TokenClassifierOutput(loss=loss, logits=logits, hidden_states=out.hidden_states)

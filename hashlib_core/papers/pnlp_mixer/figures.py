@@ -1,0 +1,54 @@
+"""The pNLP-Mixer chapter's figures, each a function of result tables returning a matplotlib figure."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from hashlib_core.papers.pnlp_mixer.tables import ENCODER_LABELS, PROJECTION_LABELS, paper_number
+from hashlib_core.results import load_paper_table
+
+__all__ = ["accuracy_vs_size", "validation_curves"]
+
+
+def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str = "atis"):
+    """Validation intent accuracy against parameters for Table 2's architectures: ours (filled, on ``task``) and the
+    paper's (open, multiATIS EN)."""
+    paper = load_paper_table("pnlp_mixer_table2").set_index("Model")
+    ours = table2[table2["task"] == task].set_index("encoder")
+    params = sizes.set_index("encoder")["parameters"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for encoder, label in ENCODER_LABELS.items():
+        if encoder not in ours.index:
+            continue
+        colour = ax.scatter(params[encoder], ours.loc[encoder, "val_intent_acc"], s=45, zorder=3).get_facecolor()[0]
+        ax.scatter(paper_number(paper.loc[label, "#Param."]), paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"]),
+                   s=45, facecolors="none", edgecolors=[colour], zorder=3)
+        ax.annotate(label, (params[encoder], ours.loc[encoder, "val_intent_acc"]), textcoords="offset points",
+                    xytext=(5, -11), fontsize=8)
+    ax.scatter([], [], s=45, color="grey", label=f"ours ({task.upper()} validation)")
+    ax.scatter([], [], s=45, facecolors="none", edgecolors="grey", label="paper (multiATIS EN validation)")
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters (18-intent head)")
+    ax.set_ylabel("intent accuracy (%)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def validation_curves(curves: pd.DataFrame, by: str, task: str = "atis"):
+    """Validation intent accuracy and exact match per epoch for each row of Table 1 (``by="projection"``) or
+    Table 2 (``by="encoder"``) on ``task``."""
+    labels = PROJECTION_LABELS if by == "projection" else ENCODER_LABELS
+    sub = curves[curves["task"] == task]
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), sharex=True)
+    for name, g in sub.groupby(by, sort=False):
+        for ax, metric in zip(axes, ("val_intent_acc", "val_exact_match")):
+            ax.plot(g["epoch"], g[metric], marker="o", ms=3, label=labels.get(name, name))
+    for ax, title in zip(axes, ("intent accuracy (%)", "slot exact match (%)")):
+        ax.set_xlabel("epoch")
+        ax.set_title(f"{task.upper()} validation: {title}", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig

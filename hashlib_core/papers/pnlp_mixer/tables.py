@@ -1,0 +1,209 @@
+"""The pNLP-Mixer chapter's tables: ours beside the paper's, the orderings compared, and every number the prose quotes.
+
+Each function takes result tables (and the transcribed paper tables) and returns a DataFrame or a dict of strings;
+the notebook only displays them. Our validation scores are ATIS's and SNIPS's; the paper's columns are multiATIS EN
+(intent accuracy) and MTOP EN (slot exact match): the same kind of score on related data, not the same data.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from hashlib_core.results import load_paper_table, parse_printed
+
+__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "comparison_view", "ordering", "sizes_view",
+           "test_view", "mtop_view", "quantization_view", "latency_view", "latency_ratios", "quoted"]
+
+#: our names -> the paper's row labels (Tables 1 and 2)
+PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
+ENCODER_LABELS = {"projection-only": "Projection-only", "cnn": "CNN", "lstm": "LSTM", "transformer": "Transformer",
+                  "mixer": "MLP-Mixer"}
+_MTOP_LANGS = {"en": "EN", "es": "ES", "fr": "FR", "de": "DE", "hi": "HI", "th": "TH"}
+
+
+def paper_number(cell: Any) -> float:
+    """A printed cell as a number (``"1.0M"`` -> 1e6, ``"98.1"`` -> 98.1); ``nan`` for ``-``."""
+    parsed = parse_printed(cell)
+    return float("nan") if parsed is None else parsed.value
+
+
+def _paper_rows(stem: str, key: str, labels: dict[str, str]) -> pd.DataFrame:
+    paper = load_paper_table(stem).set_index(key)
+    return paper.loc[[labels[k] for k in labels if labels[k] in paper.index]]
+
+
+def comparison_view(results: pd.DataFrame, which: str) -> pd.DataFrame:
+    """Table 1 (``which="projection"``) or Table 2 (``"encoder"``): our validation scores per task beside the
+    paper's multiATIS intent accuracy and MTOP exact match, with the gaps."""
+    stem, labels = (("pnlp_mixer_table1", PROJECTION_LABELS) if which == "projection"
+                    else ("pnlp_mixer_table2", ENCODER_LABELS))
+    key = "Projection" if which == "projection" else "Model"
+    paper = load_paper_table(stem).set_index(key)
+    rows = []
+    for _, r in results.iterrows():
+        label = labels[r[which]]
+        p_intent = paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"])
+        p_em = paper_number(paper.loc[label, "MTOP_EN_Exact_Match_Acc"])
+        row = {"task": r["task"].upper(), "model": label, "intent acc. (ours)": r["val_intent_acc"],
+               "intent acc. (paper, multiATIS EN)": p_intent, "gap (points)": r["val_intent_acc"] - p_intent,
+               "exact match (ours)": r["val_exact_match"], "exact match (paper, MTOP EN)": p_em,
+               "slot F1 (ours)": r["val_slot_f1"], "epochs (best)": f"{int(r['epochs'])} ({int(r['best_epoch'])})"}
+        if which == "encoder":
+            row = {**row, "parameters (ours)": int(r["parameters"]),
+                   "parameters (paper)": paper.loc[label, "#Param."]}
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs["source"] = load_paper_table(stem).attrs.get("source", "")
+    return out
+
+
+def ordering(results: pd.DataFrame, which: str, task: str, metric: str = "val_intent_acc") -> dict[str, Any]:
+    """Our ranking of the rows of one task against the paper's (multiATIS intent accuracy): Kendall's tau, and
+    whether the paper's best row is ours too."""
+    stem, labels = (("pnlp_mixer_table1", PROJECTION_LABELS) if which == "projection"
+                    else ("pnlp_mixer_table2", ENCODER_LABELS))
+    key = "Projection" if which == "projection" else "Model"
+    paper = load_paper_table(stem).set_index(key)["multiATIS_EN_Intent_Acc"].map(paper_number)
+    ours = results[results["task"] == task].set_index(which)[metric]
+    names = [n for n in ours.index]
+    theirs = [paper[labels[n]] for n in names]
+    tau = kendalltau(ours.values, theirs).statistic if len(names) > 1 else float("nan")
+    best_paper = names[int(np.argmax(theirs))]
+    best_ours = names[int(np.argmax(ours.values))]
+    return {"tau": float(tau), "paper_best": labels[best_paper], "our_best": labels[best_ours],
+            "same_best": best_paper == best_ours, "n": len(names)}
+
+
+def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
+    """Parameters and bytes of every encoder with the paper's intent head, beside Table 2's ``#Param.``."""
+    paper = load_paper_table("pnlp_mixer_table2").set_index("Model")["#Param."]
+    out = sizes.assign(model=sizes["encoder"].map(ENCODER_LABELS))
+    out["parameters (paper)"] = out["model"].map(paper)
+    return out[["model", "parameters", "parameters (paper)", "float32_bytes", "int8_bytes"]].rename(
+        columns={"parameters": "parameters (ours)", "float32_bytes": "float32 (bytes)", "int8_bytes": "8-bit (bytes)"})
+
+
+def test_view(t3: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 analog: our ATIS test scores (float32 and 8-bit) beside the paper's multiATIS EN test column."""
+    paper = load_paper_table("pnlp_mixer_table3")
+    rows = [{"model": f"pNLP-Mixer (ours, {r['precision']})", "parameters": f"{int(r['parameters']):,}",
+             "intent acc. (EN)": r["intent_acc"], "exact match": r["exact_match"], "slot F1": r["slot_f1"],
+             "size (bytes)": int(r["size_bytes"])} for _, r in t3.iterrows()]
+    for _, r in paper.iterrows():
+        q = r["quantization"] if r["quantization"] != "-" else ""
+        rows.append({"model": f"{r['Model']} (paper{', ' + q if q else ''})", "parameters": r["#Param."],
+                     "intent acc. (EN)": paper_number(r["EN"]), "exact match": np.nan, "slot F1": np.nan,
+                     "size (bytes)": np.nan})
+    out = pd.DataFrame(rows)
+    out.attrs["source"] = paper.attrs.get("source", "")
+    return out
+
+
+def mtop_view(t4: pd.DataFrame) -> pd.DataFrame:
+    """Table 4 analog: exact match per language on the staged MTOP subset (8-bit) beside the paper's pNLP-Mixer
+    row (full MTOP: not the same training data, see the chapter)."""
+    paper = load_paper_table("pnlp_mixer_table4").set_index("Model").loc["pNLP-Mixer"]
+    int8 = t4[t4["precision"] == "int8"]
+    rows = []
+    for _, r in int8.iterrows():
+        lang = r["task"].split("-", 1)[1]
+        rows.append({"language": _MTOP_LANGS[lang], "exact match (ours, 8-bit)": r["exact_match"],
+                     "exact match (paper, 8-bit)": paper_number(paper[_MTOP_LANGS[lang]]),
+                     "intent acc. (ours)": r["intent_acc"], "slot F1 (ours)": r["slot_f1"],
+                     "test sentences": int(r["test_sentences"])})
+    out = pd.DataFrame(rows)
+    out.attrs["source"] = load_paper_table("pnlp_mixer_table4").attrs.get("source", "")
+    return out
+
+
+def quantization_view(t3: pd.DataFrame, t4: pd.DataFrame) -> pd.DataFrame:
+    """Float32 against 8-bit for every tested model: bytes, ratio, score changes, agreement of predictions."""
+    rows = []
+    for task, g in pd.concat([t3, t4]).groupby("task", sort=False):
+        f, q = g.set_index("precision").loc["float32"], g.set_index("precision").loc["int8"]
+        rows.append({"task": task.upper(), "float32 (bytes)": int(f["size_bytes"]), "8-bit (bytes)": int(q["size_bytes"]),
+                     "ratio": q["size_bytes"] / f["size_bytes"],
+                     "intent acc. change": q["intent_acc"] - f["intent_acc"],
+                     "exact match change": q["exact_match"] - f["exact_match"],
+                     "same predictions (%)": q["agreement_with_float_%"]})
+    return pd.DataFrame(rows)
+
+
+def latency_view(bench: dict) -> pd.DataFrame:
+    """The latency benchmark's per-sentence times (batch 1, one thread), beside the paper's footnote (8-bit model
+    on a Xeon E5-2690v4): projection 0.4 ms, total 2.4 ms. Absolute times do not transfer between CPUs."""
+    data = bench.get("data", bench)
+    paper = data.get("paper", {})
+    rows = []
+    for name, v in data["latency"].items():
+        kind, _, rest = name.partition("_")
+        if kind == "projection":
+            stage, paper_ms = f"projection ({rest})", paper.get("projection_ms") if rest == "cached" else None
+        else:
+            model, _, precision = rest.partition("_")
+            stage = f"{kind}: {ENCODER_LABELS.get(model, model)}, {precision.replace('_', ' ')}"
+            paper_ms = paper.get("total_ms") if kind == "total" and model == "mixer" and precision.startswith("int8") \
+                else None
+        rows.append({"stage": stage, "median (ms)": v["median_ms"], "mean (ms)": v["mean_ms"],
+                     "paper (ms)": np.nan if paper_ms is None else paper_ms})
+    return pd.DataFrame(rows)
+
+
+def latency_ratios(bench: dict) -> dict[str, float]:
+    """The issue's same-run ratios: projection share of the total (cached), the share of the core's matmul
+    throughput the float Mixer reaches, and the Mixer's speed against the same-size Transformer (if timed)."""
+    data = bench.get("data", bench)
+    lat = {k: v["median_ms"] for k, v in data["latency"].items()}
+    out = {"projection_share": lat["projection_cached"] / lat["total_mixer_float32"],
+           "paper_projection_share": data.get("paper", {}).get("projection_share", float("nan")),
+           "matmul_fraction": data["ratios"]["fraction_of_core_matmul_model_mixer_float32"],
+           "core_gflops": data["matmul"]["core_gflops_per_s"],
+           "cache_speedup": lat["projection_uncached"] / lat["projection_cached"]}
+    if "model_transformer_float32" in lat:
+        out["mixer_vs_transformer"] = lat["model_transformer_float32"] / lat["model_mixer_float32"]
+    return out
+
+
+def quoted(shown, bench: dict | None = None) -> dict[str, str]:
+    """Every number the chapter's prose quotes, computed from the shown results."""
+    p = shown.profile
+    out: dict[str, str] = {"max_epochs": str(p.max_epochs), "patience": str(p.patience), "batch": str(p.batch_size)}
+    t1 = shown.table("table1")
+    atis = t1[t1["task"] == "atis"].iloc[0]
+    out.update(atis_train=f"{int(atis['train_sentences']):,}", atis_val=f"{int(atis['validation_sentences']):,}",
+               val_step=f"{100 / atis['validation_sentences']:.1f}")
+    for which, name, prefix in (("projection", "table1", "t1"), ("encoder", "table2", "t2")):
+        table = shown.table(name)
+        for task in table["task"].unique():
+            o = ordering(table, which, task)
+            out[f"{prefix}_{task}_tau"] = f"{o['tau']:+.2f}"
+            out[f"{prefix}_{task}_best"] = o["our_best"]
+            out[f"{prefix}_{task}_paper_best"] = o["paper_best"]
+    t3 = shown.table("table3").set_index("precision")
+    paper3 = load_paper_table("pnlp_mixer_table3").set_index("Model")
+    out.update(t3_float=f"{t3.loc['float32', 'intent_acc']:.1f}", t3_int8=f"{t3.loc['int8', 'intent_acc']:.1f}",
+               t3_paper=str(paper3.loc["pNLP-Mixer", "EN"]),
+               t3_gap=f"{t3.loc['int8', 'intent_acc'] - paper_number(paper3.loc['pNLP-Mixer', 'EN']):+.1f}",
+               t3_em=f"{t3.loc['int8', 'exact_match']:.1f}", t3_f1=f"{t3.loc['int8', 'slot_f1']:.1f}",
+               t3_agree=f"{t3.loc['int8', 'agreement_with_float_%']:.1f}",
+               t3_bytes=f"{int(t3.loc['int8', 'size_bytes']):,}",
+               t3_float_bytes=f"{int(t3.loc['float32', 'size_bytes']):,}",
+               t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
+    t4 = shown.table("table4")
+    out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
+    if bench is not None:
+        r = latency_ratios(bench)
+        lat = {k: v["median_ms"] for k, v in bench.get("data", bench)["latency"].items()}
+        out.update(lat_total=f"{lat['total_mixer_float32']:.2f}", lat_proj=f"{lat['projection_cached']:.2f}",
+                   lat_proj_uncached=f"{lat['projection_uncached']:.2f}",
+                   lat_share=f"{100 * r['projection_share']:.1f}%",
+                   lat_paper_share=f"{100 * r['paper_projection_share']:.0f}%",
+                   lat_matmul=f"{100 * r['matmul_fraction']:.0f}%", lat_gflops=f"{r['core_gflops']:.0f}",
+                   lat_cache=f"{r['cache_speedup']:.1f}",
+                   lat_cpu=str(bench.get("data", bench).get("cpu", "unknown CPU")))
+        if "mixer_vs_transformer" in r:
+            out["lat_vs_transformer"] = f"{r['mixer_vs_transformer']:.1f}"
+    return out

@@ -1,0 +1,201 @@
+"""The pNLP-Mixer chapter's parts: task data, the joint model, fitting with early stopping, tables and figures."""
+from __future__ import annotations
+
+import matplotlib
+import pandas as pd
+import pytest
+import torch
+
+from hashlib_core.papers.pnlp_mixer import figures, tables
+from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
+from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData, _from_names, load_task, mtop_words_and_tags
+from hashlib_core.papers.pnlp_mixer.fit import Collator, FitSettings, fit, predict, score
+from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
+from hashlib_core.papers.pnlp_mixer.metrics import slot_f1
+
+matplotlib.use("Agg")
+
+# ---------------------------------------------------------------------------------------------- data
+
+
+def test_mtop_tags_follow_the_tree_whatever_the_word_order():
+    words, tags = mtop_words_and_tags("call Camilla Bob and Ann on whatsapp video",
+                                      "[IN:CREATE_CALL [SL:CONTACT Camilla Bob ] [SL:CONTACT Ann ] "
+                                      "[SL:NAME_APP whatsapp ] ]")
+    assert tags == ["O", "B-CONTACT", "I-CONTACT", "O", "B-CONTACT", "O", "B-NAME_APP", "O"]
+    # a translated tree lists the slot's words in another order than the utterance
+    _, tags = mtop_words_and_tags("Ruf die Schwester von Cathryn Hendron an",
+                                  "[IN:CREATE_CALL [SL:CONTACT Cathryn Hendron Schwester ] ]")
+    assert tags == ["O", "O", "B-CONTACT", "O", "I-CONTACT", "I-CONTACT", "O"]
+    # a nested intent keeps only some of the slot's words: the others stay O
+    _, tags = mtop_words_and_tags("Cancel reminders about dinner with Amy",
+                                  "[IN:DELETE_REMINDER [SL:TODO [IN:GET_TODO [SL:TODO dinner ] "
+                                  "[SL:ATTENDEE Amy ] ] ] ]")
+    assert tags == ["O", "O", "O", "B-TODO", "O", "I-TODO"]
+
+
+@pytest.mark.parametrize("text, tree, error", [
+    ("", "[IN:X ]", ValueError), ("a b", "[IN:X [SL:Y a ]", ValueError), ("a", "[IN:X ] ]", ValueError),
+    (None, "[IN:X ]", TypeError)])
+def test_mtop_tags_refuse_bad_items(text, tree, error):
+    with pytest.raises(error):
+        mtop_words_and_tags(text, tree)
+
+
+def test_label_inventories_come_from_training_and_unseen_labels_are_marked():
+    splits = {"train": ([["a", "b"]], ["x"], [["O", "B-s"]]), "validation": ([["c"]], ["y"], [["B-t"]]),
+              "test": ([["d"]], ["x"], [["O"]])}
+    task = _from_names("toy", splits)
+    assert task.intent_names == ["x"] and task.slot_names == ["O", "B-s"]
+    assert task.validation.intents == [UNSEEN] and task.validation.slots == [[UNSEEN]]
+    with pytest.raises(ValueError, match="one per word"):
+        Split([["a", "b"]], [0], [[0]])
+
+
+def test_load_task_sizes_and_names(mirror):
+    atis = load_task("atis")
+    assert (len(atis.train), len(atis.validation), len(atis.test)) == (4478, 500, 893)
+    assert atis.slot_names[0] == "O"
+    mtop = load_task("mtop-de")
+    assert len(mtop.train) + len(mtop.validation) == 859 and len(mtop.test) == 1237
+    with pytest.raises(ValueError, match="unknown task"):
+        load_task("mtop")
+    with pytest.raises(ValueError, match="language"):
+        load_task("mtop-xx")
+
+# ---------------------------------------------------------------------------------------------- model and fit
+
+
+def _features(sentences):
+    """A toy projector: word -> a fixed pseudo-random 16-feature row (no vocabulary needed)."""
+    s = 8
+    feats = torch.zeros(len(sentences), s, 16)
+    mask = torch.zeros(len(sentences), s, dtype=torch.long)
+    for b, words in enumerate(sentences):
+        for i, w in enumerate(words[:s]):
+            g = torch.Generator().manual_seed(sum(map(ord, w)))
+            feats[b, i] = torch.randint(0, 3, (16,), generator=g).float()
+            mask[b, i] = 1
+    return {"input_features": feats, "attention_mask": mask}
+
+
+def _toy_task() -> TaskData:
+    words = [["fly", "to", "boston"], ["fly", "to", "denver"], ["price", "of", "tickets"], ["cheap", "fares"]] * 8
+    intents = ["flight", "flight", "fare", "fare"] * 8
+    slots = [["O", "O", "B-city"], ["O", "O", "B-city"], ["O", "O", "O"], ["O", "O"]] * 8
+    splits = {k: (words, intents, slots) for k in ("train", "validation", "test")}
+    return _from_names("toy", splits)
+
+
+def _toy_model(task: TaskData) -> PNLPMixerForIntentAndSlots:
+    torch.manual_seed(0)
+    return PNLPMixerForIntentAndSlots(PNLPMixerConfig(num_hashes=4, bloom_size=16, max_seq_len=8, hidden_size=16,
+                                                      num_mixer_layers=1, token_mixing_dim=16, channel_mixing_dim=16,
+                                                      classifier_hidden=16, num_labels=task.num_intents,
+                                                      num_slot_labels=task.num_slots))
+
+
+def test_joint_model_outputs_and_loss():
+    task = _toy_task()
+    model = _toy_model(task)
+    batch = Collator(_features, 8)(list(zip(task.train.words[:4], task.train.intents[:4], task.train.slots[:4])))
+    out = model(**batch)
+    assert out.intent_logits.shape == (4, task.num_intents) and out.slot_logits.shape == (4, 8, task.num_slots)
+    assert batch["slot_labels"][0].tolist() == [0, 0, 1, -100, -100, -100, -100, -100]
+    assert out.loss is not None and out.loss.ndim == 0
+    with pytest.raises(ValueError, match="both labels"):
+        model(input_features=batch["input_features"], attention_mask=batch["attention_mask"], labels=batch["labels"])
+    with pytest.raises(ValueError, match="num_slot_labels"):
+        PNLPMixerForIntentAndSlots(PNLPMixerConfig(num_labels=3))
+
+
+def test_fit_learns_a_separable_task_and_keeps_the_best_epoch():
+    task = _toy_task()
+    model, summary = fit(_toy_model(task), _features, task,
+                         FitSettings(batch_size=8, learning_rate=1e-2, max_epochs=30, patience=3, warmup_epochs=0))
+    assert summary["val_intent_acc"] == 100.0 and summary["val_exact_match"] == 100.0
+    assert summary["epochs"] - summary["best_epoch"] <= 3 and summary["epochs"] < 30       # stopped early
+    assert [p["epoch"] for p in summary["curve"]] == list(range(1, summary["epochs"] + 1))
+    intents, slots = predict(model, _features, task.test)
+    assert score(intents, slots, task.test, task.slot_names)["intent_acc"] == 100.0
+
+
+def test_predict_tags_words_beyond_the_window_as_outside():
+    task = _toy_task()
+    long = Split([["fly"] * 12], [0], [[0] * 12])
+    _, slots = predict(_toy_model(task), _features, long)
+    assert len(slots[0]) == 12 and slots[0][8:] == [0, 0, 0, 0]
+
+
+def test_slot_f1_is_span_level():
+    gold = [["B-city", "I-city", "O"], ["O", "B-day"]]
+    assert slot_f1(gold, gold) == 100.0
+    half = [["B-city", "O", "O"], ["O", "B-day"]]                 # one of two spans wrong
+    assert slot_f1(half, gold) == pytest.approx(50.0)
+
+# ---------------------------------------------------------------------------------------------- tables, figures
+
+
+def _results(which: str) -> pd.DataFrame:
+    names = list(tables.PROJECTION_LABELS if which == "projection" else tables.ENCODER_LABELS)
+    return pd.DataFrame({"task": "atis", which: names, "val_intent_acc": [90.0 + i for i in range(len(names))],
+                         "val_exact_match": 50.0, "val_slot_f1": 80.0, "epochs": 6, "best_epoch": 4,
+                         "parameters": 1_000_000})
+
+
+def test_comparison_and_ordering_on_fixed_inputs():
+    t1 = _results("projection")
+    view = tables.comparison_view(t1, "projection")
+    minhash = view[view["model"] == "MinHash (Ours)"].iloc[0]
+    assert minhash["intent acc. (paper, multiATIS EN)"] == 98.57
+    assert minhash["gap (points)"] == pytest.approx(93.0 - 98.57)
+    order = tables.ordering(t1, "projection", "atis")
+    # ours: binary < tsp < simhash < minhash; the paper: binary 97.97 < tsp 98.17 < simhash 98.38 < minhash 98.57
+    assert order["tau"] == pytest.approx(1.0) and order["same_best"] and order["our_best"] == "MinHash (Ours)"
+    t2 = _results("encoder").assign(val_intent_acc=[94.0, 93.0, 92.0, 91.0, 90.0])
+    order2 = tables.ordering(t2, "encoder", "atis")
+    assert order2["our_best"] == "Projection-only" and order2["paper_best"] == "MLP-Mixer" and not order2["same_best"]
+    assert tables.comparison_view(t2, "encoder")["parameters (paper)"].tolist() == ["0.2M", "1.0M", "1.2M", "1.0M",
+                                                                                    "1.0M"]
+
+
+def test_test_mtop_and_quantization_views():
+    t3 = pd.DataFrame({"task": "atis", "precision": ["float32", "int8"], "test_sentences": 893,
+                       "size_bytes": [4_000_000, 1_100_000], "parameters": 1_046_670, "best_epoch": 5,
+                       "intent_acc": [97.0, 96.9], "exact_match": [80.0, 80.0], "slot_f1": [90.0, 90.0],
+                       "token_acc": [95.0, 95.0], "agreement_with_float_%": [100.0, 99.5]})
+    view = tables.test_view(t3)
+    assert view["model"].tolist()[:2] == ["pNLP-Mixer (ours, float32)", "pNLP-Mixer (ours, int8)"]
+    assert view.set_index("model").loc["pNLP-Mixer (paper, 8bit)", "intent acc. (EN)"] == 98.1
+    t4 = t3.assign(task="mtop-de")
+    mtop = tables.mtop_view(t4)
+    assert mtop["language"].tolist() == ["DE"] and mtop["exact match (paper, 8-bit)"].tolist() == [76.9]
+    q = tables.quantization_view(t3, t4)
+    assert q["ratio"].tolist() == [0.275, 0.275] and q["intent acc. change"].iloc[0] == pytest.approx(-0.1)
+
+
+def test_latency_view_and_ratios():
+    stat = lambda ms: {"median_ms": ms, "mean_ms": ms, "min_ms": ms, "max_ms": ms, "n": 100}  # noqa: E731
+    bench = {"data": {"cpu": "Some CPU", "paper": {"projection_ms": 0.4, "total_ms": 2.4, "projection_share": 1 / 6},
+                      "latency": {"projection_cached": stat(0.2), "projection_uncached": stat(0.8),
+                                  "model_mixer_float32": stat(3.8), "total_mixer_float32": stat(4.0),
+                                  "model_transformer_float32": stat(9.5)},
+                      "ratios": {"fraction_of_core_matmul_model_mixer_float32": 0.5},
+                      "matmul": {"core_gflops_per_s": 80.0}}}
+    r = tables.latency_ratios(bench)
+    assert r["projection_share"] == pytest.approx(0.05) and r["cache_speedup"] == pytest.approx(4.0)
+    assert r["mixer_vs_transformer"] == pytest.approx(2.5)
+    view = tables.latency_view(bench).set_index("stage")
+    assert view.loc["projection (cached)", "paper (ms)"] == 0.4
+    assert view.loc["model: Transformer, float32", "median (ms)"] == 9.5
+
+
+def test_figures_on_fixed_inputs():
+    t2 = _results("encoder")
+    sizes = pd.DataFrame({"encoder": list(tables.ENCODER_LABELS), "parameters": [2e5, 1e6, 1.2e6, 1e6, 1.03e6]})
+    fig = figures.accuracy_vs_size(t2, sizes)
+    assert len(fig.axes[0].collections) == 2 * 5 + 2          # ours and the paper's per architecture, two legend keys
+    curves = pd.DataFrame({"task": "atis", "projection": ["minhash"] * 3, "epoch": [1, 2, 3],
+                           "val_intent_acc": [80.0, 90.0, 95.0], "val_exact_match": [40.0, 60.0, 70.0]})
+    fig = figures.validation_curves(curves, "projection")
+    assert [len(ax.lines) for ax in fig.axes] == [1, 1]
