@@ -199,3 +199,17 @@ def test_figures_on_fixed_inputs():
                            "val_intent_acc": [80.0, 90.0, 95.0], "val_exact_match": [40.0, 60.0, 70.0]})
     fig = figures.validation_curves(curves, "projection")
     assert [len(ax.lines) for ax in fig.axes] == [1, 1]
+
+
+def test_encoded_split_gives_the_per_batch_features_and_predictions():
+    from hashlib_core.papers.pnlp_mixer.fit import encode_split
+
+    task = _toy_task()
+    encoded = encode_split(_features, task.validation, 8, chunk=5)
+    assert encoded.features.dtype == torch.int8 and len(encoded) == len(task.validation)
+    direct = Collator(_features, 8)(list(zip(task.validation.words, task.validation.intents, task.validation.slots)))
+    assert torch.equal(encoded.features.float(), direct["input_features"])
+    assert torch.equal(encoded.slots, direct["slot_labels"]) and torch.equal(encoded.intents, direct["labels"])
+    model = _toy_model(task)
+    assert predict(model, _features, task.validation, batch_size=7, encoded=encoded) == \
+        predict(model, _features, task.validation, batch_size=7)

@@ -154,14 +154,6 @@ def _projections(ctx: RunContext) -> dict:
     return {"table1": pd.DataFrame([_row(*r) for r in runs]), "table1_curves": _curves(runs)}
 
 
-@CHAPTER.experiment("architectures", outputs=("table2", "table2_curves"))
-def _architectures(ctx: RunContext) -> dict:
-    res: Resources = ctx.resources
-    runs = [(t, "minhash", e, res.trained(t, "minhash", e)[1]) for t in res.profile.comparison_tasks
-            for e in res.profile.encoders]
-    return {"table2": pd.DataFrame([_row(*r) for r in runs]), "table2_curves": _curves(runs)}
-
-
 def _test_rows(res: Resources, task_name: str) -> list[dict[str, Any]]:
     """Test scores of the task's MinHash Mixer in float32 and 8-bit, with sizes and agreement."""
     from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
@@ -193,3 +185,11 @@ def _test(ctx: RunContext) -> dict:
 def _mtop(ctx: RunContext) -> dict:
     res: Resources = ctx.resources
     return {"table4": pd.DataFrame([r for lang in res.profile.mtop_languages for r in _test_rows(res, f"mtop-{lang}")])}
+
+
+@CHAPTER.experiment("architectures", outputs=("table2", "table2_curves"))
+def _architectures(ctx: RunContext) -> dict:
+    res: Resources = ctx.resources
+    runs = [(t, "minhash", e, res.trained(t, "minhash", e)[1]) for t in res.profile.comparison_tasks
+            for e in res.profile.encoders]
+    return {"table2": pd.DataFrame([_row(*r) for r in runs]), "table2_curves": _curves(runs)}
