@@ -106,6 +106,18 @@ class _AlternativeEncoder(PNLPMixerPreTrainedModel):
     def get_input_embeddings(self) -> nn.Module:
         return self.bottleneck
 
+    def _through(self, layers, hidden: torch.Tensor, states: list | None, step) -> torch.Tensor:
+        """``hidden`` through ``layers`` (``step(layer, hidden)`` each), every output recorded in ``states``, then
+        ``final_norm`` (which replaces the last recorded state)."""
+        for layer in layers:
+            hidden = step(layer, hidden)
+            if states is not None:
+                states.append(hidden)
+        hidden = self.final_norm(hidden)
+        if states is not None:
+            states[-1] = hidden
+        return hidden
+
     def _encode(self, hidden: torch.Tensor, mask: torch.Tensor | None, states: list | None) -> torch.Tensor:
         raise NotImplementedError
 
@@ -166,14 +178,7 @@ class PNLPCNNModel(_AlternativeEncoder):
         self.post_init()
 
     def _encode(self, hidden, mask, states):
-        for block in self.blocks:
-            hidden = block(hidden, mask)
-            if states is not None:
-                states.append(hidden)
-        hidden = self.final_norm(hidden)
-        if states is not None:
-            states[-1] = hidden
-        return hidden
+        return self._through(self.blocks, hidden, states, lambda block, h: block(h, mask))
 
 
 def _packed_lstm(lstm: nn.LSTM, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -247,14 +252,7 @@ class PNLPTransformerModel(_AlternativeEncoder):
     def _encode(self, hidden, mask, states):
         hidden = self.dropout(hidden + sinusoidal_positions(hidden.shape[1], hidden.shape[2], hidden.device))
         padding = ~mask if mask is not None else None
-        for layer in self.layers:
-            hidden = layer(hidden, src_key_padding_mask=padding)
-            if states is not None:
-                states.append(hidden)
-        hidden = self.final_norm(hidden)
-        if states is not None:
-            states[-1] = hidden
-        return hidden
+        return self._through(self.layers, hidden, states, lambda layer, h: layer(h, src_key_padding_mask=padding))
 
 
 _CLASSES = {"projection-only": PNLPProjectionOnlyModel, "cnn": PNLPCNNModel, "lstm": PNLPLSTMModel,
