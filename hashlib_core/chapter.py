@@ -63,6 +63,8 @@ class Experiment:
     fn: Callable[["RunContext"], Mapping[str, Any]]
     #: ``when(profile)`` False skips the experiment in that profile (None: always runs)
     when: Callable[[Profile], bool] | None = None
+    #: profile settings this experiment's results do not depend on: changing one leaves them current (not stale)
+    independent_of: frozenset[str] = frozenset()
 
     @property
     def doc(self) -> str:
@@ -149,8 +151,12 @@ class Chapter:
         self.experiments: dict[str, Experiment] = {}
 
     # ------------------------------------------------------------------------------------------------ declaring
-    def experiment(self, name: str, outputs: Sequence[str], *, when: Callable[[Profile], bool] | None = None):
-        """Decorator registering ``fn(ctx) -> {output name: DataFrame or JSON-able}`` as experiment ``name``."""
+    def experiment(self, name: str, outputs: Sequence[str], *, when: Callable[[Profile], bool] | None = None,
+                   independent_of: Sequence[str] = ()):
+        """Decorator registering ``fn(ctx) -> {output name: DataFrame or JSON-able}`` as experiment ``name``.
+
+        ``independent_of``: profile settings the experiment never reads (e.g. another experiment's epochs), so that
+        changing one of them does not make this experiment's committed results stale."""
         if name in self.experiments:
             raise ValueError(f"chapter {self.slug!r} already has an experiment {name!r}")
         taken = {o for e in self.experiments.values() for o in e.outputs}
@@ -159,7 +165,7 @@ class Chapter:
             raise ValueError(f"outputs {clash} are already written by another experiment of {self.slug!r}")
 
         def register(fn: Callable[[RunContext], Mapping[str, Any]]):
-            self.experiments[name] = Experiment(name, tuple(outputs), fn, when)
+            self.experiments[name] = Experiment(name, tuple(outputs), fn, when, frozenset(independent_of))
             return fn
         return register
 
@@ -254,14 +260,17 @@ class Chapter:
         """``{result name: [settings that differ]}`` for results of ``profile_name`` whose configuration is not the
         chapter's profile of that name today (the code would not reproduce them). Settings of the run only
         (:data:`~hashlib_core.profiles.RUN_SETTINGS`: the device it ran on, its time budget) are not compared; the
-        device is recorded in each result's metadata."""
+        device is recorded in each result's metadata. Nor are the settings its experiment declares itself
+        ``independent_of``."""
         store = self.store(profile_name, results_root)
         current = to_jsonable(self.profiles.get(profile_name).to_dict())
+        ignored = {o: e.independent_of for e in self.experiments.values() for o in e.outputs}
         out: dict[str, list[str]] = {}
         for name in store.names():
             config = store.read_meta(name).get("config") or {}
+            skip = RUN_SETTINGS | ignored.get(name, frozenset())
             differ = sorted(k for k in set(config) | set(current)
-                            if k not in RUN_SETTINGS and config.get(k) != current.get(k))
+                            if k not in skip and config.get(k) != current.get(k))
             if differ:
                 out[name] = differ
         return out

@@ -186,3 +186,21 @@ def test_banner_names_every_device_the_experiments_ran_on(tmp_path, clean_commit
     meta_path.write_text(json.dumps(meta))
     banner = chapter.show("smoke", "cpu", "committed", results_root=tmp_path).banner
     assert "Computed on cuda (NVIDIA H100 80GB HBM3" in banner and " and cpu (" in banner
+
+
+def test_settings_an_experiment_is_independent_of_never_make_it_stale(tmp_path, clean_commit):
+    chapter = Chapter("toy", "A toy chapter", PROFILES)
+
+    @chapter.experiment("square", outputs=("squares",), independent_of=("repeats", "tasks"))
+    def square(ctx: RunContext):
+        return {"squares": pd.DataFrame({"y": [ctx.profile.width ** 2]})}
+
+    @chapter.experiment("echo", outputs=("echo",))
+    def echo(ctx: RunContext):
+        return {"echo": {"tasks": list(ctx.profile.tasks)}}
+
+    chapter.run(PROFILES.cpu.override(tasks=("b",)), progress=False, results_root=tmp_path)
+    # only `echo` reads tasks: the cpu profile's tasks ("a") differ from the run's, so echo is stale, square is not
+    assert chapter.stale("cpu", tmp_path) == {"echo": ["tasks"]}
+    chapter.run(PROFILES.cpu.override(width=5), progress=False, results_root=tmp_path)
+    assert chapter.stale("cpu", tmp_path) == {"squares": ["width"], "echo": ["width"]}

@@ -37,7 +37,8 @@ def _paper_rows(stem: str, key: str, labels: dict[str, str]) -> pd.DataFrame:
 
 def comparison_view(results: pd.DataFrame, which: str) -> pd.DataFrame:
     """Table 1 (``which="projection"``) or Table 2 (``"encoder"``): our validation scores per task beside the
-    paper's multiATIS intent accuracy and MTOP exact match, with the gaps."""
+    paper's (``intent (paper)``: multiATIS EN intent accuracy; ``EM (paper)``: MTOP EN slot exact match), with the
+    gap in intent accuracy (points)."""
     stem, labels = (("pnlp_mixer_table1", PROJECTION_LABELS) if which == "projection"
                     else ("pnlp_mixer_table2", ENCODER_LABELS))
     key = "Projection" if which == "projection" else "Model"
@@ -47,13 +48,12 @@ def comparison_view(results: pd.DataFrame, which: str) -> pd.DataFrame:
         label = labels[r[which]]
         p_intent = paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"])
         p_em = paper_number(paper.loc[label, "MTOP_EN_Exact_Match_Acc"])
-        row = {"task": r["task"].upper(), "model": label, "intent acc. (ours)": r["val_intent_acc"],
-               "intent acc. (paper, multiATIS EN)": p_intent, "gap (points)": r["val_intent_acc"] - p_intent,
-               "exact match (ours)": r["val_exact_match"], "exact match (paper, MTOP EN)": p_em,
-               "slot F1 (ours)": r["val_slot_f1"], "epochs (best)": f"{int(r['epochs'])} ({int(r['best_epoch'])})"}
+        row = {"task": r["task"].upper(), "model": label, "intent (ours)": r["val_intent_acc"],
+               "intent (paper)": p_intent, "gap": r["val_intent_acc"] - p_intent,
+               "EM (ours)": r["val_exact_match"], "EM (paper)": p_em, "slot F1": r["val_slot_f1"],
+               "epochs (best)": f"{int(r['epochs'])} ({int(r['best_epoch'])})"}
         if which == "encoder":
-            row = {**row, "parameters (ours)": int(r["parameters"]),
-                   "parameters (paper)": paper.loc[label, "#Param."]}
+            row = {**row, "params (ours)": int(r["parameters"]), "params (paper)": paper.loc[label, "#Param."]}
         rows.append(row)
     out = pd.DataFrame(rows)
     out.attrs["source"] = load_paper_table(stem).attrs.get("source", "")
@@ -179,9 +179,12 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         table = shown.table(name)
         for task in table["task"].unique():
             o = ordering(table, which, task)
-            out[f"{prefix}_{task}_tau"] = f"{o['tau']:+.2f}"
+            out[f"{prefix}_{task}_tau"] = (f"{o['tau']:+.2f}" if np.isfinite(o["tau"])
+                                           else "undefined (tied scores)")
             out[f"{prefix}_{task}_best"] = o["our_best"]
             out[f"{prefix}_{task}_paper_best"] = o["paper_best"]
+    paper1 = load_paper_table("pnlp_mixer_table1")["multiATIS_EN_Intent_Acc"].map(paper_number)
+    out["t1_paper_spread"] = f"{paper1.max() - paper1.min():.1f}"
     t3 = shown.table("table3").set_index("precision")
     paper3 = load_paper_table("pnlp_mixer_table3").set_index("Model")
     out.update(t3_float=f"{t3.loc['float32', 'intent_acc']:.1f}", t3_int8=f"{t3.loc['int8', 'intent_acc']:.1f}",
