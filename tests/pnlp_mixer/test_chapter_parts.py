@@ -213,3 +213,13 @@ def test_encoded_split_gives_the_per_batch_features_and_predictions():
     model = _toy_model(task)
     assert predict(model, _features, task.validation, batch_size=7, encoded=encoded) == \
         predict(model, _features, task.validation, batch_size=7)
+
+
+def test_outside_only_share_is_the_all_o_taggers_exact_match():
+    from hashlib_core.papers.pnlp_mixer.data import outside_only_share
+
+    task = _toy_task()        # half of the sentences have a city, the other half are all O
+    assert outside_only_share(task) == 50.0
+    intents, _ = predict(_toy_model(task), _features, task.test)
+    all_o = [[0] * len(w) for w in task.test.words]
+    assert score(intents, all_o, task.test, task.slot_names)["exact_match"] == outside_only_share(task)

@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-__all__ = ["UNSEEN", "Split", "TaskData", "load_task", "mtop_words_and_tags", "TASKS", "MTOP_LANGUAGES"]
+__all__ = ["UNSEEN", "Split", "TaskData", "load_task", "mtop_words_and_tags", "outside_only_share", "TASKS",
+           "MTOP_LANGUAGES"]
 
 UNSEEN = -1
 TASKS = ("atis", "snips", "mtop")
@@ -190,3 +191,13 @@ def load_task(name: str) -> TaskData:
         return _mtop_task(name[5:])
     raise ValueError(f"unknown task {name!r}; use 'atis', 'snips' or 'mtop-<language>' with language in "
                      f"{MTOP_LANGUAGES}")
+
+
+def outside_only_share(task: TaskData, split: str = "test") -> float:
+    """Percentage of ``split``'s sentences whose every gold tag is ``O``: the exact match of a tagger that always
+    says ``O`` (the floor a slot model must beat)."""
+    if "O" not in task.slot_names:
+        return 0.0
+    outside = task.slot_names.index("O")
+    part: Split = getattr(task, split)
+    return 100.0 * sum(all(t == outside for t in tags) for tags in part.slots) / len(part)

@@ -170,7 +170,8 @@ def latency_ratios(bench: dict) -> dict[str, float]:
 def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results."""
     p = shown.profile
-    out: dict[str, str] = {"max_epochs": str(p.max_epochs), "patience": str(p.patience), "batch": str(p.batch_size)}
+    out: dict[str, str] = {"max_epochs": str(p.max_epochs), "patience": str(p.patience), "batch": str(p.batch_size),
+                           "mtop_max_epochs": str(p.mtop_max_epochs), "mtop_patience": str(p.mtop_patience)}
     t1 = shown.table("table1")
     atis = t1[t1["task"] == "atis"].iloc[0]
     out.update(atis_train=f"{int(atis['train_sentences']):,}", atis_val=f"{int(atis['validation_sentences']):,}",
@@ -197,6 +198,10 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
     t4 = shown.table("table4")
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
+    from hashlib_core.papers.pnlp_mixer.data import load_task, outside_only_share
+
+    floors = [outside_only_share(load_task(task)) for task in t4["task"].unique()]
+    out["t4_all_o"] = f"{np.mean(floors):.1f}"
     if bench is not None:
         r = latency_ratios(bench)
         lat = {k: v["median_ms"] for k, v in bench.get("data", bench)["latency"].items()}
