@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-import numpy as np
 import torch
 
 from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData
@@ -176,7 +175,3 @@ def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: F
                "wall_time_s": time.perf_counter() - start, "curve": curve}
     return model, summary
 
-
-def mean_std(values: Sequence[float]) -> tuple[float, float]:
-    arr = np.asarray(values, dtype=float)
-    return float(arr.mean()), float(arr.std(ddof=1)) if arr.size > 1 else float("nan")
