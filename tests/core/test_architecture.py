@@ -108,7 +108,8 @@ def test_chapter_modules_define_no_run_write_or_cli_plumbing():
 INPUT_COLUMNS = {
     "vocab_size", "hidden_size", "num_buckets", "num_hashes", "num_hidden_layers", "B", "B_paper", "H", "d",
     "seed", "steps", "contexts", "valid_vocab", "vocab_before", "vocab_after", "new_tokens", "rtol", "words",
-    "train_examples", "dev_examples", "test_tokens", "pairs", "index", "size", "mix", "lsh", "mmh3", "repeats",
+    "train_examples", "dev_examples", "test_tokens", "train_sentences", "validation_sentences", "test_sentences",
+    "intents", "pairs", "index", "size", "mix", "lsh", "mmh3", "repeats",
     "positions", "num_positions", "hidden_sizes", "vocab", "distinct_units", "buckets_used", "wall_time_s",
     # rank bounds are products of settings (H x d, + 1), not measurements: H4 at d = 256 gives 1,024, a round number
     "paper_bound", "bound_with_normaliser",

@@ -6,20 +6,20 @@ bottleneck and the heads. Table 2 gives only their sizes: projection-only 0.2M, 
 1.0M and MLP-Mixer 1.0M parameters. **The paper prints no kernel size, layer count, width or head count for the
 alternatives**; the choices below are ours, made so that each model with §4's projection (m = 512), bottleneck
 (h = 256) and head (one hidden layer of 256) lands on its Table 2 size (counted exactly in
-``tests/pnlp_mixer/test_alternatives.py``; with an 18-intent head / a 78-tag head):
+``tests/pnlp_mixer/test_alternatives.py`` and in the chapter's sizes table; Table 2's column here):
 
 ==================  ======================================================================  =====================
-encoder             what reads the bottleneck output ``(B, s, h)``                          parameters
+encoder             what reads the bottleneck output ``(B, s, h)``                          Table 2
 ==================  ======================================================================  =====================
-``projection-only`` nothing: the bottleneck output goes to the head                         202,258 / 217,678
-``cnn``             4 pre-LayerNorm residual blocks ``x + GELU(Conv1d_k=3(LN(x)))`` of h    992,274 / 1,007,694
+``projection-only`` nothing: the bottleneck output goes to the head                         0.2M
+``cnn``             4 pre-LayerNorm residual blocks ``x + GELU(Conv1d_k=3(LN(x)))`` of h    1.0M
                     channels (receptive field 9 tokens), final LayerNorm
-``lstm``            2 bidirectional LSTM layers of ``d = round(140 h / 256)`` (140) units   1,193,106 / 1,208,526
+``lstm``            2 bidirectional LSTM layers of ``d = round(140 h / 256)`` (140) units   1.2M
                     per direction, then ``LayerNorm(Linear(2d -> h))`` so the heads fit
-``transformer``     sinusoidal positions (Vaswani et al.) added to the bottleneck output,   994,322 / 1,009,742
+``transformer``     sinusoidal positions (Vaswani et al.) added to the bottleneck output,   1.0M
                     2 pre-LayerNorm ``nn.TransformerEncoderLayer`` (4 heads, GELU
                     feed-forward of ``channel_mixing_dim`` = 256), final LayerNorm
-``mixer``           :class:`~hashlib_core.papers.pnlp_mixer.modeling.PNLPMixerModel`, §4    1,031,250 / 1,046,670
+``mixer``           :class:`~hashlib_core.papers.pnlp_mixer.modeling.PNLPMixerModel`, §4    1.0M
 ==================  ======================================================================  =====================
 
 Padding: every alternative zeroes the features of masked positions before the bottleneck (so ``window_size``
@@ -168,7 +168,7 @@ class _ConvBlock(nn.Module):
 
 class PNLPCNNModel(_AlternativeEncoder):
     """Table 2's CNN: ``CNN_LAYERS`` (4) residual 1-D convolution blocks over positions (kernel ``CNN_KERNEL_SIZE``
-    = 3, ``hidden_size`` channels) and a final LayerNorm: 992,274 parameters with §4's sizes and an 18-intent head
+    = 3, ``hidden_size`` channels) and a final LayerNorm: about 1.0M parameters with §4's sizes and an 18-intent head
     (Table 2: 1.0M). Layer count and kernel size are ours (the paper prints neither)."""
 
     def __init__(self, config: PNLPMixerConfig) -> None:
@@ -196,7 +196,7 @@ def _packed_lstm(lstm: nn.LSTM, x: torch.Tensor, mask: torch.Tensor | None) -> t
 class PNLPLSTMModel(_AlternativeEncoder):
     """Table 2's LSTM: ``LSTM_LAYERS`` (2) bidirectional LSTM layers of :func:`lstm_width` units per direction
     (140 for h = 256) over the packed real tokens, then ``LayerNorm(Linear(2d -> h))`` so the heads read ``h``
-    features: 1,193,106 parameters with §4's sizes and an 18-intent head (Table 2: 1.2M). Depth and width are ours
+    features: about 1.2M parameters with §4's sizes and an 18-intent head (Table 2: 1.2M). Depth and width are ours
     (the paper prints neither); ``hidden_states``' LSTM entries are ``2d`` wide."""
 
     def __init__(self, config: PNLPMixerConfig) -> None:
@@ -231,8 +231,8 @@ class PNLPTransformerModel(_AlternativeEncoder):
     """Table 2's transformer: sinusoidal positions (no parameters; fixed, like the mixer's position-wise token
     mixing needs none) added to the bottleneck output, ``TRANSFORMER_LAYERS`` (2) pre-LayerNorm
     ``nn.TransformerEncoderLayer`` of ``h`` with ``TRANSFORMER_HEADS`` (4) heads and a GELU feed-forward of
-    ``channel_mixing_dim`` (256, the mixer's channel MLP), masked keys ignored, and a final LayerNorm: 994,322
-    parameters with §4's sizes and an 18-intent head (Table 2: 1.0M). Depth, heads and positions are ours (the
+    ``channel_mixing_dim`` (256, the mixer's channel MLP), masked keys ignored, and a final LayerNorm: about
+    1.0M parameters with §4's sizes and an 18-intent head (Table 2: 1.0M). Depth, heads and positions are ours (the
     paper prints none of them)."""
 
     def __init__(self, config: PNLPMixerConfig) -> None:
