@@ -185,6 +185,8 @@ def test_latency_view_and_ratios():
     r = tables.latency_ratios(bench)
     assert r["projection_share"] == pytest.approx(0.05) and r["cache_speedup"] == pytest.approx(4.0)
     assert r["mixer_vs_transformer"] == pytest.approx(2.5)
+    assert tables.transformer_sentence(2.5).startswith("the Mixer is 2.5 times as fast, which meets")
+    assert tables.transformer_sentence(0.6).startswith("the Mixer takes 1.7 times as long")
     view = tables.latency_view(bench).set_index("stage")
     assert view.loc["projection (cached)", "paper (ms)"] == 0.4
     assert view.loc["model: Transformer, float32", "median (ms)"] == 9.5
