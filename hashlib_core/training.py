@@ -181,7 +181,7 @@ def train(
     output_dir: str | Path | None = None,
     resume: bool = True,
     loss_fn: Callable[[Any, Mapping[str, torch.Tensor]], torch.Tensor] | None = None,
-    on_step: Callable[[int, float], None] | None = None,
+    on_step: Callable[[int, float], bool | None] | None = None,
     accelerator: Any = None,
     device: str | torch.device | None = None,
     progress: bool = True,
