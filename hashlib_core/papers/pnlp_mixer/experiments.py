@@ -69,15 +69,9 @@ class Resources:
         return self._tasks[name]
 
     def config(self, task: Any, encoder: str = "mixer", projection: str = "minhash") -> Any:
-        from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-
-        p = self.profile
-        return PNLPMixerConfig(num_hashes=p.num_hashes, bloom_size=self.projector(projection).projection.width,
-                               max_seq_len=p.max_seq_len, hidden_size=p.hidden_size,
-                               num_mixer_layers=p.num_mixer_layers, token_mixing_dim=p.mixing_dim,
-                               channel_mixing_dim=p.mixing_dim, classifier_hidden=p.classifier_hidden,
-                               dropout=p.dropout, num_labels=task.num_intents, num_slot_labels=task.num_slots,
-                               encoder=encoder)
+        return self.profile.model_config(bloom_size=self.projector(projection).projection.width,
+                                         num_labels=task.num_intents, num_slot_labels=task.num_slots,
+                                         encoder=encoder)
 
     def settings(self, task_name: str) -> FitSettings:
         """The optimisation of ``task_name``'s models (the MTOP subset has its own epochs and patience)."""
@@ -130,7 +124,6 @@ PAPER_INTENTS = 18
 
 def encoder_sizes(profile: PNLPMixerProfile, encoders) -> pd.DataFrame:
     """Parameters and serialised bytes (float32 and 8-bit) of each encoder with an 18-intent head."""
-    from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
     from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification
     from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
     from hashlib_core.profiles import seed_everything
@@ -138,11 +131,7 @@ def encoder_sizes(profile: PNLPMixerProfile, encoders) -> pd.DataFrame:
     rows = []
     for encoder in encoders:
         seed_everything(profile.seed)
-        config = PNLPMixerConfig(num_hashes=profile.num_hashes, bloom_size=profile.bloom_size,
-                                 max_seq_len=profile.max_seq_len, hidden_size=profile.hidden_size,
-                                 num_mixer_layers=profile.num_mixer_layers, token_mixing_dim=profile.mixing_dim,
-                                 channel_mixing_dim=profile.mixing_dim, classifier_hidden=profile.classifier_hidden,
-                                 num_labels=PAPER_INTENTS, encoder=encoder)
+        config = profile.model_config(num_labels=PAPER_INTENTS, encoder=encoder)
         model = PNLPMixerForSequenceClassification(config)
         rows.append({"encoder": encoder, "intents": PAPER_INTENTS,
                      "parameters": sum(p.numel() for p in model.parameters()),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from hashlib_core.papers.pnlp_mixer.configuration import ENCODERS, PNLPMixerConfig
 from hashlib_core.papers.pnlp_mixer.data import MTOP_LANGUAGES, TASKS
 from hashlib_core.profiles import Profile, ProfileSet
 
@@ -17,7 +18,7 @@ __all__ = ["PNLPMixerProfile", "PROFILES", "PROJECTIONS", "ENCODER_NAMES"]
 #: §5.1's projections (Table 1), MinHash being the paper's
 PROJECTIONS = ("binary", "tsp", "simhash", "minhash")
 #: §5.2's architectures (Table 2), MLP-Mixer being the paper's
-ENCODER_NAMES = ("projection-only", "cnn", "lstm", "transformer", "mixer")
+ENCODER_NAMES = ENCODERS
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,15 @@ class PNLPMixerProfile(Profile):
             bad = sorted(set(getattr(self, name)) - set(allowed))
             if bad:
                 raise ValueError(f"{name}: unknown {bad}; choose from {allowed}")
+
+    def model_config(self, **fields) -> PNLPMixerConfig:
+        """The profile's model as a :class:`~hashlib_core.papers.pnlp_mixer.configuration.PNLPMixerConfig`; ``fields``
+        add or override (labels, encoder, the projection's width as ``bloom_size``)."""
+        shape = dict(num_hashes=self.num_hashes, bloom_size=self.bloom_size, max_seq_len=self.max_seq_len,
+                     hidden_size=self.hidden_size, num_mixer_layers=self.num_mixer_layers,
+                     token_mixing_dim=self.mixing_dim, channel_mixing_dim=self.mixing_dim,
+                     classifier_hidden=self.classifier_hidden, dropout=self.dropout)
+        return PNLPMixerConfig(**{**shape, **fields})
 
 
 PROFILES: ProfileSet[PNLPMixerProfile] = ProfileSet(
