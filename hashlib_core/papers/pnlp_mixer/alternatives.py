@@ -50,6 +50,7 @@ from hashlib_core.papers.pnlp_mixer.modeling import (
     PNLPMixerPreTrainedModel,
     _check_mask,
     _features,
+    build_bottleneck,
 )
 
 __all__ = [
@@ -99,24 +100,10 @@ class _AlternativeEncoder(PNLPMixerPreTrainedModel):
 
     def __init__(self, config: PNLPMixerConfig) -> None:
         super().__init__(config)
-        self.bottleneck = nn.Sequential(nn.Linear(config.projection_features, config.hidden_size),
-                                        nn.LeakyReLU(config.leaky_relu_slope),
-                                        nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps))
+        self.bottleneck = build_bottleneck(config)
 
     def get_input_embeddings(self) -> nn.Module:
         return self.bottleneck
-
-    def _through(self, layers, hidden: torch.Tensor, states: list | None, step) -> torch.Tensor:
-        """``hidden`` through ``layers`` (``step(layer, hidden)`` each), every output recorded in ``states``, then
-        ``final_norm`` (which replaces the last recorded state)."""
-        for layer in layers:
-            hidden = step(layer, hidden)
-            if states is not None:
-                states.append(hidden)
-        hidden = self.final_norm(hidden)
-        if states is not None:
-            states[-1] = hidden
-        return hidden
 
     def _encode(self, hidden: torch.Tensor, mask: torch.Tensor | None, states: list | None) -> torch.Tensor:
         raise NotImplementedError

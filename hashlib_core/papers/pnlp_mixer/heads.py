@@ -11,7 +11,23 @@ from hashlib_core.papers.pnlp_mixer.alternatives import build_encoder
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
 from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerPreTrainedModel
 
-__all__ = ["PNLPMixerForSequenceClassification", "PNLPMixerForTokenClassification"]
+__all__ = ["PNLPMixerForSequenceClassification", "PNLPMixerForTokenClassification", "classification_head",
+           "masked_max_pool"]
+
+
+def classification_head(config: PNLPMixerConfig, num_outputs: int) -> nn.Module:
+    """§4's head: one hidden layer of ``classifier_hidden`` (GELU, dropout) to ``num_outputs``; linear when 0."""
+    if config.classifier_hidden:
+        return nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
+                             nn.Dropout(config.dropout), nn.Linear(config.classifier_hidden, num_outputs))
+    return nn.Linear(config.hidden_size, num_outputs)
+
+
+def masked_max_pool(hidden: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+    """§3.2's sentence vector: the maximum over the real tokens (all positions when there is no mask)."""
+    if attention_mask is not None:
+        hidden = hidden.masked_fill(~attention_mask.bool()[..., None], torch.finfo(hidden.dtype).min)
+    return hidden.max(dim=1).values
 
 
 class _PNLPMixerWithHead(PNLPMixerPreTrainedModel):
@@ -22,12 +38,7 @@ class _PNLPMixerWithHead(PNLPMixerPreTrainedModel):
     def __init__(self, config: PNLPMixerConfig) -> None:
         super().__init__(config)
         self.pnlp_mixer = build_encoder(config.encoder, config)
-        if config.classifier_hidden:
-            self.classifier = nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
-                                            nn.Dropout(config.dropout),
-                                            nn.Linear(config.classifier_hidden, config.num_labels))
-        else:
-            self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.classifier = classification_head(config, config.num_labels)
         self.post_init()
 
 
@@ -38,10 +49,7 @@ class PNLPMixerForSequenceClassification(_PNLPMixerWithHead):
                 input_features: torch.Tensor | None = None, labels: torch.Tensor | None = None,
                 output_hidden_states: bool | None = None, **kwargs) -> SequenceClassifierOutput:
         out = self.pnlp_mixer(fingerprints, attention_mask, input_features, output_hidden_states)
-        hidden = out.last_hidden_state
-        if attention_mask is not None:   # checked by the encoder
-            hidden = hidden.masked_fill(~attention_mask.bool()[..., None], torch.finfo(hidden.dtype).min)
-        logits = self.classifier(hidden.max(dim=1).values)
+        logits = self.classifier(masked_max_pool(out.last_hidden_state, attention_mask))   # mask checked by encoder
         loss = None
         if labels is not None:
             if labels.shape != logits.shape[:1] or int(labels.min()) < 0 or int(labels.max()) >= self.config.num_labels:

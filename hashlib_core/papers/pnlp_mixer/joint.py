@@ -15,7 +15,7 @@ from torch import nn
 from transformers.utils import ModelOutput
 
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.heads import _PNLPMixerWithHead
+from hashlib_core.papers.pnlp_mixer.heads import _PNLPMixerWithHead, classification_head, masked_max_pool
 
 __all__ = ["IntentSlotOutput", "PNLPMixerForIntentAndSlots"]
 
@@ -26,13 +26,6 @@ class IntentSlotOutput(ModelOutput):
     intent_logits: torch.Tensor | None = None
     slot_logits: torch.Tensor | None = None
     hidden_states: tuple[torch.Tensor, ...] | None = None
-
-
-def _head(config: PNLPMixerConfig, out: int) -> nn.Module:
-    if config.classifier_hidden:
-        return nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
-                             nn.Dropout(config.dropout), nn.Linear(config.classifier_hidden, out))
-    return nn.Linear(config.hidden_size, out)
 
 
 class PNLPMixerForIntentAndSlots(_PNLPMixerWithHead):
@@ -46,7 +39,7 @@ class PNLPMixerForIntentAndSlots(_PNLPMixerWithHead):
             raise ValueError(f"PNLPMixerForIntentAndSlots needs config.num_slot_labels >= 1 (the slot tags), got "
                              f"{slots!r}; pass num_slot_labels=... to PNLPMixerConfig")
         super().__init__(config)
-        self.slot_classifier = _head(config, slots)
+        self.slot_classifier = classification_head(config, slots)
         self.post_init()
 
     def forward(self, fingerprints: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
@@ -54,12 +47,8 @@ class PNLPMixerForIntentAndSlots(_PNLPMixerWithHead):
                 slot_labels: torch.Tensor | None = None, output_hidden_states: bool | None = None,
                 **kwargs) -> IntentSlotOutput:
         out = self.base_model(fingerprints, attention_mask, input_features, output_hidden_states)
-        hidden = out.last_hidden_state
-        pooled = hidden
-        if attention_mask is not None:   # checked by the encoder
-            pooled = hidden.masked_fill(~attention_mask.bool()[..., None], torch.finfo(hidden.dtype).min)
-        intent_logits = self.classifier(pooled.max(dim=1).values)
-        slot_logits = self.slot_classifier(hidden)
+        intent_logits = self.classifier(masked_max_pool(out.last_hidden_state, attention_mask))
+        slot_logits = self.slot_classifier(out.last_hidden_state)
         loss = None
         if labels is not None or slot_labels is not None:
             if labels is None or slot_labels is None:

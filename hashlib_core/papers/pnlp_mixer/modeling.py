@@ -19,7 +19,7 @@ from transformers.modeling_outputs import BaseModelOutput
 from hashlib_core.hashing.minhash import counting_bloom_filter
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
 
-__all__ = ["PNLPMixerPreTrainedModel", "PNLPMixerModel", "MixerBlock"]
+__all__ = ["PNLPMixerPreTrainedModel", "PNLPMixerModel", "MixerBlock", "build_bottleneck"]
 
 
 class _MLP(nn.Sequential):
@@ -51,6 +51,18 @@ class PNLPMixerPreTrainedModel(PreTrainedModel):
     def embedding_parameter_count(self) -> int:
         """No embedding table: the parameters that turn a token's features into its vector are the bottleneck's."""
         return sum(p.numel() for p in self.base_model.bottleneck.parameters())
+
+    def _through(self, layers, hidden: torch.Tensor, states: list | None, step) -> torch.Tensor:
+        """``hidden`` through ``layers`` (``step(layer, hidden)`` each), every output recorded in ``states``, then
+        ``final_norm`` (which replaces the last recorded state)."""
+        for layer in layers:
+            hidden = step(layer, hidden)
+            if states is not None:
+                states.append(hidden)
+        hidden = self.final_norm(hidden)
+        if states is not None:
+            states[-1] = hidden
+        return hidden
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -91,6 +103,13 @@ def _features(config: PNLPMixerConfig, fingerprints: torch.Tensor | None,
     return features
 
 
+def build_bottleneck(config: PNLPMixerConfig) -> nn.Sequential:
+    """§3.2's bottleneck, the same in front of every encoder: dense ``(2w+1) m -> h``, Leaky ReLU, LayerNorm."""
+    return nn.Sequential(nn.Linear(config.projection_features, config.hidden_size),
+                         nn.LeakyReLU(config.leaky_relu_slope),
+                         nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps))
+
+
 def _check_mask(mask: torch.Tensor | None, shape: tuple[int, int]) -> None:
     if mask is None:
         return
@@ -106,9 +125,7 @@ class PNLPMixerModel(PNLPMixerPreTrainedModel):
 
     def __init__(self, config: PNLPMixerConfig) -> None:
         super().__init__(config)
-        self.bottleneck = nn.Sequential(nn.Linear(config.projection_features, config.hidden_size),
-                                        nn.LeakyReLU(config.leaky_relu_slope),
-                                        nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps))
+        self.bottleneck = build_bottleneck(config)
         self.mixers = nn.ModuleList(MixerBlock(config) for _ in range(config.num_mixer_layers))
         self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.post_init()
@@ -129,11 +146,5 @@ class PNLPMixerModel(PNLPMixerPreTrainedModel):
         _check_mask(attention_mask, tuple(features.shape[:2]))
         hidden = self.bottleneck(features)
         states = [hidden] if output_hidden_states else None
-        for block in self.mixers:
-            hidden = block(hidden)
-            if states is not None:
-                states.append(hidden)
-        hidden = self.final_norm(hidden)
-        if states is not None:
-            states[-1] = hidden
+        hidden = self._through(self.mixers, hidden, states, lambda block, h: block(h))
         return BaseModelOutput(last_hidden_state=hidden, hidden_states=tuple(states) if states else None)
