@@ -4,8 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from hashlib_core.papers.pnlp_mixer.tables import ENCODER_LABELS, PROJECTION_LABELS, paper_number
-from hashlib_core.results import load_paper_table
+from hashlib_core.papers.pnlp_mixer.tables import ENCODER_LABELS, PROJECTION_LABELS, paper_number, paper_rows
 
 __all__ = ["accuracy_vs_size", "validation_curves"]
 
@@ -13,7 +12,7 @@ __all__ = ["accuracy_vs_size", "validation_curves"]
 def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str = "atis"):
     """Validation intent accuracy against parameters for Table 2's architectures: ours (filled, on ``task``) and the
     paper's (open, multiATIS EN)."""
-    paper = load_paper_table("pnlp_mixer_table2").set_index("Model")
+    paper = paper_rows("encoder")[1]
     ours = table2[table2["task"] == task].set_index("encoder")
     params = sizes.set_index("encoder")["parameters"]
     fig, ax = plt.subplots(figsize=(6.4, 4.0))

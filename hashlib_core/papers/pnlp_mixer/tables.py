@@ -14,7 +14,7 @@ from scipy.stats import kendalltau
 
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "comparison_view", "ordering", "sizes_view",
+__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering", "sizes_view",
            "test_view", "mtop_view", "quantization_view", "latency_view", "latency_ratios", "transformer_sentence",
            "quoted"]
 
@@ -31,19 +31,19 @@ def paper_number(cell: Any) -> float:
     return float("nan") if parsed is None else parsed.value
 
 
-def _paper_rows(stem: str, key: str, labels: dict[str, str]) -> pd.DataFrame:
-    paper = load_paper_table(stem).set_index(key)
-    return paper.loc[[labels[k] for k in labels if labels[k] in paper.index]]
+def paper_rows(which: str) -> tuple[dict[str, str], pd.DataFrame]:
+    """Table 1 (``which="projection"``) or Table 2 (``"encoder"``): our names -> its row labels, and the
+    transcribed table indexed by those labels (its ``attrs["source"]`` kept)."""
+    stem, labels, key = (("pnlp_mixer_table1", PROJECTION_LABELS, "Projection") if which == "projection"
+                         else ("pnlp_mixer_table2", ENCODER_LABELS, "Model"))
+    return labels, load_paper_table(stem).set_index(key)
 
 
 def comparison_view(results: pd.DataFrame, which: str) -> pd.DataFrame:
     """Table 1 (``which="projection"``) or Table 2 (``"encoder"``): our validation scores per task beside the
     paper's (``intent (paper)``: multiATIS EN intent accuracy; ``EM (paper)``: MTOP EN slot exact match), with the
     gap in intent accuracy (points)."""
-    stem, labels = (("pnlp_mixer_table1", PROJECTION_LABELS) if which == "projection"
-                    else ("pnlp_mixer_table2", ENCODER_LABELS))
-    key = "Projection" if which == "projection" else "Model"
-    paper = load_paper_table(stem).set_index(key)
+    labels, paper = paper_rows(which)
     rows = []
     for _, r in results.iterrows():
         label = labels[r[which]]
@@ -57,17 +57,15 @@ def comparison_view(results: pd.DataFrame, which: str) -> pd.DataFrame:
             row = {**row, "params (ours)": int(r["parameters"]), "params (paper)": paper.loc[label, "#Param."]}
         rows.append(row)
     out = pd.DataFrame(rows)
-    out.attrs["source"] = load_paper_table(stem).attrs.get("source", "")
+    out.attrs["source"] = paper.attrs.get("source", "")
     return out
 
 
 def ordering(results: pd.DataFrame, which: str, task: str, metric: str = "val_intent_acc") -> dict[str, Any]:
     """Our ranking of the rows of one task against the paper's (multiATIS intent accuracy): Kendall's tau, and
     whether the paper's best row is ours too."""
-    stem, labels = (("pnlp_mixer_table1", PROJECTION_LABELS) if which == "projection"
-                    else ("pnlp_mixer_table2", ENCODER_LABELS))
-    key = "Projection" if which == "projection" else "Model"
-    paper = load_paper_table(stem).set_index(key)["multiATIS_EN_Intent_Acc"].map(paper_number)
+    labels, table = paper_rows(which)
+    paper = table["multiATIS_EN_Intent_Acc"].map(paper_number)
     ours = results[results["task"] == task].set_index(which)[metric]
     names = [n for n in ours.index]
     theirs = [paper[labels[n]] for n in names]
@@ -80,7 +78,7 @@ def ordering(results: pd.DataFrame, which: str, task: str, metric: str = "val_in
 
 def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
     """Parameters and bytes of every encoder with the paper's intent head, beside Table 2's ``#Param.``."""
-    paper = load_paper_table("pnlp_mixer_table2").set_index("Model")["#Param."]
+    paper = paper_rows("encoder")[1]["#Param."]
     out = sizes.assign(model=sizes["encoder"].map(ENCODER_LABELS))
     out["parameters (paper)"] = out["model"].map(paper)
     return out[["model", "parameters", "parameters (paper)", "float32_bytes", "int8_bytes"]].rename(
@@ -106,7 +104,8 @@ def test_view(t3: pd.DataFrame) -> pd.DataFrame:
 def mtop_view(t4: pd.DataFrame) -> pd.DataFrame:
     """Table 4 analog: exact match per language on the staged MTOP subset (8-bit) beside the paper's pNLP-Mixer
     row (full MTOP: not the same training data, see the chapter)."""
-    paper = load_paper_table("pnlp_mixer_table4").set_index("Model").loc["pNLP-Mixer"]
+    table4 = load_paper_table("pnlp_mixer_table4")
+    paper = table4.set_index("Model").loc["pNLP-Mixer"]
     int8 = t4[t4["precision"] == "int8"]
     rows = []
     for _, r in int8.iterrows():
@@ -116,7 +115,7 @@ def mtop_view(t4: pd.DataFrame) -> pd.DataFrame:
                      "intent acc. (ours)": r["intent_acc"], "slot F1 (ours)": r["slot_f1"],
                      "test sentences": int(r["test_sentences"])})
     out = pd.DataFrame(rows)
-    out.attrs["source"] = load_paper_table("pnlp_mixer_table4").attrs.get("source", "")
+    out.attrs["source"] = table4.attrs.get("source", "")
     return out
 
 
@@ -193,7 +192,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                                            else "undefined (tied scores)")
             out[f"{prefix}_{task}_best"] = o["our_best"]
             out[f"{prefix}_{task}_paper_best"] = o["paper_best"]
-    paper1 = load_paper_table("pnlp_mixer_table1")["multiATIS_EN_Intent_Acc"].map(paper_number)
+    paper1 = paper_rows("projection")[1]["multiATIS_EN_Intent_Acc"].map(paper_number)
     out["t1_paper_spread"] = f"{paper1.max() - paper1.min():.1f}"
     t3 = shown.table("table3").set_index("precision")
     paper3 = load_paper_table("pnlp_mixer_table3").set_index("Model")
