@@ -109,14 +109,14 @@ def _intent_slot_task(name: str) -> TaskData:
     return _from_names(name, splits)
 
 
-def _mtop_split(items, language: str) -> tuple[list[list[str]], list[str], list[list[str]]]:
-    words, intents, slots = [], [], []
+def _mtop_split(items, intent_feature) -> tuple[list[list[str]], list[str], list[list[str]]]:
+    """Words, intent names (the loader's top-level ``IN:`` labels) and BIO tags of a slice of MTOP items."""
+    words, slots = [], []
     for text, tree in zip(items["text"], items["slot_intent"]):
         w, t = mtop_words_and_tags(text, tree)
         words.append(w)
         slots.append(t)
-        intents.append(tree.split()[0][1:])
-    return words, intents, slots
+    return words, intent_feature.int2str(list(items["intent"])), slots
 
 
 def _top_slot_spans(tree: str) -> list[tuple[str, list[str]]]:
@@ -176,8 +176,9 @@ def _mtop_task(language: str) -> TaskData:
     ds = load_mtop_xsemplr(language)
     dev, test = ds["validation"], ds["test"]
     cut = int(round(MTOP_TRAIN_SHARE * len(dev)))
-    splits = {"train": _mtop_split(dev[:cut], language), "validation": _mtop_split(dev[cut:], language),
-              "test": _mtop_split(test[:], language)}
+    intent = dev.features["intent"]
+    splits = {"train": _mtop_split(dev[:cut], intent), "validation": _mtop_split(dev[cut:], intent),
+              "test": _mtop_split(test[:], intent)}
     return _from_names(f"mtop-{language}", splits)
 
 
