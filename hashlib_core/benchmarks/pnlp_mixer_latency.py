@@ -180,9 +180,9 @@ def build_payload(*, timings: dict[str, Sequence[float]], flops: dict[str, int],
 
 def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",), precisions: Sequence[str] = PRECISIONS,
                   warmup: int = 10, seed: int = 0, num_labels: int = 18) -> dict[str, Any]:
-    from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter, counting_bloom_filter
+    from hashlib_core.hashing.minhash import MinHashFingerprinter, counting_bloom_filter
     from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification
-    from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector, wordpiece_tokenizer
+    from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector
     from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
 
     torch.set_num_threads(1)
@@ -193,8 +193,7 @@ def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",),
     sentences, vocab, source = _sentences(n_sentences, seed)
     fingerprinter = MinHashFingerprinter(first.num_hashes)
     start = time.perf_counter()
-    projector = SentenceProjector(wordpiece_tokenizer(vocab), FingerprintCache(fingerprinter, vocab),
-                                  first.bloom_size, first.max_seq_len)
+    projector = SentenceProjector.from_vocab(vocab, fingerprinter, first.bloom_size, first.max_seq_len)
     cache_build_s = time.perf_counter() - start
 
     def uncached(words: list[str]) -> dict[str, torch.Tensor]:
