@@ -25,7 +25,7 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 __all__ = ["GLUE_TASKS", "PRIMARY_METRIC", "GLUE_TEXT_COLUMNS", "normalize_task", "glue_metric", "num_labels",
-           "glue_split", "majority_score", "TextDataset", "GlueCollator", "predict", "finetune"]
+           "glue_split", "majority_score", "TextDataset", "GlueCollator", "TokenizerEncoder", "predict", "finetune"]
 
 #: Canonical task names and the metric HashFormers reports for each (§4.3).
 PRIMARY_METRIC: dict[str, str] = {
@@ -197,6 +197,24 @@ class GlueCollator:
         batch = self.encode([t for t, _ in items])
         batch["labels"] = torch.tensor([y for _, y in items], dtype=torch.float32 if self.regression else torch.long)
         return batch
+
+
+class TokenizerEncoder:
+    """Texts (or pairs) -> ``input_ids`` and ``attention_mask`` with a ``transformers`` tokenizer: truncated to
+    ``max_length``, padded to the longest in the batch (the ``encode`` of :func:`finetune` for vocabulary models)."""
+
+    def __init__(self, tokenizer: Any, max_length: int) -> None:
+        self.tokenizer, self.max_length = tokenizer, max_length
+
+    def __call__(self, texts: list[Any]) -> dict:
+        if not texts:
+            raise ValueError("no texts to encode: a batch needs at least one text (or pair)")
+        pairs = isinstance(texts[0], tuple)
+        first = [t[0] for t in texts] if pairs else list(texts)
+        second = [t[1] for t in texts] if pairs else None
+        enc = self.tokenizer(first, second, truncation=True, max_length=self.max_length, padding="longest",
+                             return_tensors="pt", return_token_type_ids=False)
+        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
 
 
 def predict(model: Any, encode: Callable[[list[Any]], dict], texts: Sequence[Any], batch_size: int = 64

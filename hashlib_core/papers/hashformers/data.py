@@ -18,10 +18,11 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import torch
 
-from hashlib_core.bpe import BOS_ID, EOS_ID, bpe_to_hf_tokenizer, train_bpe
+from hashlib_core.bpe import bpe_to_hf_tokenizer, train_bpe
 from hashlib_core.glue import glue_split
 from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
 from hashlib_core.hashing.md5 import KeyedMD5Hasher
+from hashlib_core.pretraining import Sequences, wikitext_lines, with_specials
 from hashlib_core.papers.hashformers.profiles import HashFormersProfile, ModelSpec
 from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID, bpe_units, word_tokenize
 
@@ -31,20 +32,19 @@ __all__ = ["read_corpus", "Resources", "Sequences", "PretrainCollator", "unit_ta
 def read_corpus(profile: HashFormersProfile) -> list[str]:
     """Non-empty text lines of the pre-training corpus (WikiText-2 headings ``= ... =`` dropped)."""
     if profile.corpus == "wikitext2-validation":
-        from hashlib_core.data import load_wikitext2
-
-        lines = (line.strip() for line in load_wikitext2()["validation"]["text"])
-        lines = (line for line in lines if line and not line.startswith("="))
-    else:
-        lines = hub_corpus(profile.paper_corpus)
+        return _nonempty(wikitext_lines("validation", profile.corpus_max_words), profile.corpus)
     out, words = [], 0
-    for line in lines:
+    for line in hub_corpus(profile.paper_corpus):
         out.append(line)
         words += len(line.split())
         if profile.corpus_max_words and words >= profile.corpus_max_words:
             break
+    return _nonempty(out, profile.corpus)
+
+
+def _nonempty(out: list[str], corpus: str) -> list[str]:
     if not out:
-        raise ValueError(f"the corpus {profile.corpus!r} gave no text")
+        raise ValueError(f"the corpus {corpus!r} gave no text")
     return out
 
 
@@ -127,28 +127,6 @@ class Resources:
         return cache[key]
 
 
-class Sequences(torch.utils.data.Dataset):
-    """Fixed-length chunks of a unit stream, as rows of unit indices (``int64``)."""
-
-    def __init__(self, unit_ids: np.ndarray, length: int) -> None:
-        rows = len(unit_ids) // length
-        if rows == 0:
-            raise ValueError(f"the corpus has {len(unit_ids)} units, fewer than one sequence of {length}")
-        self.rows = torch.from_numpy(np.ascontiguousarray(unit_ids[: rows * length].reshape(rows, length)))
-
-    def __len__(self) -> int:
-        return self.rows.shape[0]
-
-    def __getitem__(self, i: int) -> torch.Tensor:
-        return self.rows[i]
-
-
-def _with_specials(body: torch.Tensor) -> torch.Tensor:
-    rows = body.shape[0]
-    return torch.cat([torch.full((rows, 1), BOS_ID, dtype=torch.long), body,
-                      torch.full((rows, 1), EOS_ID, dtype=torch.long)], dim=1)
-
-
 class PretrainCollator:
     """Rows of unit indices -> model inputs (hashed ids or bits with ``<s>``/``</s>``) -> objective's corruption."""
 
@@ -163,9 +141,9 @@ class PretrainCollator:
             body = torch.full(units.shape, HASHED_TOKEN_ID, dtype=torch.long)
             codes = self.table[units]
             pad = torch.zeros((units.shape[0], 1, codes.shape[-1]), dtype=codes.dtype)
-            batch = {"input_ids": _with_specials(body), "hash_bits": torch.cat([pad, codes, pad], dim=1)}
+            batch = {"input_ids": with_specials(body), "hash_bits": torch.cat([pad, codes, pad], dim=1)}
         else:
-            batch = {"input_ids": _with_specials(self.table[units])}
+            batch = {"input_ids": with_specials(self.table[units])}
         batch["attention_mask"] = torch.ones_like(batch["input_ids"])
         return self.objective(batch)
 

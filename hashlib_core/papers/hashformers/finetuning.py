@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.glue import finetune, num_labels
+from hashlib_core.glue import TokenizerEncoder, finetune, num_labels
 from hashlib_core.papers.hashformers.data import Resources
 from hashlib_core.papers.hashformers.pretraining import classifier, pretrain
 from hashlib_core.papers.hashformers.profiles import ModelSpec
@@ -34,8 +34,7 @@ class Encoder:
     def __init__(self, spec: ModelSpec, res: Resources, max_length: int, num_buckets: int | None = None) -> None:
         self.baseline = spec.is_baseline
         if self.baseline:
-            self.tokenizer = res.baseline_tokenizer
-            self.max_length = max_length
+            self.tokenizer = TokenizerEncoder(res.baseline_tokenizer, max_length)
         else:
             hasher = res.hasher(spec.hash_type, num_buckets or spec.num_buckets(res.profile))
             mode = "index" if spec.embedding_type == "emb" else "bits"
@@ -45,14 +44,7 @@ class Encoder:
                 self.tokenizer = SubwordHashFormerTokenizer(hasher, res.feature_bpe, mode=mode, max_length=max_length)
 
     def __call__(self, texts: list[Any]) -> dict[str, torch.Tensor]:
-        if not self.baseline:
-            return self.tokenizer(texts)
-        pairs = isinstance(texts[0], tuple)
-        first = [t[0] for t in texts] if pairs else list(texts)
-        second = [t[1] for t in texts] if pairs else None
-        enc = self.tokenizer(first, second, truncation=True, max_length=self.max_length, padding="longest",
-                             return_tensors="pt", return_token_type_ids=False)
-        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+        return self.tokenizer(texts)
 
 
 def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task: str, seed: int,

@@ -35,8 +35,9 @@ from typing import Any, Literal, Mapping, Sequence
 import torch
 
 from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID, NUM_SPECIAL_TOKENS
+from hashlib_core.pretraining import MLMObjective  # re-exported: the BERT-MLM baseline
 
-__all__ = ["DEFAULT_MANIPULATE_PROB", "KEPT", "SHUFFLED", "RANDOM", "IGNORE", "ShuffleRandomCollator"]
+__all__ = ["MLMObjective", "DEFAULT_MANIPULATE_PROB", "KEPT", "SHUFFLED", "RANDOM", "IGNORE", "ShuffleRandomCollator"]
 
 #: p: Yamaguchi et al. (2021)'s released default (``manipulate_prob=0.10``); not set in the HashFormers code.
 DEFAULT_MANIPULATE_PROB = 0.10
@@ -161,18 +162,3 @@ class ShuffleRandomCollator:
         batch["hash_bits" if bit_mode else "input_ids"] = corrupted
         batch["labels"] = labels
         return batch
-
-
-class MLMObjective:
-    """BERT-MLM's corruption (15% of tokens: 80% ``<mask>``, 10% random, 10% kept) with its own seeded generator."""
-
-    def __init__(self, tokenizer: Any, seed: int) -> None:
-        from transformers import DataCollatorForLanguageModeling
-
-        self.collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
-        self.collator.generator = torch.Generator().manual_seed(seed)
-
-    def __call__(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        ids = batch["input_ids"]
-        input_ids, labels = self.collator.torch_mask_tokens(ids.clone(), special_tokens_mask=ids.lt(NUM_SPECIAL_TOKENS))
-        return {**batch, "input_ids": input_ids, "labels": labels}
