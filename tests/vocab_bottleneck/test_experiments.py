@@ -7,7 +7,7 @@ import pandas as pd
 
 from hashlib_core.papers.vocab_bottleneck import experiments as vb
 from hashlib_core.papers.vocab_bottleneck import figures, tables
-from hashlib_core.papers.vocab_bottleneck.models import MODEL_SPECS
+from hashlib_core.model_shapes import MODEL_SPECS
 from hashlib_core.papers.vocab_bottleneck.profiles import PROFILES
 
 

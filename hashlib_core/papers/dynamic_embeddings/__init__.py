@@ -1,0 +1,21 @@
+"""Dynamic hash embeddings (EELBERT, Cohn et al., EMNLP 2023 Industry; the blog of Julian, 2023): BERT without an
+input embedding table.
+
+A token's vector is computed from its characters: the rolling hashes of its character n-grams, multiplied by fixed
+per-column seeds, reduced modulo a bucket size, scaled to [-1, 1] and averaged per n-gram length. Only the abstract
+of the paper is available here; the function follows the blog, and every choice is documented where it is made.
+
+Where each part is implemented (the chapter: ``book/dynamic_embeddings.ipynb``; run it with
+``python -m hashlib_core.papers.dynamic_embeddings --profile P``):
+
+================================  ==================================================================================
+the rolling hash of n-grams        :mod:`hashlib_core.hashing.rolling` (and the community code's recurrence, int32)
+the dynamic embedding              :class:`hashlib_core.embeddings.dynamic.DynamicHashEmbedding`, :func:`~hashlib_core.embeddings.dynamic.dynamic_vectors`
+EELBERT (BERT without the table)   :mod:`~hashlib_core.papers.dynamic_embeddings.modeling`
+models and profiles                :mod:`~hashlib_core.papers.dynamic_embeddings.profiles`
+MLM pre-training, GLUE             :mod:`~hashlib_core.papers.dynamic_embeddings.training` (on :mod:`hashlib_core.pretraining` and :mod:`hashlib_core.glue`)
+the blog's properties              :mod:`~hashlib_core.papers.dynamic_embeddings.properties`
+sizes: 1.2 MB, 15x, the napkin     :mod:`~hashlib_core.papers.dynamic_embeddings.sizes`
+throughput                         :mod:`hashlib_core.benchmarks.dynamic_embedding`
+================================  ==================================================================================
+"""

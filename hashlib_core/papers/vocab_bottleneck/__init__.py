@@ -6,7 +6,7 @@ blog talk about from its ``transformers`` configuration (on the ``meta`` device)
 ====================================  ==============================================================================
 HashFormers §1 (BERT-base, RoBERTa)   :func:`~hashlib_core.papers.vocab_bottleneck.experiments.embedding_shares`
 Blog (GPT-2 30%, Mistral-7B 2.5%)     :func:`~hashlib_core.papers.vocab_bottleneck.tables.compare_with_claims`
-MultiHashFormer Table 7 backbones     :data:`~hashlib_core.papers.vocab_bottleneck.models.MODEL_SPECS`
+MultiHashFormer Table 7 backbones     :data:`~hashlib_core.model_shapes.MODEL_SPECS`
 Counting rule (input, untied head)    :func:`hashlib_core.params.embedding_breakdown`
 ====================================  ==============================================================================
 

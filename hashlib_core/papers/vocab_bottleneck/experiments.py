@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from hashlib_core.chapter import Chapter, RunContext
-from hashlib_core.papers.vocab_bottleneck.models import MODEL_SPECS, ModelSpec
+from hashlib_core.model_shapes import MODEL_SPECS, ModelSpec
 from hashlib_core.papers.vocab_bottleneck.profiles import PROFILES
 from hashlib_core.params import count_parameters, embedding_breakdown, instantiate_on_meta
 

@@ -1,4 +1,5 @@
-"""The model shapes the papers and the blog talk about, each built from its ``transformers`` configuration."""
+"""The model shapes the papers and the blog talk about, each built from its ``transformers`` configuration (shared by
+the vocabulary-bottleneck and dynamic-embeddings chapters)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
