@@ -1,0 +1,20 @@
+"""Superbloom (Anderson, Huang, Rendle, Zhang, Rosenblatt; ICLR 2020 submission): Bloom-filter digests of opaque
+ids read by a multi-layer Transformer, decoded by beam search with an exactness certificate.
+
+Each id becomes ``m`` hash tokens, each shared by ``α`` ids; a BERT-style Transformer trained with masked-item
+modelling predicts the ``m`` hash tokens of a masked id, and Algorithm 1 recovers the ids from the ``m``
+distributions. No public implementation exists: every choice is ours and documented where it is made.
+
+Where each part is implemented (the chapter: ``book/superbloom.ipynb``; run it with
+``python -m hashlib_core.papers.superbloom --profile P``):
+
+==============================  ====================================================================================
+§3.2, α-to-one hash maps         :class:`hashlib_core.hashing.bloom.BloomHashMaps` (inverse tables, special tokens)
+§2, Fig. 1, the model            :class:`~hashlib_core.papers.superbloom.modeling.SuperbloomForMaskedLM`
+§2.4, masked items, m-hash loss  :class:`~hashlib_core.papers.superbloom.data.ItemMaskingCollator`, ``SuperbloomForMaskedLM.forward``
+§2.5, Algorithm 1                :func:`hashlib_core.decoding.beam.beam_topk` (certificate), :func:`~hashlib_core.decoding.beam.exhaustive_topk`
+§3.1, data (stand-ins)           :mod:`~hashlib_core.papers.superbloom.data` (FB15k-237 neighbour sets, Last.fm)
+Tables 1-3, Fig. 3, App. B       :mod:`~hashlib_core.papers.superbloom.experiments`, :mod:`~hashlib_core.papers.superbloom.params`
+§2.5, "10 times faster"          :mod:`hashlib_core.benchmarks.superbloom_decoding`
+==============================  ====================================================================================
+"""

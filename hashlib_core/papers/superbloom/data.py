@@ -1,0 +1,177 @@
+"""The Superbloom chapter's data: sets of opaque ids standing in for Wikipedia pages' links, and item masking.
+
+The paper's data (§3.1) is the set of entities each English Wikipedia page links to (5.3M entities). Not available
+here; two stand-ins with the same shape, **far smaller** (this changes what hashing buys: with 14,505 ids even the
+unhashed model is small, and α-to-one hashing saves little memory at this size):
+
+* **FB15k-237** (:func:`fb15k237_sets`): a "page" is an entity, its "links" the entities it shares a triple with
+  (either direction, any relation; the three splits pooled). 10% of the pages (seeded) are held out as test pages.
+* **Last.fm HetRec 2011** (:func:`lastfm_sets`): a "page" is a user, its "links" the artists they listened to.
+
+Ids are numbered ``0 .. N-1`` in sorted order of their original names. :class:`ItemSets` cuts each training page's
+set into shuffled segments of at most ``segment`` items (§3.1: 32); :func:`held_out_segments` draws one segment per test
+page and masks one of its ids (seeded). :class:`ItemMaskingCollator` is BERT's masking over **items**: 15% of a
+segment's items (at least one) are chosen; 80% become the m ``[MASK_j]`` tokens, 10% another item's digest, 10%
+stay; labels are the chosen items' m hash tokens.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from hashlib_core.hashing.bloom import BloomHashMaps
+
+__all__ = ["IdSets", "fb15k237_sets", "lastfm_sets", "split_pages", "ItemSets", "TestSegments", "held_out_segments",
+           "ItemMaskingCollator", "encode_segments"]
+
+
+@dataclass
+class IdSets:
+    """Pages and their sets of ids: ``sets[p]`` an int64 array of ids in ``[0, len(names))``."""
+
+    name: str
+    names: list[str]
+    sets: list[np.ndarray]
+
+    @property
+    def num_ids(self) -> int:
+        return len(self.names)
+
+
+def _number(pairs: Sequence[tuple[str, str]], name: str) -> IdSets:
+    """Pages -> sets of linked ids, ids numbered in sorted order of their names; pages with fewer than 2 links
+    dropped (nothing to mask and keep)."""
+    names = sorted({b for _, b in pairs})
+    index = {n: i for i, n in enumerate(names)}
+    links: dict[str, set[int]] = {}
+    for page, link in pairs:
+        links.setdefault(page, set()).add(index[link])
+    sets = [np.array(sorted(v), dtype=np.int64) for _, v in sorted(links.items()) if len(v) >= 2]
+    return IdSets(name, names, sets)
+
+
+def fb15k237_sets() -> IdSets:
+    """Every FB15k-237 entity's set of neighbours (both directions, all relations, all splits)."""
+    from hashlib_core.data import load_fb15k237
+
+    pairs = []
+    for split in load_fb15k237().values():
+        for h, t in zip(split["head"], split["tail"]):
+            if h != t:
+                pairs += [(h, t), (t, h)]
+    return _number(pairs, "FB15k-237")
+
+
+def lastfm_sets() -> IdSets:
+    """Every Last.fm user's set of artists."""
+    from hashlib_core.data import load_lastfm
+
+    data = load_lastfm()
+    return _number([(str(u), str(a)) for u, a in zip(data["user_id"], data["artist_id"])], "Last.fm")
+
+
+def split_pages(sets: IdSets, test_share: float, seed: int) -> tuple[list[int], list[int]]:
+    """Page indices for training and testing: ``test_share`` of the pages, drawn with ``seed``."""
+    if not 0 < test_share < 1:
+        raise ValueError(f"test_share must be in (0, 1), got {test_share!r}")
+    order = np.random.default_rng(seed).permutation(len(sets.sets))
+    cut = max(1, int(round(test_share * len(order))))
+    return sorted(order[cut:].tolist()), sorted(order[:cut].tolist())
+
+
+class ItemSets(torch.utils.data.Dataset):
+    """Training segments: each training page's ids shuffled (seeded) and cut into pieces of at most ``segment``."""
+
+    def __init__(self, sets: IdSets, pages: Sequence[int], segment: int, seed: int) -> None:
+        if segment < 2:
+            raise ValueError(f"segment must be >= 2 items (one masked, one kept), got {segment}")
+        rng = np.random.default_rng(seed)
+        self.segments = []
+        for p in pages:
+            ids = rng.permutation(sets.sets[p])
+            self.segments += [ids[i:i + segment] for i in range(0, len(ids), segment) if len(ids[i:i + segment]) >= 2]
+        if not self.segments:
+            raise ValueError("no training segment of at least two ids: the pages are too small")
+
+    def __len__(self) -> int:
+        return len(self.segments)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return self.segments[i]
+
+
+@dataclass
+class TestSegments:
+    """One segment per test page and the id masked in it (its position in the segment)."""
+
+    segments: list[np.ndarray]
+    targets: np.ndarray
+    positions: np.ndarray
+
+
+def held_out_segments(sets: IdSets, pages: Sequence[int], segment: int, seed: int) -> TestSegments:
+    """Per test page: ``segment`` of its ids drawn without replacement, and one of them masked (seeded)."""
+    rng = np.random.default_rng(seed)
+    segs, targets, positions = [], [], []
+    for p in pages:
+        ids = rng.permutation(sets.sets[p])[:segment]
+        where = int(rng.integers(len(ids)))
+        segs.append(ids)
+        targets.append(int(ids[where]))
+        positions.append(where)
+    return TestSegments(segs, np.asarray(targets, dtype=np.int64), np.asarray(positions, dtype=np.int64))
+
+
+def encode_segments(segments: Sequence[np.ndarray], maps: BloomHashMaps, masked: Sequence[int] | None = None
+                    ) -> dict[str, torch.Tensor]:
+    """Segments of ids -> ``input_ids`` of their digests (m tokens per item, padded with ``[PAD_j]``) and
+    ``attention_mask``; ``masked[b]`` (an item position) is replaced by ``[MASK_1..m]``."""
+    if not len(segments):
+        raise ValueError("no segment to encode: give at least one set of ids")
+    m = maps.num_hashes
+    longest = max(len(s) for s in segments)
+    pad, mask = torch.tensor(maps.special_ids("[PAD]")), torch.tensor(maps.special_ids("[MASK]"))
+    input_ids = pad.repeat(len(segments), longest, 1)
+    attention = torch.zeros(len(segments), longest * m, dtype=torch.long)
+    for b, seg in enumerate(segments):
+        if len(seg) == 0:
+            raise ValueError(f"segment {b} is empty: every set needs at least one id")
+        input_ids[b, :len(seg)] = maps.digest(torch.as_tensor(seg))
+        attention[b, :len(seg) * m] = 1
+        if masked is not None:
+            input_ids[b, int(masked[b])] = mask
+    return {"input_ids": input_ids.reshape(len(segments), -1), "attention_mask": attention}
+
+
+class ItemMaskingCollator:
+    """BERT's masking over items (15%: 80% ``[MASK_j]``, 10% random item, 10% kept), with its own generator."""
+
+    def __init__(self, maps: BloomHashMaps, seed: int, mask_share: float = 0.15) -> None:
+        self.maps, self.mask_share = maps, mask_share
+        self.generator = torch.Generator().manual_seed(seed)
+        self.mask_tokens = torch.tensor(maps.special_ids("[MASK]"))
+
+    def __call__(self, segments: list[np.ndarray]) -> dict[str, torch.Tensor]:
+        batch = encode_segments(segments, self.maps)
+        m = self.maps.num_hashes
+        items = batch["input_ids"].reshape(len(segments), -1, m)
+        labels = torch.full_like(items, -100)
+        g = self.generator
+        for b, seg in enumerate(segments):
+            n = len(seg)
+            chosen = torch.rand(n, generator=g) < self.mask_share
+            if not chosen.any():
+                chosen[torch.randint(n, (1,), generator=g)] = True
+            where = chosen.nonzero().flatten()
+            labels[b, where] = items[b, where]
+            action = torch.rand(len(where), generator=g)
+            masked, randomised = where[action < 0.8], where[(action >= 0.8) & (action < 0.9)]
+            items[b, masked] = self.mask_tokens
+            if len(randomised):
+                random_ids = torch.randint(self.maps.num_ids, (len(randomised),), generator=g)
+                items[b, randomised] = self.maps.digest(random_ids)
+        return {"input_ids": items.reshape(len(segments), -1), "attention_mask": batch["attention_mask"],
+                "labels": labels.reshape(len(segments), -1)}

@@ -1,0 +1,82 @@
+"""The Superbloom chapter's experiments, registered on the chapter skeleton (the chapter page is not written yet).
+
+Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
+``python -m hashlib_core.papers.superbloom --profile P [--only a,b]``.
+
+``recall``
+    Table 3 analog ("hashing needs depth"): the baseline and Superbloom at two depths, trained with item masking,
+    scored by recall@k on one masked id per test segment (Algorithm 1, beam = k); per-segment hits with the target's
+    label frequency (for Fig. 3's deciles), the models' sizes, and their training curves.
+``beam_width``
+    Appendix B: the deep Superbloom model's recall@k and candidates scored when Algorithm 1 stops after one
+    iteration at beam widths 1 .. k (approximate), against the certified search.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from hashlib_core.chapter import Chapter, RunContext
+from hashlib_core.papers.superbloom.profiles import PROFILES
+from hashlib_core.papers.superbloom.tables import recall_table
+from hashlib_core.papers.superbloom.training import Resources, evaluate, label_frequency, train_model
+
+__all__ = ["CHAPTER"]
+
+
+class _Resources(Resources):
+    """Also keeps each trained model for the run's other experiments."""
+
+    def trained(self, spec) -> tuple[Any, dict, list]:
+        cache = self.__dict__.setdefault("_trained", {})
+        if spec.name not in cache:
+            cache[spec.name] = train_model(spec, self, self.ctx)
+        return cache[spec.name]
+
+
+CHAPTER = Chapter("superbloom", "Superbloom", PROFILES, resources=_Resources)
+
+
+@CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "curves"))
+def _recall(ctx: RunContext) -> dict:
+    res: _Resources = ctx.resources
+    ks = res.profile.recall_at
+    frequency = label_frequency(res)
+    rows, segs, curves = [], [], []
+    for spec in res.profile.models():
+        model, row, curve = res.trained(spec)
+        hits = evaluate(model.to(ctx.device), res, ks)
+        hits.insert(0, "name", spec.name)
+        hits["label_frequency"] = frequency[hits["target"].to_numpy()]
+        rows.append(row)
+        segs.append(hits)
+        curves += curve
+    segments = pd.concat(segs, ignore_index=True)
+    return {"recall": recall_table(segments, ks), "recall_segments": segments, "models": pd.DataFrame(rows),
+            "curves": pd.DataFrame(curves)}
+
+
+@CHAPTER.experiment("beam_width", outputs=("beam_width",))
+def _beam_width(ctx: RunContext) -> dict:
+    res: _Resources = ctx.resources
+    spec = [s for s in res.profile.models() if s.alpha > 1][-1]          # the deep Superbloom model
+    model, _, _ = res.trained(spec)
+    ks = res.profile.recall_at
+    widths = sorted({1, 2, 5, *ks})
+    rows = []
+    for width in widths:
+        hits = evaluate(model.to(ctx.device), res, ks, beam=width, max_iterations=1)
+        rows.append({"name": spec.name, "beam": width, **{f"rec@{k}": 100.0 * hits[f"hit@{k}"].mean() for k in ks},
+                     "certified_%": 100.0 * hits["certified"].mean(), "mean_scored": hits["scored"].mean()})
+    return {"beam_width": pd.DataFrame(rows)}
+
+
+@CHAPTER.experiment("params", outputs=("params",), independent_of=(
+    "dataset", "test_share", "segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
+    "layers_deep", "steps", "batch", "learning_rate", "warmup", "sampled_share", "recall_at", "test_pages", "seed"))
+def _params(ctx: RunContext) -> dict:
+    """Tables 1 and 3's parameter columns at the paper's vocabularies (meta device)."""
+    from hashlib_core.papers.superbloom.params import paper_params
+
+    return {"params": paper_params()}

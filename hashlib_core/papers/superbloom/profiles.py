@@ -1,0 +1,111 @@
+"""The Superbloom chapter's models and four profiles: one comment on every knob.
+
+Each model is a row of the paper's comparisons: the **baseline** (no hashing: ``alpha = 1``, one token per id, a full
+softmax) and **Superbloom** (``m`` hashes, ``alpha`` ids per token), each at ``layers_shallow`` and
+``layers_deep`` Transformer layers (Table 3: "hashing needs depth"), and the **sampled-softmax** model of Table 1
+(unhashed, deep, its training loss over the targets and ``sampled_share`` of the ids drawn uniformly per batch: the
+paper samples 128K of 5.3M, 2.5%).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from hashlib_core.profiles import Profile, ProfileSet
+
+__all__ = ["ModelSpec", "SuperbloomProfile", "PROFILES"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One trained model: its name, hashing (``alpha``, ``num_hashes``) and depth."""
+
+    name: str
+    alpha: int
+    num_hashes: int
+    layers: int
+    #: sampled softmax: tokens sampled per batch (0: full softmax)
+    num_sampled: int = 0
+
+    @property
+    def slug(self) -> str:
+        return "".join(c if c.isalnum() else "-" for c in self.name.lower())
+
+
+@dataclass(frozen=True)
+class SuperbloomProfile(Profile):
+    """Knobs of the chapter."""
+
+    #: the data standing in for Wikipedia's link sets: "fb15k237" or "lastfm"
+    dataset: str = "fb15k237"
+    #: share of pages held out for testing, items per segment (§3.1: 32)
+    test_share: float = 0.1
+    segment: int = 32
+    #: hashing of the Superbloom models: ids per hash token (the paper: 50) and hash maps (the paper: 2)
+    alpha: int = 50
+    num_hashes: int = 2
+    #: model width, heads and feed-forward width (Table 1 / Table 4's d, n_A, d_F); depths of Table 3's two rows
+    hidden: int = 64
+    heads: int = 2
+    intermediate: int = 256
+    layers_shallow: int = 1
+    layers_deep: int = 2
+    #: training (§3.2: Adam, inverse-square-root decay; ours: AdamW with linear decay after warm-up)
+    steps: int = 30
+    batch: int = 16
+    learning_rate: float = 1e-3
+    warmup: int = 3
+    #: the sampled-softmax model: share of the ids sampled per batch (the paper: 128K of 5.3M)
+    sampled_share: float = 0.025
+    #: evaluation: recall@k cut-offs, beam width (None: k, Appendix B), test pages scored (0: all)
+    recall_at: tuple[int, ...] = (1, 10, 100)
+    test_pages: int = 0
+
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages"})
+    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages"})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.dataset not in ("fb15k237", "lastfm"):
+            raise ValueError(f"dataset must be 'fb15k237' or 'lastfm', got {self.dataset!r}")
+        for name in ("segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
+                     "layers_deep", "steps", "batch"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.hidden % self.heads:
+            raise ValueError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
+        if not 0 <= self.sampled_share < 1:
+            raise ValueError(f"sampled_share must be in [0, 1) (0: no sampled-softmax model), got {self.sampled_share}")
+        if not self.recall_at or min(self.recall_at) < 1:
+            raise ValueError(f"recall_at must list cut-offs >= 1, got {self.recall_at}")
+
+    def models(self) -> list[ModelSpec]:
+        """Table 3's four rows (baseline and Superbloom, shallow and deep), then Table 1's sampled softmax."""
+        out = []
+        for layers in (self.layers_shallow, self.layers_deep):
+            out.append(ModelSpec(f"baseline-L{layers}", 1, 1, layers))
+            out.append(ModelSpec(f"superbloom-a{self.alpha}m{self.num_hashes}-L{layers}", self.alpha,
+                                 self.num_hashes, layers))
+        if self.sampled_share:
+            out.append(ModelSpec(f"sampled-softmax-L{self.layers_deep}", 1, 1, self.layers_deep,
+                                 num_sampled=-1))   # resolved against the number of ids by model_config
+        return out
+
+
+PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
+    # smoke: CPU, seconds: 30 steps of 16 segments, width 64, 1 and 2 layers; proves the code paths.
+    smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, steps=30, batch=16, test_pages=200),
+    # cpu: two CPU cores; an estimate until a run records its wall time: 2,000 steps of 64 segments, width 128,
+    # 1 and 4 layers, α = 50 (the paper's) on FB15k-237's 14,541 ids (291 tokens per map).
+    cpu=SuperbloomProfile(name="cpu", budget_minutes=60.0, hidden=128, heads=4, intermediate=512,
+                          layers_shallow=1, layers_deep=4, steps=2000, batch=64, learning_rate=1e-3, warmup=100),
+    # small: one GPU: width 256 (Table 3's d = 256), 1 and 12 layers (Table 3's depths), 10,000 steps of 128.
+    small=SuperbloomProfile(name="small", accelerator="gpu", budget_minutes=10.0, hidden=256, heads=4,
+                            intermediate=1024, layers_shallow=1, layers_deep=12, steps=10_000, batch=128,
+                            learning_rate=5e-4, warmup=500),
+    # paper: Table 3's Superbloom d = 256 at 1 and 12 layers; the paper trains more than 1M steps at batch 1,024 on
+    # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on FB15k-237).
+    paper=SuperbloomProfile(name="paper", accelerator="gpu", budget_minutes=60.0 * 24, hidden=256, heads=4,
+                            intermediate=1024, layers_shallow=1, layers_deep=12, steps=1_000_000, batch=1024,
+                            learning_rate=1e-4, warmup=10_000),
+)

@@ -1,0 +1,112 @@
+"""The Superbloom chapter's tables: ours beside the paper's, and every number the prose quotes."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hashlib_core.results import load_paper_table, parse_printed
+
+__all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "recall_view", "depth_effect", "beam_view", "quoted"]
+
+
+def recall_table(segments: pd.DataFrame, ks) -> pd.DataFrame:
+    """Per model: recall@k (%) over test segments, share of certified answers, mean candidates scored."""
+    agg = {f"rec@{k}": (f"hit@{k}", "mean") for k in ks}
+    table = segments.groupby("name", sort=False).agg(**agg, certified=("certified", "mean"),
+                                                       mean_scored=("scored", "mean"), segments=("target", "size"))
+    for column in [f"rec@{k}" for k in ks] + ["certified"]:
+        table[column] *= 100.0
+    return table.reset_index()
+
+
+def decile_table(segments: pd.DataFrame, k: int = 1) -> pd.DataFrame:
+    """Fig. 3: mean rec@k per decile of the target's label frequency (decile 1: the rarest targets)."""
+    out = segments.copy()
+    out["decile"] = pd.qcut(out["label_frequency"].rank(method="first"), 10, labels=range(1, 11)).astype(int)
+    return (out.groupby(["name", "decile"], sort=False)[f"hit@{k}"].mean().mul(100.0)
+            .rename(f"rec@{k}").reset_index())
+
+
+def paper_table3() -> dict[str, float]:
+    """Table 3's four rec@1 values (%), from the prose: baseline-l1, baseline-l12, superbloom-d256l1, -d256l12."""
+    t = load_paper_table("superbloom_table3").set_index("model")["rec@1"]
+    return {name: parse_printed(value).value for name, value in t.items()}
+
+
+def params_view(params: pd.DataFrame) -> pd.DataFrame:
+    """Our counts at the paper's vocabularies, with Table 1's printed #samples where it has one."""
+    printed = load_paper_table("superbloom_table1").set_index("model")["#samples"]
+    out = params.copy()
+    out["#samples (paper)"] = out["model"].map(printed).fillna("-")
+    return out[["table", "model", "ids", "alpha", "m", "d", "layers", "#samples", "#samples (paper)", "emb_params",
+                "total_params", "assumed"]].rename(columns={"emb_params": "embedding params",
+                                                              "total_params": "parameters"})
+
+
+def recall_view(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """Recall@k (%) with each model's size and certified share."""
+    sizes = models.set_index("name")[["layers", "vocab_size", "total_params"]]
+    out = recall.set_index("name").join(sizes).reset_index()
+    recalls = [c for c in recall.columns if c.startswith("rec@")]
+    return out[["name", "layers", "vocab_size", "total_params", *recalls, "certified", "mean_scored"]].rename(
+        columns={"vocab_size": "tokens", "total_params": "parameters", "certified": "certified (%)",
+                 "mean_scored": "candidates scored"})
+
+
+def depth_effect(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 analog: rec@1 of the baseline and Superbloom at both depths, and the gain from depth, beside the
+    paper's (1 -> 12 layers)."""
+    paper = paper_table3()
+    r = recall.set_index("name")["rec@1"]
+    layers = models.set_index("name")["layers"]
+    rows = []
+    for family, (shallow_paper, deep_paper) in (("baseline", ("baseline-l1", "baseline-l12")),
+                                                ("superbloom", ("superbloom-d256l1", "superbloom-d256l12"))):
+        names = sorted([n for n in r.index if n.startswith(family)], key=lambda n: layers[n])
+        if len(names) < 2:
+            continue
+        shallow, deep = names[0], names[-1]
+        rows.append({"model": family, "ours: layers": f"{layers[shallow]} -> {layers[deep]}",
+                     "ours: rec@1 shallow": r[shallow], "ours: rec@1 deep": r[deep],
+                     "ours: gain": r[deep] - r[shallow], "paper: layers": "1 -> 12",
+                     "paper: rec@1 shallow": paper[shallow_paper], "paper: rec@1 deep": paper[deep_paper],
+                     "paper: gain": paper[deep_paper] - paper[shallow_paper]})
+    return pd.DataFrame(rows)
+
+
+def beam_view(beam: pd.DataFrame) -> pd.DataFrame:
+    return beam.rename(columns={"certified_%": "certified (%)", "mean_scored": "candidates scored"})
+
+
+def quoted(shown, bench: dict | None = None) -> dict[str, str]:
+    """Every number the chapter's prose quotes, computed from the shown results."""
+    p = shown.profile
+    out: dict[str, str] = {"alpha": str(p.alpha), "m": str(p.num_hashes), "steps": f"{p.steps:,}",
+                           "segment": str(p.segment)}
+    models = shown.table("models")
+    recall = shown.table("recall")
+    depth = depth_effect(recall, models).set_index("model")
+    if {"baseline", "superbloom"} <= set(depth.index):
+        out.update(base_gain=f"{depth.loc['baseline', 'ours: gain']:+.1f}",
+                   sb_gain=f"{depth.loc['superbloom', 'ours: gain']:+.1f}",
+                   paper_base_gain=f"{depth.loc['baseline', 'paper: gain']:+.1f}",
+                   paper_sb_gain=f"{depth.loc['superbloom', 'paper: gain']:+.1f}")
+    out["test_segments"] = f"{int(recall['segments'].iloc[0]):,}"
+    sizes = models.set_index("name")["total_params"]
+    sb = [n for n in sizes.index if n.startswith("superbloom")]
+    base = [n for n in sizes.index if n.startswith("baseline")]
+    out["size_ratio"] = f"{sizes[base].max() / sizes[sb].max():.1f}"
+    out["ids"] = f"{int(models['num_ids'].iloc[0]):,}"
+    beam = shown.table("beam_width")
+    k = int(beam["beam"].max())
+    at_k = beam[beam["beam"] == k].iloc[0]
+    one = beam[beam["beam"] == 1].iloc[0]
+    out.update(beam_k=str(k), beam1_rec=f"{one[f'rec@{k}']:.1f}", beamk_rec=f"{at_k[f'rec@{k}']:.1f}")
+    if bench is not None:
+        rows = pd.DataFrame(bench.get("data", bench)["results"])
+        out.update(bench_speedup_min=f"{rows['speedup'].min():.1f}", bench_speedup_max=f"{rows['speedup'].max():.1f}",
+                   bench_certified=f"{100 * rows['certified_share'].min():.0f}%",
+                   bench_exact=f"{100 * np.nanmin(rows['certified_exact_share']):.0f}%")
+    return out

@@ -1,0 +1,126 @@
+"""Training and evaluating the Superbloom chapter's models on the shared loop.
+
+:func:`train_model` trains one :class:`~hashlib_core.papers.superbloom.profiles.ModelSpec` with item masking
+(:class:`~hashlib_core.papers.superbloom.data.ItemMaskingCollator`) on the training pages' segments;
+:func:`evaluate` masks one id per test segment, ranks every id with Algorithm 1 (certified beam search, beam = k)
+and returns per-segment hits at each cut-off, whether the answer was certified and the candidates scored.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from hashlib_core.chapter import RunContext
+from hashlib_core.papers.superbloom.data import (
+    IdSets,
+    ItemMaskingCollator,
+    ItemSets,
+    encode_segments,
+    fb15k237_sets,
+    lastfm_sets,
+    split_pages,
+    held_out_segments,
+)
+from hashlib_core.papers.superbloom.modeling import SuperbloomConfig, SuperbloomForMaskedLM
+from hashlib_core.papers.superbloom.profiles import ModelSpec, SuperbloomProfile
+from hashlib_core.params import count_parameters
+from hashlib_core.profiles import seed_everything
+from hashlib_core.training import TrainConfig, train
+
+__all__ = ["Resources", "model_config", "train_model", "evaluate", "label_frequency"]
+
+
+class Resources:
+    """The id sets, the page split, the training segments and the test segments of one run."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.profile: SuperbloomProfile = ctx.profile
+
+    @cached_property
+    def sets(self) -> IdSets:
+        return fb15k237_sets() if self.profile.dataset == "fb15k237" else lastfm_sets()
+
+    @cached_property
+    def pages(self) -> tuple[list[int], list[int]]:
+        return split_pages(self.sets, self.profile.test_share, self.profile.seed)
+
+    @cached_property
+    def train_segments(self) -> ItemSets:
+        return ItemSets(self.sets, self.pages[0], self.profile.segment, self.profile.seed)
+
+    @cached_property
+    def test(self):
+        pages = self.pages[1]
+        if self.profile.test_pages:
+            pages = pages[: self.profile.test_pages]
+        return held_out_segments(self.sets, pages, self.profile.segment, self.profile.seed + 1)
+
+
+def model_config(spec: ModelSpec, profile: SuperbloomProfile, num_ids: int) -> SuperbloomConfig:
+    sampled = max(1, round(profile.sampled_share * num_ids)) if spec.num_sampled < 0 else spec.num_sampled
+    return SuperbloomConfig(num_ids=num_ids, alpha=spec.alpha, num_hashes=spec.num_hashes, hash_seed=profile.seed,
+                            num_sampled=sampled,
+                            hidden_size=profile.hidden, num_hidden_layers=spec.layers,
+                            num_attention_heads=profile.heads, intermediate_size=profile.intermediate,
+                            max_position_embeddings=max(512, profile.segment * spec.num_hashes))
+
+
+def train_model(spec: ModelSpec, res: Resources, ctx: RunContext) -> tuple[SuperbloomForMaskedLM, dict, list]:
+    """Train one model; returns it, a summary row and its loss curve."""
+    p = res.profile
+    seed_everything(p.seed)
+    model = SuperbloomForMaskedLM(model_config(spec, p, res.sets.num_ids))
+    loader = torch.utils.data.DataLoader(res.train_segments, batch_size=p.batch, shuffle=True, drop_last=True,
+                                         collate_fn=ItemMaskingCollator(model.maps, p.seed))
+    config = TrainConfig(max_steps=p.steps, learning_rate=p.learning_rate, warmup_steps=p.warmup,
+                         scheduler="linear", weight_decay=0.01, log_every=max(1, p.steps // 30), seed=p.seed)
+    out = ctx.checkpoint_dir(spec.slug, spec.name, spec.__dict__)
+    ctx.log(f"{spec.name}: training ({p.steps} steps)")
+    result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
+    row = {"name": spec.name, "alpha": spec.alpha, "num_hashes": spec.num_hashes, "layers": spec.layers,
+           "num_sampled": model.config.num_sampled, "num_ids": res.sets.num_ids,
+           "hidden": p.hidden, "vocab_size": model.config.vocab_size, "total_params": count_parameters(model),
+           "emb_params": model.embedding_parameter_count(), "steps": result.steps,
+           "final_loss": result.final_loss, "wall_time_s": result.wall_time_s}
+    return model, row, [{"name": spec.name, "step": s, "loss": loss} for s, loss in result.losses]
+
+
+@torch.no_grad()
+def evaluate(model: SuperbloomForMaskedLM, res: Resources, ks: Sequence[int], batch: int = 64,
+             beam: int | None = None, max_iterations: int | None = None, exhaustive: bool = False) -> pd.DataFrame:
+    """One row per test segment: the target id, hit@k for each k, certified, candidates scored (Algorithm 1 from
+    ``beam`` (default: the largest k), widening until certified or ``max_iterations`` searches)."""
+    model.eval()
+    device = next(model.parameters()).device
+    test, k_max, m = res.test, max(ks), model.config.num_hashes
+    rows = []
+    for start in range(0, len(test.segments), batch):
+        segs = test.segments[start:start + batch]
+        where = test.positions[start:start + batch]
+        enc = encode_segments(segs, model.maps, masked=where)
+        enc = {k: v.to(device) for k, v in enc.items()}
+        out = model.top_k(enc["input_ids"], enc["attention_mask"], torch.as_tensor(where * m, device=device), k_max,
+                          exhaustive=exhaustive, beam=beam if beam is not None else k_max,
+                          max_iterations=max_iterations)
+        targets = torch.as_tensor(test.targets[start:start + batch], device=device)
+        ranks = (out.ids == targets[:, None])
+        for b in range(len(segs)):
+            row = {"target": int(targets[b]), "certified": bool(out.certified[b]), "scored": int(out.scored[b])}
+            for k in ks:
+                row[f"hit@{k}"] = bool(ranks[b, :k].any())
+            rows.append(row)
+    model.train()
+    return pd.DataFrame(rows)
+
+
+def label_frequency(res: Resources) -> np.ndarray:
+    """How many training pages link to each id (the paper's "label frequency")."""
+    counts = np.zeros(res.sets.num_ids, dtype=np.int64)
+    for p in res.pages[0]:
+        counts[res.sets.sets[p]] += 1
+    return counts

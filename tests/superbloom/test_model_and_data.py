@@ -1,0 +1,149 @@
+"""Superbloom's model (Hugging Face round trip, tied output, m-hash loss, sampled softmax), item masking and the
+chapter's tables on fixed inputs."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from hashlib_core.hashing.bloom import BloomHashMaps  # noqa: E402
+from hashlib_core.papers.superbloom import figures, tables  # noqa: E402
+from hashlib_core.papers.superbloom.data import (  # noqa: E402
+    IdSets,
+    ItemMaskingCollator,
+    ItemSets,
+    encode_segments,
+    split_pages,
+    held_out_segments,
+)
+from hashlib_core.papers.superbloom.modeling import SuperbloomConfig, SuperbloomForMaskedLM  # noqa: E402
+from hashlib_core.papers.superbloom.params import paper_params  # noqa: E402
+from hashlib_core.papers.superbloom.profiles import PROFILES  # noqa: E402
+
+SHAPE = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+
+
+def _model(**extra) -> SuperbloomForMaskedLM:
+    torch.manual_seed(0)
+    return SuperbloomForMaskedLM(SuperbloomConfig(num_ids=300, alpha=10, num_hashes=2, **SHAPE, **extra))
+
+
+def test_vocabulary_output_tying_and_counts():
+    model = _model()
+    assert model.config.vocab_size == 2 * (4 + 30)
+    assert model.embedding_parameter_count() == model.config.vocab_size * 32
+    assert model.get_output_embeddings() is None            # the output layer reads the input matrix (tied)
+    h = torch.randn(3, 32)
+    manual = model.transform(h) @ model.superbloom.word_embeddings.weight.T + model.output_bias
+    assert torch.allclose(model.scores(h), manual)
+
+
+def test_round_trip_keeps_weights_and_maps(tmp_path):
+    model = _model().eval()
+    model.save_pretrained(tmp_path)
+    loaded = SuperbloomForMaskedLM.from_pretrained(tmp_path).eval()
+    ids = encode_segments([np.array([1, 2, 3])], model.maps, masked=[1])["input_ids"]
+    assert torch.equal(model(input_ids=ids).logits, loaded(input_ids=ids).logits)
+    assert torch.equal(loaded.hash_table, model.maps.table) and loaded.maps.num_ids == 300
+
+
+def test_loss_sums_the_hashes_and_runs_at_masked_positions():
+    model = _model().eval()
+    batch = ItemMaskingCollator(model.maps, seed=0)([np.arange(10), np.arange(20, 26)])
+    out = model(**batch)
+    full = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    keep = batch["labels"] != -100
+    expected = torch.nn.functional.cross_entropy(full[keep], batch["labels"][keep]) * 2
+    assert out.logits is None and torch.allclose(out.loss, expected, atol=1e-5)
+
+
+def test_sampled_softmax_changes_the_training_loss_only():
+    model = _model(num_sampled=5)
+    batch = ItemMaskingCollator(model.maps, seed=0)([np.arange(10)])
+    model.train()
+    sampled = model(**batch).loss
+    model.eval()
+    full = model(**batch).loss
+    assert torch.isfinite(sampled) and sampled < full          # fewer competitors, smaller cross-entropy
+
+
+def test_item_masking_statistics():
+    maps = BloomHashMaps(1000, 10, 2)
+    collate = ItemMaskingCollator(maps, seed=1)
+    segments = [np.random.default_rng(i).choice(1000, 32, replace=False) for i in range(400)]
+    batch = collate(segments)
+    labels = batch["labels"].reshape(400, 32, 2)
+    inputs = batch["input_ids"].reshape(400, 32, 2)
+    chosen = (labels != -100).all(-1)
+    assert ((labels != -100).any(-1) == chosen).all()           # an item's m labels are set together
+    assert chosen.float().mean().item() == pytest.approx(0.15, abs=0.01)
+    mask = torch.tensor(maps.special_ids("[MASK]"))
+    masked = (inputs == mask).all(-1) & chosen
+    kept = (inputs == labels).all(-1) & chosen
+    assert masked.sum() / chosen.sum() == pytest.approx(0.8, abs=0.03)
+    assert kept.sum() / chosen.sum() == pytest.approx(0.1, abs=0.03)
+
+
+def test_segments_and_splits():
+    sets = IdSets("toy", [str(i) for i in range(50)], [np.arange(i, i + 40) % 50 for i in range(20)])
+    train, test = split_pages(sets, 0.1, seed=0)
+    assert len(test) == 2 and sorted(train + test) == list(range(20))
+    segs = ItemSets(sets, train, 16, seed=0)
+    assert all(2 <= len(s) <= 16 for s in segs.segments)
+    t = held_out_segments(sets, test, 16, seed=0)
+    assert all(t.segments[i][t.positions[i]] == t.targets[i] for i in range(2))
+    with pytest.raises(ValueError, match="test_share"):
+        split_pages(sets, 1.0, 0)
+    with pytest.raises(ValueError, match="empty"):
+        encode_segments([np.array([], dtype=np.int64)], BloomHashMaps(50, 5, 2))
+    with pytest.raises(ValueError, match="at least one set"):
+        encode_segments([], BloomHashMaps(50, 5, 2))
+
+
+def test_top_k_masks_one_item_and_is_certified():
+    model = _model().eval()
+    enc = encode_segments([np.array([5, 6, 7])], model.maps, masked=[2])
+    out = model.top_k(enc["input_ids"], enc["attention_mask"], torch.tensor([4]), 5)
+    exact = model.top_k(enc["input_ids"], enc["attention_mask"], torch.tensor([4]), 5, exhaustive=True)
+    assert out.certified.all() and torch.equal(out.scores, exact.scores)
+
+
+def test_paper_params_follow_the_prose():
+    p = paper_params().set_index("model")
+    assert p.loc["superbloom", "hash_tokens"] == 2 * -(-5_281_889 // 50)          # 2N / alpha
+    assert p.loc["baseline", "#samples"] == 5_281_889 and p.loc["sampled-softmax", "#samples"] == 128_000
+    assert p.loc["superbloom-d256l12", "total_params"] > p.loc["superbloom-d256l1", "total_params"]
+
+
+def test_tables_and_figures_on_fixed_inputs():
+    segs = pd.DataFrame({"name": ["a"] * 10 + ["b"] * 10, "target": list(range(10)) * 2,
+                         "hit@1": [True, False] * 5 + [True] * 10, "hit@10": [True] * 20,
+                         "certified": [True] * 20, "scored": [100] * 20, "label_frequency": list(range(10)) * 2})
+    recall = tables.recall_table(segs, [1, 10]).set_index("name")
+    assert recall.loc["a", "rec@1"] == 50.0 and recall.loc["b", "rec@1"] == 100.0 and recall.loc["a", "segments"] == 10
+    deciles = tables.decile_table(segs)
+    assert sorted(deciles["decile"].unique()) == list(range(1, 11))
+    models = pd.DataFrame({"name": ["baseline-L1", "baseline-L4", "superbloom-a50m2-L1", "superbloom-a50m2-L4"],
+                           "layers": [1, 4, 1, 4], "vocab_size": [100, 100, 20, 20], "total_params": [9, 10, 3, 4],
+                           "num_ids": [96] * 4})
+    rec = pd.DataFrame({"name": models["name"], "rec@1": [40.0, 42.0, 10.0, 30.0], "segments": [5] * 4})
+    depth = tables.depth_effect(rec, models).set_index("model")
+    assert depth.loc["superbloom", "ours: gain"] == 20.0
+    assert depth.loc["superbloom", "paper: gain"] == pytest.approx(43.4 - 17.8)
+    assert len(figures.recall_by_decile(deciles).axes[0].lines) == 2
+    beam = pd.DataFrame({"beam": [1, 10], "rec@1": [1.0, 2.0], "rec@10": [3.0, 4.0], "mean_scored": [10, 100]})
+    assert len(figures.beam_width(beam).axes) == 2
+
+
+def test_profiles():
+    cpu = PROFILES.get("cpu")
+    names = [m.name for m in cpu.models()]
+    assert names[:4] == ["baseline-L1", "superbloom-a50m2-L1", "baseline-L4", "superbloom-a50m2-L4"]
+    assert names[4] == "sampled-softmax-L4"
+    with pytest.raises(ValueError, match="dataset"):
+        PROFILES.get("smoke", dataset="wikipedia")
