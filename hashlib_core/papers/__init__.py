@@ -9,7 +9,7 @@ import importlib
 __all__ = ["CHAPTERS", "chapter"]
 
 #: The chapters, in book order.
-CHAPTERS = ("vocab_bottleneck", "hashformers", "multihashformer", "pnlp_mixer", "dynamic_embeddings")
+CHAPTERS = ("vocab_bottleneck", "hashformers", "superbloom", "multihashformer", "pnlp_mixer", "dynamic_embeddings")
 
 
 def chapter(slug: str):

@@ -41,36 +41,39 @@ class IdSets:
         return len(self.names)
 
 
-def _number(pairs: Sequence[tuple[str, str]], name: str) -> IdSets:
-    """Pages -> sets of linked ids, ids numbered in sorted order of their names; pages with fewer than 2 links
-    dropped (nothing to mask and keep)."""
-    names = sorted({b for _, b in pairs})
-    index = {n: i for i, n in enumerate(names)}
-    links: dict[str, set[int]] = {}
-    for page, link in pairs:
-        links.setdefault(page, set()).add(index[link])
-    sets = [np.array(sorted(v), dtype=np.int64) for _, v in sorted(links.items()) if len(v) >= 2]
-    return IdSets(name, names, sets)
+def _number(pages: np.ndarray, links: np.ndarray, name: str) -> IdSets:
+    """Pages -> sets of linked ids (vectorised), ids numbered in sorted order of their names; pages with fewer
+    than 2 links dropped (nothing to mask and keep)."""
+    names, link_ids = np.unique(links, return_inverse=True)
+    _, page_ids = np.unique(pages, return_inverse=True)
+    keys = np.unique(page_ids.astype(np.int64) * len(names) + link_ids)        # distinct (page, link), sorted
+    page_of, link_of = keys // len(names), keys % len(names)
+    cuts = np.flatnonzero(np.diff(page_of)) + 1
+    sets = [s for s in np.split(link_of, cuts) if len(s) >= 2]
+    return IdSets(name, [str(n) for n in names], sets)
 
 
 def fb15k237_sets() -> IdSets:
     """Every FB15k-237 entity's set of neighbours (both directions, all relations, all splits)."""
     from hashlib_core.data import load_fb15k237
 
-    pairs = []
+    heads, tails = [], []
     for split in load_fb15k237().values():
-        for h, t in zip(split["head"], split["tail"]):
-            if h != t:
-                pairs += [(h, t), (t, h)]
-    return _number(pairs, "FB15k-237")
+        table = split.to_pandas()
+        heads.append(table["head"].to_numpy())
+        tails.append(table["tail"].to_numpy())
+    h, t = np.concatenate(heads), np.concatenate(tails)
+    keep = h != t
+    h, t = h[keep], t[keep]
+    return _number(np.concatenate([h, t]), np.concatenate([t, h]), "FB15k-237")
 
 
 def lastfm_sets() -> IdSets:
     """Every Last.fm user's set of artists."""
     from hashlib_core.data import load_lastfm
 
-    data = load_lastfm()
-    return _number([(str(u), str(a)) for u, a in zip(data["user_id"], data["artist_id"])], "Last.fm")
+    table = load_lastfm().to_pandas()
+    return _number(table["user_id"].astype(str).to_numpy(), table["artist_id"].astype(str).to_numpy(), "Last.fm")
 
 
 def split_pages(sets: IdSets, test_share: float, seed: int) -> tuple[list[int], list[int]]:

@@ -8,7 +8,8 @@ import pandas as pd
 
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "recall_view", "depth_effect", "beam_view", "quoted"]
+__all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "recall_view", "depth_effect", "beam_view",
+           "bench_view", "quoted"]
 
 
 def recall_table(segments: pd.DataFrame, ks) -> pd.DataFrame:
@@ -78,6 +79,19 @@ def depth_effect(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
 
 def beam_view(beam: pd.DataFrame) -> pd.DataFrame:
     return beam.rename(columns={"certified_%": "certified (%)", "mean_scored": "candidates scored"})
+
+
+def bench_view(bench: dict) -> pd.DataFrame:
+    """The decoding benchmark's rows: time per position both ways, speed-up, certified and exact shares (%)."""
+    rows = pd.DataFrame(bench.get("data", bench)["results"])
+    out = rows[["distribution", "k", "exhaustive_ms_per_position", "beam_ms_per_position", "speedup",
+                "certified_share", "certified_exact_share", "mean_candidates_scored"]].copy()
+    out["certified_share"] *= 100.0
+    out["certified_exact_share"] *= 100.0
+    return out.rename(columns={"exhaustive_ms_per_position": "exhaustive (ms)", "beam_ms_per_position": "beam (ms)",
+                               "speedup": "speed-up", "certified_share": "certified (%)",
+                               "certified_exact_share": "certified and exact (%)",
+                               "mean_candidates_scored": "candidates scored"})
 
 
 def quoted(shown, bench: dict | None = None) -> dict[str, str]:
