@@ -115,7 +115,8 @@ INPUT_COLUMNS = {
     "paper_bound", "bound_with_normaliser",
     # benchmark settings
     "chunk_size", "chunk_size_requested", "dims", "row_tile", "tokens", "torch_threads", "items", "n_tokens",
-    "batch_shape", "repeats_per_run", "cpu_count", "scripts", "largest_tensor_bytes", "workers",
+    "batch_shape", "repeats_per_run", "cpu_count", "scripts", "largest_tensor_bytes", "workers", "num_ids", "alpha",
+    "tokens_per_map",
 }
 
 
