@@ -57,12 +57,13 @@ def check_log_probs(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> tor
     return log_probs
 
 
-def score_ids(log_probs: torch.Tensor, maps: BloomHashMaps, ids: torch.Tensor) -> torch.Tensor:
-    """``γ`` of ``ids`` ``(batch, C)`` (any id ``< 0`` scores ``-inf``)."""
-    valid = ids >= 0
-    tokens = maps.table.to(log_probs.device)[ids.clamp(min=0)]              # (batch, C, m)
-    gathered = log_probs.gather(2, tokens.permute(0, 2, 1))                  # (batch, m, C)
-    return gathered.sum(dim=1).masked_fill(~valid, float("-inf"))
+def score_ids(log_probs: torch.Tensor, maps: BloomHashMaps, ids: torch.Tensor,
+              tokens: torch.Tensor | None = None) -> torch.Tensor:
+    """``γ`` of ``ids`` ``(batch, C)`` (any id ``< 0`` scores ``-inf``); ``tokens``: their ``(batch, m, C)`` local
+    tokens when already looked up."""
+    if tokens is None:
+        tokens = maps.table.to(log_probs.device).T[:, ids.clamp(min=0)].permute(1, 0, 2)   # (batch, m, C)
+    return log_probs.gather(2, tokens).sum(dim=1).masked_fill(ids < 0, float("-inf"))
 
 
 def exhaustive_topk(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> TopK:
@@ -101,12 +102,12 @@ def _beam_step(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int
     maps_index = torch.arange(m, device=top.device)
     candidates = maps.inverse.to(top.device)[maps_index[None, :, None], top].reshape(batch, -1)  # (batch, m b α)
     source = maps_index.repeat_interleave(beam * maps.alpha)                 # the map that proposed each candidate
-    tokens = maps.table.to(top.device)[candidates.clamp(min=0)]             # (batch, C, m)
-    in_beam = in_top.gather(2, tokens.permute(0, 2, 1)).permute(0, 2, 1)    # (batch, C, m)
-    earlier = maps_index[None, :] < source[:, None]                          # (C, m): maps before the proposer
-    duplicate = (in_beam & earlier[None]).any(dim=2)                         # already proposed by an earlier map
+    tokens = maps.table.to(top.device).T[:, candidates.clamp(min=0)].permute(1, 0, 2)   # (batch, m, C)
+    in_beam = in_top.gather(2, tokens)                                       # (batch, m, C)
+    earlier = maps_index[:, None] < source[None, :]                          # (m, C): maps before the proposer
+    duplicate = (in_beam & earlier[None]).any(dim=1)                         # already proposed by an earlier map
     candidates = candidates.masked_fill(duplicate, -1)
-    scores = score_ids(log_probs, maps, candidates)
+    scores = score_ids(log_probs, maps, candidates, tokens)
     take = min(k, scores.shape[1])
     best, where = scores.topk(take, dim=1)
     ids = candidates.gather(1, where)
@@ -151,7 +152,8 @@ def beam_topk(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int | 
             out.scored[todo] += maps.num_ids
             out.beam[todo], out.iterations[todo] = tokens, iteration
             break
-        ids, scores, certified, scored = _beam_step(log_probs[todo], maps, k, beam)
+        rows = log_probs if todo.numel() == batch else log_probs[todo]      # no copy on the first pass
+        ids, scores, certified, scored = _beam_step(rows, maps, k, beam)
         out.ids[todo], out.scores[todo], out.certified[todo] = ids, scores, certified
         out.scored[todo] += scored
         out.beam[todo], out.iterations[todo] = beam, iteration
