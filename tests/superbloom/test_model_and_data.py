@@ -147,3 +147,23 @@ def test_profiles():
     assert names[4] == "sampled-softmax-L4"
     with pytest.raises(ValueError, match="dataset"):
         PROFILES.get("smoke", dataset="wikipedia")
+
+
+def test_language_vocabulary_and_greedy_tokenisation():
+    from hashlib_core.papers.superbloom.language import build_vocabulary, masked_windows, tokenize, windows
+
+    lines = ["the cat sat on the mat", "the cat ate the rat", "a dog sat on the log"] * 20
+    vocab = build_vocabulary(lines, wordpiece_size=60, unigrams=5, bigrams=3)
+    assert len(vocab) == vocab.pieces + vocab.unigrams + vocab.bigrams and vocab.tokens[0] == "[UNK]"
+    assert "the cat" in vocab.index                                   # the most frequent pair is a token
+    ids = tokenize(vocab, "the cat sat on the mat")
+    assert ids[0] == vocab.index["the cat"]                           # a bigram wins over its words
+    assert [vocab.tokens[i] for i in tokenize(vocab, "zebra")]        # out of vocabulary: WordPiece pieces
+    stream = np.arange(100)
+    assert [len(w) for w in windows(stream, 32)] == [32, 32, 32]
+    test = masked_windows(stream, 32, seed=0)
+    assert all(w[p] == t for w, p, t in zip(test.segments, test.positions, test.targets))
+    with pytest.raises(ValueError, match="no text"):
+        build_vocabulary([], 10, 1, 1)
+    with pytest.raises(ValueError, match=">= 2"):
+        windows(stream, 1)

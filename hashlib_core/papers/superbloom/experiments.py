@@ -1,4 +1,4 @@
-"""The Superbloom chapter's experiments, registered on the chapter skeleton (the chapter page is not written yet).
+"""The Superbloom chapter's experiments, registered on the chapter skeleton.
 
 Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``python -m hashlib_core.papers.superbloom --profile P [--only a,b]``.
@@ -10,6 +10,11 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``beam_width``
     Appendix B: the deep Superbloom model's recall@k and candidates scored when Algorithm 1 stops after one
     iteration at beam widths 1 .. k (approximate), against the certified search.
+``params``
+    Tables 1 and 3's parameter columns at the paper's vocabularies (meta device).
+``language``
+    §4 (Tables 4 and 5): unhashed baselines and Superbloom models of similar sizes on masked-token prediction over a
+    unigram + bigram vocabulary of WikiText-2 (:mod:`~hashlib_core.papers.superbloom.language`).
 """
 from __future__ import annotations
 
@@ -38,7 +43,12 @@ class _Resources(Resources):
 CHAPTER = Chapter("superbloom", "Superbloom", PROFILES, resources=_Resources)
 
 
-@CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "curves"))
+_LANGUAGE_ONLY = ("lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_alpha", "lm_window", "lm_baseline_dims",
+                  "lm_superbloom_dims", "lm_layers", "lm_steps", "lm_batch", "lm_test_windows")
+
+
+@CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "curves"),
+                    independent_of=_LANGUAGE_ONLY)
 def _recall(ctx: RunContext) -> dict:
     res: _Resources = ctx.resources
     ks = res.profile.recall_at
@@ -57,7 +67,7 @@ def _recall(ctx: RunContext) -> dict:
             "curves": pd.DataFrame(curves)}
 
 
-@CHAPTER.experiment("beam_width", outputs=("beam_width",))
+@CHAPTER.experiment("beam_width", outputs=("beam_width",), independent_of=_LANGUAGE_ONLY)
 def _beam_width(ctx: RunContext) -> dict:
     res: _Resources = ctx.resources
     spec = [s for s in res.profile.models() if s.alpha > 1][-1]          # the deep Superbloom model
@@ -74,9 +84,36 @@ def _beam_width(ctx: RunContext) -> dict:
 
 @CHAPTER.experiment("params", outputs=("params",), independent_of=(
     "dataset", "test_share", "segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
-    "layers_deep", "steps", "batch", "learning_rate", "warmup", "sampled_share", "recall_at", "test_pages", "seed"))
+    "layers_deep", "steps", "batch", "learning_rate", "warmup", "sampled_share", "recall_at", "test_pages", "seed",
+    *_LANGUAGE_ONLY))
 def _params(ctx: RunContext) -> dict:
     """Tables 1 and 3's parameter columns at the paper's vocabularies (meta device)."""
     from hashlib_core.papers.superbloom.params import paper_params
 
     return {"params": paper_params()}
+
+
+_SET_ONLY = ("dataset", "test_share", "segment", "alpha", "hidden", "intermediate", "layers_shallow", "layers_deep",
+             "steps", "batch", "sampled_share", "test_pages")
+
+
+@CHAPTER.experiment("language", outputs=("language", "language_models", "language_curves"),
+                    independent_of=_SET_ONLY)
+def _language(ctx: RunContext) -> dict:
+    """§4 (Tables 4 and 5): masked-token prediction on WikiText-2 with a unigram + bigram vocabulary."""
+    from hashlib_core.papers.superbloom.training import LanguageResources
+
+    res = LanguageResources(ctx)
+    p = res.profile
+    rows, segs, curves = [], [], []
+    for spec in p.language_models():
+        model, row, curve = train_model(spec, res, ctx, steps=p.lm_steps, batch=p.lm_batch)
+        hits = evaluate(model.to(ctx.device), res, p.recall_at)
+        hits.insert(0, "name", spec.name)
+        rows.append({**row, "vocabulary": len(res.vocab), "wordpiece_pieces": res.vocab.pieces,
+                     "unigrams": res.vocab.unigrams, "bigrams": res.vocab.bigrams,
+                     "train_windows": len(res.train_segments)})
+        segs.append(hits)
+        curves += curve
+    return {"language": recall_table(pd.concat(segs, ignore_index=True), p.recall_at),
+            "language_models": pd.DataFrame(rows), "language_curves": pd.DataFrame(curves)}

@@ -26,6 +26,9 @@ class ModelSpec:
     layers: int
     #: sampled softmax: tokens sampled per batch (0: full softmax)
     num_sampled: int = 0
+    #: width (0: the profile's ``hidden``) and position embeddings (text: True)
+    hidden: int = 0
+    use_positions: bool = False
 
     @property
     def slug(self) -> str:
@@ -57,23 +60,39 @@ class SuperbloomProfile(Profile):
     warmup: int = 3
     #: the sampled-softmax model: share of the ids sampled per batch (the paper: 128K of 5.3M)
     sampled_share: float = 0.025
+    #: §4, natural language: WordPiece pieces, frequent words and word pairs added, α of the Superbloom models,
+    #: window (tokens per training and test sequence), widths of the two baselines and the two Superbloom models
+    #: (Table 4: baselines d = 256 and 64, Superbloom of similar sizes), layers, steps, batch, test windows (0: all)
+    lm_wordpiece: int = 500
+    lm_unigrams: int = 1000
+    lm_bigrams: int = 500
+    lm_alpha: int = 40
+    lm_window: int = 32
+    lm_baseline_dims: tuple[int, ...] = (64, 16)
+    lm_superbloom_dims: tuple[int, ...] = (128, 64)
+    lm_layers: int = 1
+    lm_steps: int = 20
+    lm_batch: int = 16
+    lm_test_windows: int = 200
     #: evaluation: recall@k cut-offs, beam width (None: k, Appendix B), test pages scored (0: all)
     recall_at: tuple[int, ...] = (1, 10, 100)
     test_pages: int = 0
 
-    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages"})
-    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages"})
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages", "lm_test_windows"})
+    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.dataset not in ("fb15k237", "lastfm"):
             raise ValueError(f"dataset must be 'fb15k237' or 'lastfm', got {self.dataset!r}")
         for name in ("segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
-                     "layers_deep", "steps", "batch"):
+                     "layers_deep", "steps", "batch", "lm_wordpiece", "lm_alpha", "lm_window", "lm_layers",
+                     "lm_steps", "lm_batch"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.hidden % self.heads:
-            raise ValueError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
+        for width in (self.hidden, *self.lm_baseline_dims, *self.lm_superbloom_dims):
+            if width < 1 or width % self.heads:
+                raise ValueError(f"every width ({width}) must be a positive multiple of heads ({self.heads})")
         if not 0 <= self.sampled_share < 1:
             raise ValueError(f"sampled_share must be in [0, 1) (0: no sampled-softmax model), got {self.sampled_share}")
         if not self.recall_at or min(self.recall_at) < 1:
@@ -91,6 +110,13 @@ class SuperbloomProfile(Profile):
                                  num_sampled=-1))   # resolved against the number of ids by model_config
         return out
 
+    def language_models(self) -> list[ModelSpec]:
+        """§4's Table 4: the unhashed baselines and the Superbloom models, with positions (text)."""
+        return ([ModelSpec(f"baseline-d{d}", 1, 1, self.lm_layers, hidden=d, use_positions=True)
+                 for d in self.lm_baseline_dims]
+                + [ModelSpec(f"superbloom-d{d}", self.lm_alpha, self.num_hashes, self.lm_layers, hidden=d,
+                             use_positions=True) for d in self.lm_superbloom_dims])
+
 
 PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # smoke: CPU, seconds: 30 steps of 16 segments, width 64, 1 and 2 layers; proves the code paths.
@@ -100,14 +126,23 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # to 0.8 s (Superbloom, 4 layers: its sequences are m = 2 times longer). The committed run's wall time is in
     # its results.
     cpu=SuperbloomProfile(name="cpu", budget_minutes=60.0, hidden=128, heads=4, intermediate=512,
-                          layers_shallow=1, layers_deep=4, steps=1500, batch=64, learning_rate=1e-3, warmup=100),
+                          layers_shallow=1, layers_deep=4, steps=1500, batch=64, learning_rate=1e-3, warmup=100,
+                          lm_wordpiece=2000, lm_unigrams=8000, lm_bigrams=4000, lm_window=64,
+                          lm_baseline_dims=(128, 32), lm_superbloom_dims=(256, 128), lm_layers=2, lm_steps=800,
+                          lm_batch=32, lm_test_windows=0),
     # small: one GPU: width 256 (Table 3's d = 256), 1 and 12 layers (Table 3's depths), 10,000 steps of 128.
     small=SuperbloomProfile(name="small", accelerator="gpu", budget_minutes=10.0, hidden=256, heads=4,
                             intermediate=1024, layers_shallow=1, layers_deep=12, steps=10_000, batch=128,
-                            learning_rate=5e-4, warmup=500),
+                            learning_rate=5e-4, warmup=500, lm_wordpiece=4000, lm_unigrams=20000,
+                            lm_bigrams=20000, lm_window=128, lm_baseline_dims=(256, 64),
+                            lm_superbloom_dims=(512, 256), lm_layers=4, lm_steps=5000, lm_batch=64,
+                            lm_test_windows=0),
     # paper: Table 3's Superbloom d = 256 at 1 and 12 layers; the paper trains more than 1M steps at batch 1,024 on
     # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on FB15k-237).
     paper=SuperbloomProfile(name="paper", accelerator="gpu", budget_minutes=60.0 * 24, hidden=256, heads=4,
                             intermediate=1024, layers_shallow=1, layers_deep=12, steps=1_000_000, batch=1024,
-                            learning_rate=1e-4, warmup=10_000),
+                            learning_rate=1e-4, warmup=10_000, lm_wordpiece=30000, lm_unigrams=500_000,
+                            lm_bigrams=500_000, lm_window=128, lm_baseline_dims=(256, 64),
+                            lm_superbloom_dims=(512, 256), lm_layers=12, lm_steps=1_000_000, lm_batch=256,
+                            lm_test_windows=0),
 )

@@ -9,7 +9,7 @@ import pandas as pd
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "recall_view", "depth_effect", "beam_view",
-           "bench_view", "quoted"]
+           "language_view", "bench_view", "quoted"]
 
 
 def recall_table(segments: pd.DataFrame, ks) -> pd.DataFrame:
@@ -81,6 +81,16 @@ def beam_view(beam: pd.DataFrame) -> pd.DataFrame:
     return beam.rename(columns={"certified_%": "certified (%)", "mean_scored": "candidates scored"})
 
 
+def language_view(language: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """§4's Table 4 (sizes) and Table 5 (recall) in one: each model's width, tokens, parameters and recall@k."""
+    sizes = models.set_index("name")[["hidden", "alpha", "vocab_size", "total_params"]]
+    out = language.set_index("name").join(sizes).reset_index()
+    recalls = [c for c in language.columns if c.startswith("rec@")]
+    return out[["name", "hidden", "alpha", "vocab_size", "total_params", *recalls, "mean_scored"]].rename(
+        columns={"hidden": "d", "vocab_size": "tokens", "total_params": "parameters",
+                 "mean_scored": "candidates scored"})
+
+
 def bench_view(bench: dict) -> pd.DataFrame:
     """The decoding benchmark's rows: time per position both ways, speed-up, certified and exact shares (%)."""
     rows = pd.DataFrame(bench.get("data", bench)["results"])
@@ -113,6 +123,10 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     base = [n for n in sizes.index if n.startswith("baseline")]
     out["size_ratio"] = f"{sizes[base].max() / sizes[sb].max():.1f}"
     out["ids"] = f"{int(models['num_ids'].iloc[0]):,}"
+    lm = shown.table("language_models").iloc[0]
+    out.update(lm_vocab=f"{int(lm['vocabulary']):,}", lm_pieces=f"{int(lm['wordpiece_pieces']):,}",
+               lm_unigrams=f"{int(lm['unigrams']):,}", lm_bigrams=f"{int(lm['bigrams']):,}",
+               lm_windows=f"{int(lm['train_windows']):,}", lm_alpha=str(p.lm_alpha), lm_steps=f"{p.lm_steps:,}")
     beam = shown.table("beam_width")
     k = int(beam["beam"].max())
     at_k = beam[beam["beam"] == k].iloc[0]

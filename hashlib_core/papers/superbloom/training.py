@@ -37,6 +37,8 @@ __all__ = ["Resources", "model_config", "train_model", "evaluate", "label_freque
 class Resources:
     """The id sets, the page split, the training segments and the test segments of one run."""
 
+    kind = "sets"
+
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.profile: SuperbloomProfile = ctx.profile
@@ -61,30 +63,56 @@ class Resources:
         return held_out_segments(self.sets, pages, self.profile.segment, self.profile.seed + 1)
 
 
+class LanguageResources:
+    """§4's text task with the same interface: the vocabulary (as ``sets.num_ids``), training windows of the
+    WikiText-2 validation split, test windows of its test split with one masked token each."""
+
+    kind = "language"
+
+    def __init__(self, ctx: RunContext) -> None:
+        from hashlib_core.papers.superbloom.language import build_vocabulary, masked_windows, tokenize, windows
+        from hashlib_core.pretraining import wikitext_lines
+
+        self.ctx = ctx
+        self.profile: SuperbloomProfile = ctx.profile
+        p = self.profile
+        train_lines, test_lines = wikitext_lines("validation"), wikitext_lines("test")
+        self.vocab = build_vocabulary(train_lines, p.lm_wordpiece, p.lm_unigrams, p.lm_bigrams)
+        self.sets = IdSets("WikiText-2", self.vocab.tokens, [])
+        ids = np.array([i for line in train_lines for i in tokenize(self.vocab, line)], dtype=np.int64)
+        test_ids = np.array([i for line in test_lines for i in tokenize(self.vocab, line)], dtype=np.int64)
+        self.train_segments = windows(ids, p.lm_window)
+        self.test = masked_windows(test_ids, p.lm_window, p.seed + 1, p.lm_test_windows)
+
+
 def model_config(spec: ModelSpec, profile: SuperbloomProfile, num_ids: int) -> SuperbloomConfig:
     sampled = max(1, round(profile.sampled_share * num_ids)) if spec.num_sampled < 0 else spec.num_sampled
+    hidden = spec.hidden or profile.hidden
     return SuperbloomConfig(num_ids=num_ids, alpha=spec.alpha, num_hashes=spec.num_hashes, hash_seed=profile.seed,
-                            num_sampled=sampled,
-                            hidden_size=profile.hidden, num_hidden_layers=spec.layers,
-                            num_attention_heads=profile.heads, intermediate_size=profile.intermediate,
-                            max_position_embeddings=max(512, profile.segment * spec.num_hashes))
+                            num_sampled=sampled, use_positions=spec.use_positions,
+                            hidden_size=hidden, num_hidden_layers=spec.layers, num_attention_heads=profile.heads,
+                            intermediate_size=4 * hidden if spec.hidden else profile.intermediate,
+                            max_position_embeddings=max(512, (profile.segment + profile.lm_window) * spec.num_hashes))
 
 
-def train_model(spec: ModelSpec, res: Resources, ctx: RunContext) -> tuple[SuperbloomForMaskedLM, dict, list]:
-    """Train one model; returns it, a summary row and its loss curve."""
+def train_model(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | None = None,
+                batch: int | None = None) -> tuple[SuperbloomForMaskedLM, dict, list]:
+    """Train one model (``steps`` and ``batch`` default to the profile's); returns it, a summary row and its loss
+    curve."""
     p = res.profile
+    steps, batch = steps or p.steps, batch or p.batch
     seed_everything(p.seed)
     model = SuperbloomForMaskedLM(model_config(spec, p, res.sets.num_ids))
-    loader = torch.utils.data.DataLoader(res.train_segments, batch_size=p.batch, shuffle=True, drop_last=True,
+    loader = torch.utils.data.DataLoader(res.train_segments, batch_size=batch, shuffle=True, drop_last=True,
                                          collate_fn=ItemMaskingCollator(model.maps, p.seed))
-    config = TrainConfig(max_steps=p.steps, learning_rate=p.learning_rate, warmup_steps=p.warmup,
-                         scheduler="linear", weight_decay=0.01, log_every=max(1, p.steps // 30), seed=p.seed)
-    out = ctx.checkpoint_dir(spec.slug, spec.name, spec.__dict__)
-    ctx.log(f"{spec.name}: training ({p.steps} steps)")
+    config = TrainConfig(max_steps=steps, learning_rate=p.learning_rate, warmup_steps=min(p.warmup, steps // 10),
+                         scheduler="linear", weight_decay=0.01, log_every=max(1, steps // 30), seed=p.seed)
+    out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}", spec.name, spec.__dict__, steps, batch)
+    ctx.log(f"{spec.name}: training ({steps} steps)")
     result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
     row = {"name": spec.name, "alpha": spec.alpha, "num_hashes": spec.num_hashes, "layers": spec.layers,
            "num_sampled": model.config.num_sampled, "num_ids": res.sets.num_ids,
-           "hidden": p.hidden, "vocab_size": model.config.vocab_size, "total_params": count_parameters(model),
+           "hidden": model.config.hidden_size, "vocab_size": model.config.vocab_size, "total_params": count_parameters(model),
            "emb_params": model.embedding_parameter_count(), "steps": result.steps,
            "final_loss": result.final_loss, "wall_time_s": result.wall_time_s}
     return model, row, [{"name": spec.name, "step": s, "loss": loss} for s, loss in result.losses]
