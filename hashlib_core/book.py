@@ -19,8 +19,8 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-__all__ = ["table", "comparison", "agreement_table", "profiles_table", "figure", "quote", "provenance", "fmt_count",
-           "fmt_num"]
+__all__ = ["table", "comparison", "agreement_table", "profiles_table", "figure", "loss_curves", "quote", "provenance",
+           "fmt_count", "fmt_num"]
 
 Formatter = str | Callable[[Any], str]
 
@@ -121,6 +121,21 @@ def figure(name: str, fig: Any, *, dpi: int = 150) -> None:
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     glue(name, Image(data=buffer.getvalue(), format="png"), display=False)
+
+
+def loss_curves(curves: pd.DataFrame, ylabel: str, xlabel: str = "training step", by: str = "name"):
+    """A line per ``by`` group of ``curves`` (columns ``step`` and ``loss``): the training curves of a chapter."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for name, g in curves.groupby(by, sort=False):
+        ax.plot(g["step"], g["loss"], label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
 
 
 def quote(values: Mapping[str, Any]) -> None:

@@ -25,7 +25,8 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 __all__ = ["GLUE_TASKS", "PRIMARY_METRIC", "GLUE_TEXT_COLUMNS", "normalize_task", "glue_metric", "num_labels",
-           "glue_split", "majority_score", "TextDataset", "GlueCollator", "TokenizerEncoder", "predict", "finetune"]
+           "glue_split", "GlueSplits", "check_finetuning_settings", "majority_score", "TextDataset", "GlueCollator",
+           "TokenizerEncoder", "predict", "finetune"]
 
 #: Canonical task names and the metric HashFormers reports for each (§4.3).
 PRIMARY_METRIC: dict[str, str] = {
@@ -154,6 +155,27 @@ def glue_split(task: str, split: str, limit: int = 0, seed: int = 0) -> tuple[li
     columns = GLUE_TEXT_COLUMNS[key]
     texts: list[Any] = list(data[columns[0]]) if len(columns) == 1 else list(zip(data[columns[0]], data[columns[1]]))
     return texts, np.asarray(data["label"])
+
+
+class GlueSplits:
+    """Mixin for a chapter's resources with a ``profile`` (its ``seed``): GLUE splits loaded once per run."""
+
+    def glue(self, task: str, split: str, limit: int) -> tuple[list[Any], np.ndarray]:
+        """Texts and labels of a GLUE split (a seeded sample of ``limit`` examples; 0 = all), loaded once."""
+        key = (task, split, limit)
+        cache = self.__dict__.setdefault("_glue", {})
+        if key not in cache:
+            cache[key] = glue_split(task, split, limit, self.profile.seed)
+        return cache[key]
+
+
+def check_finetuning_settings(tasks: Sequence[str], seeds: Sequence[int]) -> None:
+    """A profile's GLUE tasks must be staged and its fine-tuning seeds non-empty, else a clear error."""
+    for task in tasks:
+        if normalize_task(task) not in GLUE_TEXT_COLUMNS:
+            raise ValueError(f"task {task!r} is not staged; choose from {sorted(GLUE_TEXT_COLUMNS)}")
+    if not seeds:
+        raise ValueError("ft_seeds must list at least one fine-tuning seed")
 
 
 def majority_score(task: str, train_labels: Any, dev_labels: Any) -> float:

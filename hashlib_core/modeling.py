@@ -22,7 +22,8 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["check_token_batch", "hidden_states", "embedding_parameter_count", "vocab_log_probs", "decoder_layers"]
+__all__ = ["check_token_batch", "hidden_states", "embedding_parameter_count", "vocab_log_probs", "decoder_layers",
+           "run_encoder"]
 
 
 def check_token_batch(input_ids: Any, name: str = "input_ids", *,
@@ -91,3 +92,20 @@ def decoder_layers(model: nn.Module) -> nn.ModuleList:
     if hasattr(base, "encoder") and hasattr(base.encoder, "layer"):
         return base.encoder.layer
     raise TypeError(f"cannot find the Transformer layers of {type(base).__name__}")
+
+
+def run_encoder(config: Any, layers: nn.ModuleList, hidden: torch.Tensor, attention_mask: torch.Tensor | None,
+                output_hidden_states: bool) -> Any:
+    """``hidden`` (the embedding output) through bidirectional encoder ``layers`` (BERT / RoBERTa layers) under
+    ``attention_mask``; a ``BaseModelOutput`` whose ``hidden_states`` (when asked) are the embedding output and every
+    layer's output."""
+    from transformers.masking_utils import create_bidirectional_mask
+    from transformers.modeling_outputs import BaseModelOutput
+
+    mask = create_bidirectional_mask(config=config, inputs_embeds=hidden, attention_mask=attention_mask)
+    states = [hidden] if output_hidden_states else None
+    for layer in layers:
+        hidden = layer(hidden, mask)
+        if states is not None:
+            states.append(hidden)
+    return BaseModelOutput(last_hidden_state=hidden, hidden_states=tuple(states) if states is not None else None)

@@ -58,12 +58,6 @@ def _names(glue: pd.DataFrame, embedding: str) -> list[str]:
 
 def pretraining_curves(curves: pd.DataFrame):
     """Masked-language-model loss against pre-training step, one line per model."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for name, g in curves.groupby("name", sort=False):
-        ax.plot(g["step"], g["loss"], label=name)
-    ax.set_xlabel("pre-training step")
-    ax.set_ylabel("MLM loss (nats)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    from hashlib_core.book import loss_curves
+
+    return loss_curves(curves, "MLM loss (nats)", "pre-training step")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from hashlib_core.glue import GLUE_TEXT_COLUMNS, normalize_task
+from hashlib_core.glue import check_finetuning_settings, normalize_task
 from hashlib_core.profiles import Profile, ProfileSet
 
 __all__ = ["ModelSpec", "MODELS", "PAPER_MODELS", "PRETRAINING_SETTINGS", "DynamicEmbeddingsProfile", "PROFILES"]
@@ -101,18 +101,12 @@ class DynamicEmbeddingsProfile(Profile):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for task in self.tasks:
-            if normalize_task(task) not in GLUE_TEXT_COLUMNS:
-                raise ValueError(f"task {task!r} is not staged; choose from {sorted(GLUE_TEXT_COLUMNS)}")
+        check_finetuning_settings(self.tasks, self.ft_seeds)
         unknown = sorted(set(self.models) - {m.name for m in MODELS})
         if unknown:
             raise ValueError(f"unknown model(s) {unknown}; known: {[m.name for m in MODELS]}")
-        if not self.ft_seeds:
-            raise ValueError("ft_seeds must list at least one fine-tuning seed")
-        for name in ("vocab_size", "max_n", "seq_len", "pt_steps", "pt_batch", "ft_batch", "ft_max_len",
-                     "random_pairs", "prefix_length"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_positive("vocab_size", "max_n", "seq_len", "pt_steps", "pt_batch", "ft_batch", "ft_max_len",
+                              "random_pairs", "prefix_length")
 
     def selected(self) -> list[ModelSpec]:
         return [m for m in MODELS if not self.models or m.name in self.models]

@@ -18,7 +18,7 @@ from torch import nn
 
 from hashlib_core.bpe import bpe_to_hf_tokenizer, train_bpe
 from hashlib_core.chapter import RunContext
-from hashlib_core.glue import TokenizerEncoder, finetune, glue_split, num_labels
+from hashlib_core.glue import GlueSplits, TokenizerEncoder, finetune, num_labels
 from hashlib_core.params import count_parameters
 from hashlib_core.papers.dynamic_embeddings.modeling import (
     DynamicBertConfig,
@@ -34,8 +34,8 @@ from hashlib_core.training import TrainConfig, train
 __all__ = ["Resources", "model_config", "pretrain", "finetune_model", "glue_runs", "glue_table"]
 
 
-class Resources:
-    """What every experiment of one run shares: corpus, tokenizer, its token strings and the id stream."""
+class Resources(GlueSplits):
+    """What every experiment of one run shares: corpus, tokenizer, its token strings, the id stream, GLUE splits."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
@@ -70,12 +70,6 @@ class Resources:
         ids = [i for line in self.corpus for i in self.bpe.encode(line, add_special_tokens=False).ids]
         return np.asarray(ids, dtype=np.int64)
 
-    def glue(self, task: str, split: str, limit: int) -> tuple[list[Any], np.ndarray]:
-        key = (task, split, limit)
-        cache = self.__dict__.setdefault("_glue", {})
-        if key not in cache:
-            cache[key] = glue_split(task, split, limit, self.profile.seed)
-        return cache[key]
 
 
 def model_config(spec: ModelSpec, profile: DynamicEmbeddingsProfile, vocab_tokens: Sequence[str] | None,

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from hashlib_core.bpe import bpe_to_hf_tokenizer, train_bpe
-from hashlib_core.glue import glue_split
+from hashlib_core.glue import GlueSplits
 from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
 from hashlib_core.hashing.md5 import KeyedMD5Hasher
 from hashlib_core.pretraining import Sequences, wikitext_lines, with_specials
@@ -67,8 +67,8 @@ def hub_corpus(specs: Sequence[str]) -> Iterable[str]:
                     yield line.strip()
 
 
-class Resources:
-    """What every experiment of one profile shares: corpus, BPE vocabularies, unit streams and hashers."""
+class Resources(GlueSplits):
+    """What every experiment of one profile shares: corpus, BPE vocabularies, unit streams, hashers and GLUE splits."""
 
     def __init__(self, profile: HashFormersProfile) -> None:
         self.profile = profile
@@ -103,14 +103,6 @@ class Resources:
     def bpe_id_stream(self) -> np.ndarray:
         ids = [i for line in self.corpus for i in self.baseline_bpe.encode(line, add_special_tokens=False).ids]
         return np.asarray(ids, dtype=np.int64)
-
-    def glue(self, task: str, split: str, limit: int) -> tuple[list[Any], np.ndarray]:
-        """Texts and labels of a GLUE split (a seeded sample of ``limit`` examples; 0 = all), loaded once."""
-        key = (task, split, limit)
-        cache = self.__dict__.setdefault("_glue", {})
-        if key not in cache:
-            cache[key] = glue_split(task, split, limit, self.profile.seed)
-        return cache[key]
 
     def hasher(self, hash_type: str, num_buckets: int | None) -> Any:
         """The token hasher of a variant: an index hasher for Emb (``num_buckets``), else a 128-bit one."""

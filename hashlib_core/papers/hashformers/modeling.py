@@ -35,7 +35,6 @@ from torch import nn
 from torch.nn import CrossEntropyLoss, MSELoss
 from transformers import PreTrainedModel
 from transformers import initialization as init
-from transformers.masking_utils import create_bidirectional_mask
 from transformers.modeling_outputs import BaseModelOutput, SequenceClassifierOutput, TokenClassifierOutput
 from transformers.models.roberta.modeling_roberta import RobertaClassificationHead, RobertaEncoder
 
@@ -46,7 +45,7 @@ from hashlib_core.embeddings.hashed import (
     PearsonProjection,
     PoolEmbedding,
 )
-from hashlib_core.modeling import check_token_batch
+from hashlib_core.modeling import check_token_batch, run_encoder
 from hashlib_core.papers.hashformers.configuration import EMBEDDING_TYPES, HashFormerConfig
 from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID, NUM_SPECIAL_TOKENS, PAD_ID
 
@@ -276,13 +275,7 @@ class HashFormerModel(HashFormerPreTrainedModel):
         hidden = self.embeddings(input_ids, hash_bits, token_type_ids, position_ids)
         if attention_mask is not None:
             _check_mask(attention_mask, tuple(input_ids.shape))
-        mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden, attention_mask=attention_mask)
-        states = [hidden] if output_hidden_states else None
-        for layer in self.encoder.layer:
-            hidden = layer(hidden, mask)
-            if states is not None:
-                states.append(hidden)
-        return BaseModelOutput(last_hidden_state=hidden, hidden_states=tuple(states) if states is not None else None)
+        return run_encoder(self.config, self.encoder.layer, hidden, attention_mask, output_hidden_states)
 
 
 class HashFormerForSequenceClassification(HashFormerPreTrainedModel):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from hashlib_core.glue import GLUE_TEXT_COLUMNS, normalize_task
+from hashlib_core.glue import check_finetuning_settings, normalize_task
 from hashlib_core.profiles import Profile, ProfileSet
 
 __all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP", "LSH_GROUP", "HashFormersProfile",
@@ -149,10 +149,7 @@ class HashFormersProfile(Profile):
         super().__post_init__()
         if self.corpus not in ("wikitext2-validation", "wikipedia+bookcorpus"):
             raise ValueError(f"corpus must be 'wikitext2-validation' or 'wikipedia+bookcorpus', got {self.corpus!r}")
-        for task in (*self.tasks, *self.table6_tasks):
-            key = normalize_task(task)
-            if key not in GLUE_TEXT_COLUMNS:
-                raise ValueError(f"task {task!r} is not staged; choose from {sorted(GLUE_TEXT_COLUMNS)}")
+        check_finetuning_settings((*self.tasks, *self.table6_tasks), self.ft_seeds)
         if self.seq_len < 4 or self.ft_max_len < 4:
             raise ValueError("seq_len and ft_max_len must be >= 4 (room for the special tokens)")
         if self.hidden % self.heads:
@@ -160,8 +157,6 @@ class HashFormersProfile(Profile):
         unknown = sorted(set(self.models) - {m.name for m in MODELS})
         if unknown:
             raise ValueError(f"unknown model(s) {unknown}; known: {[m.name for m in MODELS]}")
-        if not self.ft_seeds:
-            raise ValueError("ft_seeds must list at least one fine-tuning seed")
 
     def selected(self) -> list[ModelSpec]:
         """The models of Tables 1/2 this profile trains."""

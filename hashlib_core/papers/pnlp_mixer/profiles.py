@@ -63,10 +63,9 @@ class PNLPMixerProfile(Profile):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("num_hashes", "bloom_size", "max_seq_len", "hidden_size", "num_mixer_layers", "mixing_dim",
-                     "batch_size", "max_epochs", "patience", "mtop_max_epochs", "mtop_patience", "latency_samples"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_positive("num_hashes", "bloom_size", "max_seq_len", "hidden_size", "num_mixer_layers",
+                              "mixing_dim", "batch_size", "max_epochs", "patience", "mtop_max_epochs", "mtop_patience",
+                              "latency_samples")
         for task in self.comparison_tasks:
             if task not in TASKS[:2]:
                 raise ValueError(f"comparison_tasks must be among ('atis', 'snips'), got {task!r}")

@@ -44,12 +44,6 @@ def beam_width(beam: pd.DataFrame):
 
 def training_curves(curves: pd.DataFrame):
     """Training loss (summed over the m hashes) against step, one line per model."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for name, g in curves.groupby("name", sort=False):
-        ax.plot(g["step"], g["loss"], label=name)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("masked-item loss (nats, summed over hashes)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    from hashlib_core.book import loss_curves
+
+    return loss_curves(curves, "masked-item loss (nats, summed over hashes)")

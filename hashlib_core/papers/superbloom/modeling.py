@@ -24,14 +24,13 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from transformers import BertConfig, PreTrainedModel
-from transformers.masking_utils import create_bidirectional_mask
 from transformers.modeling_outputs import BaseModelOutput
 from transformers.models.bert.modeling_bert import BertEncoder, BertPredictionHeadTransform
 from transformers.utils import ModelOutput
 
 from hashlib_core.decoding.beam import TopK, beam_topk, exhaustive_topk
 from hashlib_core.hashing.bloom import DEFAULT_SPECIAL_TOKENS, BloomHashMaps
-from hashlib_core.modeling import check_token_batch
+from hashlib_core.modeling import check_token_batch, run_encoder
 
 __all__ = ["SuperbloomConfig", "SuperbloomOutput", "SuperbloomModel", "SuperbloomForMaskedLM"]
 
@@ -120,13 +119,7 @@ class SuperbloomModel(SuperbloomPreTrainedModel):
                                  f"{self.config.max_position_embeddings}; use shorter segments")
             hidden = hidden + self.position_embeddings(torch.arange(input_ids.shape[1], device=input_ids.device))
         hidden = self.dropout(self.norm(hidden))
-        mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden, attention_mask=attention_mask)
-        states = [hidden] if output_hidden_states else None
-        for layer in self.encoder.layer:
-            hidden = layer(hidden, mask)
-            if states is not None:
-                states.append(hidden)
-        return BaseModelOutput(last_hidden_state=hidden, hidden_states=tuple(states) if states is not None else None)
+        return run_encoder(self.config, self.encoder.layer, hidden, attention_mask, output_hidden_states)
 
 
 class SuperbloomForMaskedLM(SuperbloomPreTrainedModel):

@@ -85,11 +85,9 @@ class SuperbloomProfile(Profile):
         super().__post_init__()
         if self.dataset not in ("fb15k237", "lastfm"):
             raise ValueError(f"dataset must be 'fb15k237' or 'lastfm', got {self.dataset!r}")
-        for name in ("segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
-                     "layers_deep", "steps", "batch", "lm_wordpiece", "lm_alpha", "lm_window", "lm_layers",
-                     "lm_steps", "lm_batch"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.require_positive("segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
+                              "layers_deep", "steps", "batch", "lm_wordpiece", "lm_alpha", "lm_window", "lm_layers",
+                              "lm_steps", "lm_batch")
         for width in (self.hidden, *self.lm_baseline_dims, *self.lm_superbloom_dims):
             if width < 1 or width % self.heads:
                 raise ValueError(f"every width ({width}) must be a positive multiple of heads ({self.heads})")
