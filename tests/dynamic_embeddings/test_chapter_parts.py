@@ -36,7 +36,7 @@ def test_glue_table_view_and_gap():
     assert t.loc["EELBERT-tiny", "avg"] == pytest.approx((76 + 66) / 2)
     assert tables.relative_gap(table, "EELBERT-tiny") == pytest.approx(100 * (71 - 75) / 75)
     view = tables.glue_view(table, ["sst2", "stsb"]).set_index("model")
-    assert view.loc["BERT-tiny", "SST-2"] == "80.0 ± 1.4"
+    assert view.loc["BERT-tiny", "SST-2"] == "80.0\u00a0±\u00a01.4"        # no-break spaces: one line per cell
     assert view.loc["EELBERT-tiny", "gap to BERT-tiny (%)"] == "-5.3"
     assert view.loc["majority class", "SST-2"] == "50.0" and view.loc["majority class", "STS-B"].startswith("-")
 

@@ -75,7 +75,7 @@ def property_checks(profile: DynamicEmbeddingsProfile, words: Sequence[str] = ("
         v = embed([text])[0]
         ok = bool(np.isfinite(v).all() and v.min() >= -1.0 and v.max() <= 1.0 and v.shape == (dim,))
         rows.append({"property": "bounded d-vector",
-                     "check": f"{name} ({len(text):,} characters): largest |value|", "value": float(np.abs(v).max()),
+                     "check": f"{name} ({len(text):,} character{'s' if len(text) > 1 else ''}): largest |value|", "value": float(np.abs(v).max()),
                      "holds": ok})
     try:
         embed([""])

@@ -59,6 +59,8 @@ def similarity_view(sim: pd.DataFrame) -> pd.DataFrame:
 def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
     out = sizes[["model", "layers", "hidden", "total_params", "emb_params", "emb_share_%", "fp32_MB",
                  "int8_MB", "BERT-tiny_over_model"]].copy()
+    out["emb_share_%"] = out["emb_share_%"].round(1)
+    out["BERT-tiny_over_model"] = out["BERT-tiny_over_model"].round(1)
     return out.rename(columns={"hidden": "d", "total_params": "parameters", "emb_params": "table parameters",
                                "emb_share_%": "table share (%)", "fp32_MB": "float32 (MB)", "int8_MB": "int8 (MB)",
                                "BERT-tiny_over_model": "BERT-tiny / model"})
@@ -78,7 +80,7 @@ def glue_view(glue: pd.DataFrame, tasks: list[str]) -> pd.DataFrame:
         row = {"model": r["name"], "size float32 (MB)": r["size_fp32_bytes"] / 1e6}
         for t in tasks:
             std = r[f"{t}_std"]
-            row[TASK_LABELS.get(t, t)] = f"{r[t]:.1f}" + ("" if pd.isna(std) else f" ± {std:.1f}")
+            row[TASK_LABELS.get(t, t)] = f"{r[t]:.1f}" + ("" if pd.isna(std) else f"\u00a0±\u00a0{std:.1f}")
         row["average"] = f"{r['avg']:.1f}"
         row[f"gap to {REFERENCE} (%)"] = ("-" if r["name"] == REFERENCE or REFERENCE not in set(glue["name"])
                                           else f"{relative_gap(glue, r['name']):+.1f}")
@@ -144,10 +146,12 @@ def napkin_view(napkin: pd.DataFrame) -> pd.DataFrame:
             {"model": label, "quantity": "embedding, float16", "blog": cell("embedding_layer_size", unit),
              "ours": f"{o['embedding_fp16_MiB']:,.1f} MiB", "note": ""},
             {"model": label, "quantity": "model, float16", "blog": cell("model_size", unit),
-             "ours": f"{o['model_fp16_MiB']:,.1f} MiB", "note": ""},
+             "ours": f"{o['model_fp16_MiB']:,.1f} MiB" + (f" ({o['model_fp16_GiB']:.1f} GiB)"
+                                                          if o["model_fp16_MiB"] >= 1024 else ""), "note": ""},
             {"model": label, "quantity": "input-table share", "blog": cell("share"),
              "ours": f"{o['input_embedding_share_%']:.1f}%",
-             "note": "" if o["tied_head"] else f"{o['vocabulary_share_%']:.1f}% with the untied output head"},
+             "note": ("" if np.isclose(o["vocabulary_share_%"], o["input_embedding_share_%"])
+                      else f"{o['vocabulary_share_%']:.1f}% with the untied output head")},
         ]
     return pd.DataFrame(rows)
 
