@@ -128,6 +128,8 @@ def test_tables_and_figures_on_fixed_inputs():
     assert recall.loc["a", "rec@1"] == 50.0 and recall.loc["b", "rec@1"] == 100.0 and recall.loc["a", "segments"] == 10
     deciles = tables.decile_table(segs)
     assert sorted(deciles["decile"].unique()) == list(range(1, 11))
+    for _, g in deciles.groupby("name"):
+        assert g["decile"].tolist() == list(range(1, 11))            # in order: the figure draws lines through them
     models = pd.DataFrame({"name": ["baseline-L1", "baseline-L4", "superbloom-a50m2-L1", "superbloom-a50m2-L4"],
                            "layers": [1, 4, 1, 4], "vocab_size": [100, 100, 20, 20], "total_params": [9, 10, 3, 4],
                            "num_ids": [96] * 4})
