@@ -192,6 +192,11 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         sst = glue["sst2"] - glue["sst2_majority"]
         out.update(sst_min_margin=f"{sst.min():+.1f}", sst_majority=f"{glue['sst2_majority'].iloc[0]:.1f}")
     g = shown.table("glue")
+    at_floor = [TASK_LABELS.get(t, t) for t in p.task_keys() if t != "stsb" and t in g.columns
+                and (g[t] - g[f"{t}_majority"]).max() < 3.0]
+    out["at_majority"] = (", ".join(at_floor) + (" stay" if len(at_floor) > 1 else " stays")
+                          + " within 3 points of the majority class for every model" if at_floor
+                          else "every task moves at least 3 points above the majority class for some model")
     if {"BERT-tiny", "EELBERT-tiny", "UNO-EELBERT (ours)"} <= set(g["name"]):
         out.update(gap_tiny=f"{relative_gap(g, 'EELBERT-tiny'):+.1f}%",
                    gap_uno=f"{relative_gap(g, 'UNO-EELBERT (ours)'):+.1f}%")

@@ -118,6 +118,10 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                    sb_gain=f"{depth.loc['superbloom', 'ours: gain']:+.1f}",
                    paper_base_gain=f"{depth.loc['baseline', 'paper: gain']:+.1f}",
                    paper_sb_gain=f"{depth.loc['superbloom', 'paper: gain']:+.1f}")
+        more = depth.loc["superbloom", "ours: gain"] > depth.loc["baseline", "ours: gain"]
+        out["depth_verdict"] = ("depth helps Superbloom more than the baseline, as in the paper" if more else
+                                "depth helps the baseline at least as much as Superbloom, so the paper's finding "
+                                "does not appear at this scale")
     out["test_segments"] = f"{int(recall['segments'].iloc[0]):,}"
     sizes = models.set_index("name")["total_params"]
     sb = [n for n in sizes.index if n.startswith("superbloom")]
