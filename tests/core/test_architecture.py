@@ -117,6 +117,9 @@ INPUT_COLUMNS = {
     "chunk_size", "chunk_size_requested", "dims", "row_tile", "tokens", "torch_threads", "items", "n_tokens",
     "batch_shape", "repeats_per_run", "cpu_count", "scripts", "largest_tensor_bytes", "workers", "num_ids", "alpha",
     "tokens_per_map",
+    # Superbloom: settings and ids (vocabulary sizes of §4, the paper's page count, a test segment's target id)
+    "bigrams", "unigrams", "wordpiece_pieces", "vocabulary", "train_windows", "#samples", "hash_tokens", "ids",
+    "target", "label_frequency", "num_sampled", "num_ids",
 }
 
 
@@ -152,7 +155,8 @@ def _computed_values() -> tuple[float, ...]:
             values += _numbers(table)
     for path in (ROOT / "results").rglob("*"):
         # training curves hold thousands of per-step losses that no page quotes one by one
-        if path.parent.name == "smoke" or path.name.endswith(".meta.json") or path.stem.endswith("_curves"):
+        if (path.parent.name == "smoke" or path.name.endswith(".meta.json") or path.stem.endswith("_curves")
+                or path.stem == "curves"):
             continue
         if path.suffix == ".csv":
             values += _numbers(pd.read_csv(path))

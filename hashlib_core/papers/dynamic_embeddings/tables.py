@@ -9,7 +9,7 @@ import pandas as pd
 
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["TASK_LABELS", "hashformers_glue", "claims", "properties_view", "similarity_view", "sizes_view", "relative_gap", "glue_view",
+__all__ = ["TASK_LABELS", "hashformers_results", "claims", "properties_view", "similarity_view", "sizes_view", "relative_gap", "glue_view",
            "claims_view", "napkin_view", "bench_view", "quoted"]
 
 #: Column labels of the GLUE tasks (HashFormers' Table 1 names)
@@ -18,7 +18,7 @@ TASK_LABELS = {"sst2": "SST-2", "cola": "CoLA", "mrpc": "MRPC", "stsb": "STS-B",
 REFERENCE = "BERT-tiny"
 
 
-def hashformers_glue() -> tuple[pd.DataFrame | None, str]:
+def hashformers_results() -> tuple[pd.DataFrame | None, str]:
     """The HashFormers chapter's richest committed GLUE table (its results, not recomputed) and its profile name;
     ``(None, "")`` when it has none."""
     from hashlib_core.papers import chapter

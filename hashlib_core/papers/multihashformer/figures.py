@@ -19,7 +19,7 @@ def training_curves(curves: pd.DataFrame):
     ax.set_xlabel("optimiser step")
     ax.set_ylabel("training loss (nats; MHF: sum of H cross-entropies)")
     ax.set_yscale("log")
-    ax.legend(fontsize=7, ncol=1, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    ax.legend(fontsize=7, ncol=1, loc="center left", bbox_to_anchor=(1, 0.5))
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
