@@ -25,7 +25,7 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 __all__ = ["GLUE_TASKS", "PRIMARY_METRIC", "GLUE_TEXT_COLUMNS", "normalize_task", "glue_metric", "num_labels",
-           "glue_split", "GlueSplits", "check_finetuning_settings", "majority_score", "TextDataset", "GlueCollator",
+           "glue_split", "GlueSplits", "check_finetuning_settings", "per_task_scores", "majority_score", "TextDataset", "GlueCollator",
            "TokenizerEncoder", "predict", "finetune"]
 
 #: Canonical task names and the metric HashFormers reports for each (§4.3).
@@ -176,6 +176,25 @@ def check_finetuning_settings(tasks: Sequence[str], seeds: Sequence[int]) -> Non
             raise ValueError(f"task {task!r} is not staged; choose from {sorted(GLUE_TEXT_COLUMNS)}")
     if not seeds:
         raise ValueError("ft_seeds must list at least one fine-tuning seed")
+
+
+def per_task_scores(runs: Any, tasks: Sequence[str], columns: dict[str, str] | None = None) -> Any:
+    """Fine-tuning runs (``name``, ``task``, ``score``, ``majority_score``; one row per seed) -> one row per model
+    (in order of appearance): for each task, the mean score over the seeds, its standard deviation (``ddof=1``;
+    NaN with one seed) and the task's majority-class score, as columns ``<c>``, ``<c>_std``, ``<c>_majority`` with
+    ``c = columns.get(task, task)``."""
+    import pandas as pd
+
+    grouped = runs.groupby(["name", "task"], sort=False)["score"]
+    mean, std = grouped.mean().unstack("task"), grouped.std(ddof=1).unstack("task")
+    majority = runs.groupby("task")["majority_score"].first()
+    table = pd.DataFrame(index=pd.Index(runs["name"].unique(), name="name"))
+    for task in tasks:
+        column = (columns or {}).get(task, task)
+        table[column] = mean[task]
+        table[f"{column}_std"] = std[task]
+        table[f"{column}_majority"] = majority[task]
+    return table
 
 
 def majority_score(task: str, train_labels: Any, dev_labels: Any) -> float:

@@ -18,7 +18,7 @@ from torch import nn
 
 from hashlib_core.bpe import bpe_to_hf_tokenizer, train_bpe
 from hashlib_core.chapter import RunContext
-from hashlib_core.glue import GlueSplits, TokenizerEncoder, finetune, num_labels
+from hashlib_core.glue import GlueSplits, TokenizerEncoder, finetune, num_labels, per_task_scores
 from hashlib_core.params import count_parameters
 from hashlib_core.papers.dynamic_embeddings.modeling import (
     DynamicBertConfig,
@@ -71,15 +71,12 @@ class Resources(GlueSplits):
         return np.asarray(ids, dtype=np.int64)
 
 
-
-def model_config(spec: ModelSpec, profile: DynamicEmbeddingsProfile, vocab_tokens: Sequence[str] | None,
-                 vocab_size: int | None = None, **extra: Any) -> DynamicBertConfig:
-    """The :class:`DynamicBertConfig` of ``spec`` over ``vocab_tokens`` (or, for counting, ``vocab_size`` ids)."""
+def model_config(spec: ModelSpec, profile: DynamicEmbeddingsProfile, vocab_tokens: Sequence[str],
+                 **extra: Any) -> DynamicBertConfig:
+    """The :class:`DynamicBertConfig` of ``spec`` over ``vocab_tokens`` (``extra``: e.g. ``num_labels``)."""
     fields = dict(spec.config_fields(), max_n=profile.max_n, hash_buckets=profile.hash_buckets,
                   hash_seed=profile.hash_seed, projection=profile.projection, pad_token_id=1,
                   max_position_embeddings=max(512, profile.seq_len, profile.ft_max_len), type_vocab_size=2)
-    if vocab_tokens is None:
-        fields["vocab_size"] = vocab_size
     return DynamicBertConfig(vocab_tokens=vocab_tokens, **fields, **extra)
 
 
@@ -155,18 +152,9 @@ def glue_runs(specs: Sequence[ModelSpec], res: Resources, ctx: RunContext
 
 def glue_table(runs: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
     """One row per model: mean and standard deviation (over seeds, ``ddof=1``) per task, the task's majority-class
-    score, the average over tasks, the model's size, and the average's relative gap to the table model of the same
-    shape (``gap_%``; negative: below it)."""
-    mean = runs.groupby(["name", "task"], sort=False)["score"].mean().unstack("task")
-    std = runs.groupby(["name", "task"], sort=False)["score"].std(ddof=1).unstack("task")
-    majority = runs.groupby("task")["majority_score"].first()
+    score (:func:`hashlib_core.glue.per_task_scores`), the average over tasks, and the model's size."""
+    table = per_task_scores(runs, tasks)
+    table["avg"] = table[list(tasks)].mean(axis=1, skipna=False)
     sizes = runs.groupby("name", sort=False)[["total_params", "emb_params", "size_fp32_bytes",
                                               "size_int8_bytes"]].first()
-    table = pd.DataFrame(index=sizes.index)
-    for task in tasks:
-        table[task] = mean[task]
-        table[f"{task}_std"] = std[task]
-        table[f"{task}_majority"] = majority[task]
-    table["avg"] = table[list(tasks)].mean(axis=1, skipna=False)
-    table = table.join(sizes)
-    return table.reset_index()
+    return table.join(sizes).reset_index()

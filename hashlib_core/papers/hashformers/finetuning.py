@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.glue import TokenizerEncoder, finetune, num_labels
+from hashlib_core.glue import TokenizerEncoder, finetune, num_labels, per_task_scores
 from hashlib_core.papers.hashformers.data import Resources
 from hashlib_core.papers.hashformers.pretraining import classifier, pretrain
 from hashlib_core.papers.hashformers.profiles import ModelSpec
@@ -85,16 +85,9 @@ def glue_table(summary: pd.DataFrame, runs: pd.DataFrame, tasks: Sequence[str]) 
     """One row per model: mean score per task over the seeds, its standard deviation over the seeds (``ddof=1``;
     NaN with one seed), the majority-class score of the task, the average over tasks, and PRR vs our BERT-MLM
     (Eq. 4)."""
-    mean = runs.groupby(["name", "task"])["score"].mean().unstack("task")
-    std = runs.groupby(["name", "task"])["score"].std(ddof=1).unstack("task")
-    majority = runs.groupby("task")["majority_score"].first()
     table = summary[["name", "group", "model", "unit", "objective", "num_buckets", "emb_params", "total_params"]]
-    table = table.set_index("name").copy()
+    table = table.set_index("name").join(per_task_scores(runs, tasks, PAPER_TASK_COLUMN))
     columns = [PAPER_TASK_COLUMN[t] for t in tasks]
-    for task, column in zip(tasks, columns):
-        table[column] = mean[task]
-        table[f"{column}_std"] = std[task]
-        table[f"{column}_majority"] = majority[task]
     table["Avg"] = table[columns].mean(axis=1, skipna=False)  # NaN if a task score is NaN (constant predictions)
     if "BERT-MLM" in table.index:
         base = table.loc["BERT-MLM"]
