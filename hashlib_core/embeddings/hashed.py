@@ -6,7 +6,8 @@
   up in one shared codebook ``B ∈ R^{2^k×d}``, and the vectors are averaged with per-dimension softmax weights
   ``softmax(W)``, ``W ∈ R^{⌈T/k⌉×d}``.
 * :class:`AdditiveEmbedding` -- **Add** (§3.4, Eq. 2): T codebooks ``B^j ∈ R^{2×d}``, one per bit;
-  ``e = Σ_j B^j_{τ_j} / γ`` with ``γ = √T`` (footnote 3).
+  ``e = Σ_j B^j_{τ_j} / γ`` with ``γ = √T`` (footnote 3); stored as the paper's codebooks or as the T differences
+  ``B^j_1 - B^j_0`` alone (the shared part left to a vector the model adds to every word).
 * :class:`PearsonProjection` -- **Proj** (§3.4, Eq. 3): ``e_j`` is Pearson's correlation between the bit vector τ
   and a learned vector ``w^j ∈ R^T``.
 * :class:`LinearBitProjection` -- a plain dense projection of the bit vector, ProFormer's projection layer
@@ -217,47 +218,86 @@ class PoolEmbedding(nn.Module):
 class AdditiveEmbedding(nn.Module):
     """Add (§3.4, Eq. 2): ``e = Σ_{j=1..T} B^j_{τ_j} / γ``, T codebooks of two vectors, ``γ = √T`` (footnote 3).
 
-    Stored as one ``(T, 2, d)`` parameter (``2 T d`` numbers, §3.4). The sum is computed as
-    ``(Σ_j B^j_0 + τ · (B^j_1 - B^j_0)) / γ`` -- one matrix product instead of T lookups, equal up to rounding.
-
     Every word's vector is a **shared part** ``s = Σ_j (B^j_0 + B^j_1) / (2γ)``, the same for all words, plus a
-    **word part** ``(τ - ½) · (B^j_1 - B^j_0) / γ`` (:meth:`parts`). ``shared_gradient=False`` is a diagnostic, not
-    the paper's model: the same function, but no gradient reaches ``s`` (only weight decay moves it), which the
-    HashFormers chapter uses to show why Add stays at the majority class at small scale.
+    **word part** ``Σ_j (τ_j - ½) · D_j / γ`` with ``D_j = B^j_1 - B^j_0`` (:meth:`parts`): Eq. 2's ``2 T d`` numbers
+    have only ``(T + 1) d`` degrees of freedom. Two storages:
+
+    * ``storage="codebooks"`` (the paper's and the released code's): one ``(T, 2, d)`` parameter, ``2 T d`` numbers.
+      Under Adam each of the T pairs takes its own full-size step along the shared gradient, so ``s`` moves about
+      ``T / γ = √T`` times as far as a single vector with the same gradient (11x at T = 128).
+    * ``storage="differences"``: only the T differences (``T d`` numbers); the shared part is zero. Inside a model
+      that adds a learned vector to every word, as HashFormers' hashed-word marker (special-token row 5), that
+      vector plays ``s`` and the model computes the same set of functions as with the codebooks, each shared vector
+      stepping like any other. :meth:`init_normal_` draws ``D_j`` as the differences of normal codebooks.
+
+    ``shared_gradient=False`` is a diagnostic, not the paper's model: the same function, but no gradient reaches
+    ``s`` (only weight decay moves it). :meth:`as_codebooks` gives the ``(T, 2, d)`` codebooks of either storage.
     """
 
+    STORAGES = ("codebooks", "differences")
+
     def __init__(self, num_bits: int = 128, embedding_dim: int = 768, scale: float | None = None,
-                 shared_gradient: bool = True) -> None:
+                 shared_gradient: bool = True, storage: str = "codebooks") -> None:
         super().__init__()
         self.num_bits = _check_positive("num_bits", num_bits, "AdditiveEmbedding")
         self.embedding_dim = _check_positive("embedding_dim", embedding_dim, "AdditiveEmbedding")
-        self.codebooks = nn.Parameter(torch.empty(num_bits, 2, embedding_dim))
         self.scale = math.sqrt(num_bits) if scale is None else float(scale)
         if self.scale <= 0:
             raise ValueError(f"AdditiveEmbedding: scale (γ) must be positive, got {scale}; leave it None for √T")
         if not isinstance(shared_gradient, bool):
             raise TypeError(f"AdditiveEmbedding: shared_gradient must be a bool, got {shared_gradient!r:.40}")
+        if storage not in self.STORAGES:
+            raise ValueError(f"AdditiveEmbedding: storage must be one of {self.STORAGES}, got {storage!r:.40}")
         self.shared_gradient = shared_gradient
+        self.storage = storage
+        if storage == "codebooks":
+            self.codebooks = nn.Parameter(torch.empty(num_bits, 2, embedding_dim))
+        else:
+            self.differences = nn.Parameter(torch.empty(num_bits, embedding_dim))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        nn.init.normal_(self.codebooks, std=0.02)
+        self.init_normal_(0.02)
+
+    @torch.no_grad()
+    def init_normal_(self, std: float) -> None:
+        """Codebook entries i.i.d. ``N(0, std²)``; the differences ``D_j ~ N(0, 2 std²)``, their distribution
+        under that init."""
+        if self.storage == "codebooks":
+            nn.init.normal_(self.codebooks, std=std)
+        else:
+            nn.init.normal_(self.differences, std=std * math.sqrt(2.0))
+
+    def as_codebooks(self) -> torch.Tensor:
+        """The ``(T, 2, d)`` codebooks ``B^j`` of Eq. 2 (the parameter itself for ``storage="codebooks"``;
+        ``B^j_{0,1} = ∓ D_j / 2`` for the differences)."""
+        if self.storage == "codebooks":
+            return self.codebooks
+        half = self.differences / 2
+        return torch.stack([-half, half], dim=1)
 
     def embedding_parameter_count(self) -> int:
-        """``2 T d``: the T two-row codebooks."""
-        return self.codebooks.numel()
+        """``2 T d`` for the codebooks, ``T d`` for the differences."""
+        return sum(p.numel() for p in self.parameters())
+
+    def _dtype(self) -> torch.dtype:
+        return next(self.parameters()).dtype
 
     def parts(self, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(shared (d,), word parts (..., d))``; their sum is :meth:`forward` without the active mask."""
-        tau = _bits_as_float(bits, self.num_bits, self.codebooks.dtype, "AdditiveEmbedding")
-        zero, one = self.codebooks[:, 0], self.codebooks[:, 1]
-        shared = (zero + one).sum(dim=0) / (2 * self.scale)
+        tau = _bits_as_float(bits, self.num_bits, self._dtype(), "AdditiveEmbedding")
+        if self.storage == "codebooks":
+            zero, one = self.codebooks[:, 0], self.codebooks[:, 1]
+            shared, differences = (zero + one).sum(dim=0) / (2 * self.scale), one - zero
+        else:
+            differences = self.differences
+            shared = differences.new_zeros(self.embedding_dim)
         if not self.shared_gradient:
             shared = shared.detach()
-        return shared, (tau - 0.5) @ (one - zero) / self.scale
+        return shared, (tau - 0.5) @ differences / self.scale
 
     def forward(self, bits: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
-        if not self.shared_gradient:
+        if not self.shared_gradient or self.storage == "differences":
             shared, word = self.parts(bits)
             return _apply_active(shared + word, active, "AdditiveEmbedding")
         tau = _bits_as_float(bits, self.num_bits, self.codebooks.dtype, "AdditiveEmbedding")
@@ -267,9 +307,9 @@ class AdditiveEmbedding(nn.Module):
 
     def forward_reference(self, bits: torch.Tensor) -> torch.Tensor:
         """Eq. 2 literally: gather ``B^j_{τ_j}`` for every j and sum (for tests)."""
-        index = _bits_as_float(bits, self.num_bits, self.codebooks.dtype, "AdditiveEmbedding").long()  # (..., T)
+        index = _bits_as_float(bits, self.num_bits, self._dtype(), "AdditiveEmbedding").long()  # (..., T)
         j = torch.arange(self.num_bits, device=index.device).expand_as(index)
-        return self.codebooks[j, index].sum(dim=-2) / self.scale
+        return self.as_codebooks()[j, index].sum(dim=-2) / self.scale
 
 
 class PearsonProjection(nn.Module):

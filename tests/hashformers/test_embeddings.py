@@ -126,6 +126,48 @@ def test_add_parts_sum_to_the_embedding_and_the_frozen_control_moves_only_word_p
         AdditiveEmbedding(16, 5, shared_gradient="no")
 
 
+def test_add_differences_storage_is_eq2_without_the_shared_part():
+    """The differences storage holds T x d numbers, its codebooks are ∓D/2 (shared part zero), it equals Eq. 2
+    gathered from those codebooks, and codebooks with the same differences give the same words up to their shared
+    part (the vector a model adds to every word absorbs it)."""
+    torch.manual_seed(5)
+    diff = AdditiveEmbedding(num_bits=16, embedding_dim=5, storage="differences")
+    assert diff.embedding_parameter_count() == 16 * 5 and diff.as_codebooks().shape == (16, 2, 5)
+    assert AdditiveEmbedding(16, 5).embedding_parameter_count() == 2 * 16 * 5
+    bits = random_bits(4, 6, 16, seed=6)
+    torch.testing.assert_close(diff(bits), diff.forward_reference(bits))
+    shared, word = diff.parts(bits)
+    assert torch.count_nonzero(shared) == 0
+    torch.testing.assert_close(word, diff(bits))
+    books = AdditiveEmbedding(num_bits=16, embedding_dim=5)
+    with torch.no_grad():
+        books.codebooks[:, 1] = books.codebooks[:, 0] + diff.differences
+    torch.testing.assert_close(books(bits), books.parts(bits)[0] + diff(bits))
+    assert torch.count_nonzero(diff(bits, torch.zeros(4, 6, dtype=torch.bool))) == 0
+    with pytest.raises(ValueError, match="storage must be one of"):
+        AdditiveEmbedding(16, 5, storage="factored")
+
+
+def test_adam_moves_the_codebooks_shared_part_sqrt_t_times_as_far_as_one_vector():
+    """One Adam step on a loss of the embeddings plus one vector ``m`` added to every word (the marker): ``m`` and
+    the shared part get the same gradient; ``m`` moves by lr per coordinate, the codebooks' shared part by
+    T/γ = √T times as much; with the differences storage nothing but ``m`` carries the shared part."""
+    torch.manual_seed(7)
+    T, d, lr = 64, 8, 1e-3
+    bits = random_bits(32, T, seed=8)
+    for storage, expected in (("codebooks", math.sqrt(T)), ("differences", 0.0)):
+        add = AdditiveEmbedding(num_bits=T, embedding_dim=d, storage=storage)
+        marker = torch.nn.Parameter(torch.zeros(d))
+        optimizer = torch.optim.Adam([*add.parameters(), marker], lr=lr)
+        target = torch.randn(d)
+        before = add.parts(bits)[0].detach().clone()
+        ((add(bits) + marker - target) ** 2).sum().backward()
+        optimizer.step()
+        shared_moved = (add.parts(bits)[0].detach() - before).norm()
+        assert float(marker.detach().norm()) == pytest.approx(lr * math.sqrt(d), rel=1e-3)
+        assert float(shared_moved / marker.detach().norm()) == pytest.approx(expected, rel=1e-3, abs=1e-9)
+
+
 def test_proj_is_pearson_correlation_unit_by_unit():
     torch.manual_seed(2)
     proj = PearsonProjection(num_bits=128, embedding_dim=12).double()

@@ -32,7 +32,7 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
     store = CHAPTER.store("smoke", root=root)
     names = CHAPTER.result_names(profile)
     assert {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves", "glue_runs",
-            "glue", "add_parts", "add_frozen", "table6", "timing"} == set(names)
+            "glue", "add_parts", "add_codebooks", "table6", "timing"} == set(names)
     for name in names:
         assert store.exists(name), name
         meta = store.read_meta(name)
@@ -73,7 +73,8 @@ def test_pretraining_summary_counts_embedding_parameters(micro_run):
     assert pre.loc["LSH-Emb (50K)", "emb_params"] == profile.emb_buckets * d
     assert pre.loc["MD-Proj", "emb_params"] == 128 * d + d
     assert pre.loc["LSH-Pool", "emb_params"] == (1024 + 13) * d + d
-    assert pre.loc["MD-Add", "emb_params"] == 2 * 128 * d + d
+    assert profile.add_storage == "differences"   # T differences (Add's shared part is the marker row's)
+    assert pre.loc["MD-Add", "emb_params"] == 128 * d + d
     assert pre.loc["BERT-MLM", "emb_params"] == pre.loc["BERT-MLM", "num_buckets"] * d
     assert list(pre.loc[["BERT-MLM", "BERT-S+R"], "objective"]) == ["MLM", "S+R"]
     curves = read(root, "pretraining_curves")
@@ -81,19 +82,27 @@ def test_pretraining_summary_counts_embedding_parameters(micro_run):
     assert np.isfinite(curves["loss"]).all()
 
 
-def test_add_diagnosis_measures_the_parts_and_trains_the_frozen_control(micro_run):
+def test_add_diagnosis_measures_the_parts_and_trains_the_codebook_models(micro_run):
     profile, root, _ = micro_run
     parts = read(root, "add_parts")
-    assert set(parts["name"]) == {"MD-Add", "MD-Add (shared part frozen)"}
+    codebooks, frozen = "MD-Add (2Td codebooks)", "MD-Add (2Td codebooks, shared part frozen)"
+    assert list(dict.fromkeys(parts["name"])) == ["MD-Add", codebooks, frozen]
     assert (parts.groupby("name")["stage"].count() == 2).all()
-    init = parts[parts["stage"] == "initialisation"].set_index("name")
-    # the same seed gives the same initial codebooks, so both models start from the same ratio
-    assert init["shared_over_word"].nunique() == 1
-    frozen = parts[parts["name"].str.contains("frozen")]
+    assert parts.set_index("name")["storage"].to_dict() == {"MD-Add": "differences", codebooks: "codebooks",
+                                                             frozen: "codebooks"}
+    by_name = {name: rows.reset_index(drop=True) for name, rows in parts.groupby("name")}
+    # the differences storage has no shared part of its own; the codebook models start from the same codebooks
+    assert (by_name["MD-Add"]["shared_norm"] == 0).all()
+    assert by_name["MD-Add"]["shared_over_marker_moved"].iloc[1] == 0
+    assert by_name[codebooks]["shared_over_word"].iloc[0] == by_name[frozen]["shared_over_word"].iloc[0]
+    # with the same gradient as the marker row, Adam moves the codebooks' shared part farther
+    assert by_name[codebooks]["shared_over_marker_moved"].iloc[1] > 2
     # only weight decay moves the control's shared part, and weight decay only shrinks it
-    assert frozen["shared_norm"].iloc[1] <= frozen["shared_norm"].iloc[0] + 1e-6
-    scores = read(root, "add_frozen")
-    assert scores["name"].tolist() == ["MD-Add (shared part frozen)"]
+    assert by_name[frozen]["shared_norm"].iloc[1] <= by_name[frozen]["shared_norm"].iloc[0] + 1e-6
+    assert by_name[frozen]["shared_over_marker_moved"].iloc[1] < 1
+    assert parts["shared_over_marker_moved"].isna().sum() == 3   # initialisation rows: nothing moved yet
+    scores = read(root, "add_codebooks")
+    assert scores["name"].tolist() == [codebooks, frozen]
     assert "STS" in scores.columns and "RTE" not in scores.columns   # the profile's first task (no SST-2 here)
 
 

@@ -101,35 +101,40 @@ def test_figures_draw_every_series():
 
 
 def fixed_add() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Add's parts (two models, two stages), a GLUE table with MD-Add, and the frozen control's table."""
+    """Add's parts (three models, two stages), a GLUE table with MD-Add, and the codebook models' table."""
+    names = ["MD-Add", "MD-Add (2Td codebooks)", "MD-Add (2Td codebooks, shared part frozen)"]
     parts = pd.DataFrame({
-        "name": ["MD-Add", "MD-Add", "MD-Add (shared part frozen)", "MD-Add (shared part frozen)"],
-        "stage": ["initialisation", "after pre-training (300 steps)"] * 2, "words": 100,
-        "shared_norm": [0.12, 0.48, 0.12, 0.11], "word_norm": [0.12, 0.12, 0.12, 0.13],
-        "position_norm": 0.16, "shared_over_word": [1.0, 4.0, 1.0, 0.85]})
-    summary = pd.DataFrame({"name": ["MD-Add", "MD-Add (shared part frozen)"], "group": "HashFormers-MD (Ours)",
-                            "model": "Add", "unit": "word", "objective": "S+R", "num_buckets": np.nan,
-                            "emb_params": 16448, "total_params": 150000})
-    scores = {"MD-Add": [50.9, 50.9, 50.9], "MD-Add (shared part frozen)": [57.0, 58.0, 59.0]}
+        "name": [n for n in names for _ in range(2)],
+        "storage": ["differences"] * 2 + ["codebooks"] * 4, "num_bits": 128,
+        "stage": ["initialisation", "after pre-training (300 steps)"] * 3, "words": 100,
+        "shared_norm": [0.0, 0.0, 0.12, 0.48, 0.12, 0.11], "word_norm": [0.12, 0.13, 0.12, 0.12, 0.12, 0.13],
+        "position_norm": 0.16, "shared_over_word": [0.0, 0.0, 1.0, 4.0, 1.0, 0.85],
+        "shared_over_marker_moved": [np.nan, 0.0, np.nan, 9.04, np.nan, 0.01]})
+    summary = pd.DataFrame({"name": names, "group": "HashFormers-MD (Ours)", "model": "Add", "unit": "word",
+                            "objective": "S+R", "num_buckets": np.nan, "emb_params": [8256, 16448, 16448],
+                            "total_params": 150000})
+    scores = dict(zip(names, ([57.0, 59.0, 61.0], [50.9, 50.9, 50.9], [57.0, 58.0, 59.0])))
     runs = pd.DataFrame([{"name": n, "task": "sst2", "seed": s, "score": v, "majority_score": 50.9}
                          for n, vals in scores.items() for s, v in enumerate(vals)])
-    both = glue_table(summary, runs, ["sst2"])
-    return parts, both.iloc[:1].reset_index(drop=True), both.iloc[1:].reset_index(drop=True)
+    table = glue_table(summary, runs, ["sst2"])
+    return parts, table.iloc[:1].reset_index(drop=True), table.iloc[1:].reset_index(drop=True)
 
 
 def test_add_diagnosis_views_and_quotes():
-    parts, glue, frozen = fixed_add()
+    parts, glue, codebooks = fixed_add()
     view = tables.add_parts_view(parts)
     assert list(view.columns) == ["model", "stage", "|shared part|", "mean |word part|", "mean |position row|",
-                                  "shared / word"]
-    scores = tables.add_scores(glue, frozen)
+                                  "shared / word", "shared moved / marker moved"]
+    scores = tables.add_scores(glue, codebooks)
     assert scores.to_dict("records") == [
-        {"model": "MD-Add", "SST": "50.9 ± 0.0", "SST majority": "50.9"},
-        {"model": "MD-Add (shared part frozen)", "SST": "58.0 ± 1.0", "SST majority": "50.9"}]
-    quoted = tables.add_quoted(parts, glue, frozen)
-    assert quoted == {"add_task": "SST", "add_ratio_init": "1.0", "add_ratio_trained": "4.0",
-                      "add_ratio_control": "0.8", "add_scores": "50.9", "add_frozen_scores": "58.0",
-                      "add_majority": "50.9"}
+        {"model": "MD-Add", "SST": "59.0 ± 2.0", "SST majority": "50.9"},
+        {"model": "MD-Add (2Td codebooks)", "SST": "50.9 ± 0.0", "SST majority": "50.9"},
+        {"model": "MD-Add (2Td codebooks, shared part frozen)", "SST": "58.0 ± 1.0", "SST majority": "50.9"}]
+    quoted = tables.add_quoted(parts, glue, codebooks)
+    assert quoted == {"add_task": "SST", "add_scores": "59.0", "add_codebook_scores": "50.9",
+                      "add_frozen_scores": "58.0", "add_majority": "50.9", "add_ratio_init": "1.0", "add_sqrt_t": "11.3",
+                      "add_ratio_codebooks": "4.0", "add_speed_codebooks": "9.0",
+                      "add_ratio_differences": "0.0", "add_speed_differences": "0.0"}
 
 
 def test_table6_quoted_counts_models_whose_subword_units_win():

@@ -43,6 +43,11 @@ class HashFormerConfig(PreTrainedConfig):
     add_shared_gradient:
         ``False`` stops the gradient into Add's shared part (a diagnostic of the chapter, not the paper's model;
         see :class:`hashlib_core.embeddings.hashed.AdditiveEmbedding`).
+    add_storage:
+        How Add keeps Eq. 2's numbers: ``"codebooks"`` (the paper's ``2 T d``) or ``"differences"`` (the T
+        differences ``B^j_1 - B^j_0``, ``T d``; the hashed-word marker row, added to every word, carries the shared
+        part: the same functions, trained without Adam moving the shared part √T times as fast; see
+        :class:`hashlib_core.embeddings.hashed.AdditiveEmbedding`).
     position_embedding_type:
         ``"learned"`` (RoBERTa) or ``"sinusoidal"`` (fixed, parameter-free; used by the ProFormer baseline).
 
@@ -77,6 +82,7 @@ class HashFormerConfig(PreTrainedConfig):
     pool_codeword_dropout: float = 0.1
     add_scale: float | None = None
     add_shared_gradient: bool = True
+    add_storage: str = "codebooks"
     position_embedding_type: str = "learned"
 
     def __post_init__(self, **kwargs):
@@ -84,6 +90,9 @@ class HashFormerConfig(PreTrainedConfig):
             raise ValueError(f"embedding_type must be one of {EMBEDDING_TYPES}, got {self.embedding_type!r}")
         if self.hash_type not in HASH_TYPES:
             raise ValueError(f"hash_type must be one of {HASH_TYPES}, got {self.hash_type!r}")
+        if self.add_storage not in ("codebooks", "differences"):
+            raise ValueError(f"add_storage must be 'codebooks' (Eq. 2 as the paper stores it) or 'differences', got "
+                             f"{self.add_storage!r}")
         if self.position_embedding_type not in ("learned", "sinusoidal"):
             raise ValueError(
                 f"position_embedding_type must be 'learned' or 'sinusoidal', got {self.position_embedding_type!r}"

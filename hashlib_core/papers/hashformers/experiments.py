@@ -75,18 +75,18 @@ def _add_models(profile) -> list:
     return [m for m in profile.selected() if m.embedding_type == "add"]
 
 
-@CHAPTER.experiment("add_diagnosis", outputs=("add_parts", "add_frozen"),
+@CHAPTER.experiment("add_diagnosis", outputs=("add_parts", "add_codebooks"),
                     when=lambda profile: bool(_add_models(profile)))
 def _add_diagnosis(ctx: RunContext) -> dict:
-    """Add's shared and word parts, and the Add models with the shared part frozen, fine-tuned on SST-2 (or the
-    profile's first task when SST-2 is not among them)."""
+    """Add's shared and word parts, and the Add models stored as the paper's codebooks (as they are and with the
+    shared part frozen), fine-tuned on SST-2 (or the profile's first task when SST-2 is not among them)."""
     specs = _add_models(ctx.profile)
     tasks = ctx.profile.task_keys()
     tasks = ["sst2"] if "sst2" in tasks else tasks[:1]
-    frozen = [m for m in ADD_DIAGNOSIS_MODELS if m.hash_type in {s.hash_type for s in specs}]
-    summary, _, runs = glue_runs(frozen, ctx.resources, ctx, tasks)
-    return {"add_parts": add_parts([*specs, *frozen], ctx.resources, ctx),
-            "add_frozen": glue_table(summary, runs, tasks)}
+    codebooks = [m for m in ADD_DIAGNOSIS_MODELS if m.hash_type in {s.hash_type for s in specs}]
+    summary, _, runs = glue_runs(codebooks, ctx.resources, ctx, tasks)
+    return {"add_parts": add_parts([*specs, *codebooks], ctx.resources, ctx),
+            "add_codebooks": glue_table(summary, runs, tasks)}
 
 
 @CHAPTER.experiment("table6", outputs=("table6",), when=lambda profile: profile.table6)

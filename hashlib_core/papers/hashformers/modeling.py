@@ -130,7 +130,7 @@ class HashFormerEmbeddings(nn.Module):
                 )
             elif config.embedding_type == "add":
                 self.word_embeddings = AdditiveEmbedding(config.num_bits, d, config.add_scale,
-                                                          config.add_shared_gradient)
+                                                          config.add_shared_gradient, config.add_storage)
             elif config.embedding_type == "proj":
                 self.word_embeddings = PearsonProjection(config.num_bits, d)
             else:
@@ -239,7 +239,7 @@ class HashFormerPreTrainedModel(PreTrainedModel):
         if isinstance(module, PoolEmbedding):
             init.trunc_normal_(module.chunk_weights, mean=0.0, std=std, a=-2 * std, b=2 * std)
         elif isinstance(module, AdditiveEmbedding):
-            init.normal_(module.codebooks, mean=0.0, std=std)
+            module.init_normal_(std)
         elif isinstance(module, (PearsonProjection, LinearBitProjection)):
             init.normal_(module.weight, mean=0.0, std=std)
         elif isinstance(module, HashFormerEmbeddings) and module.position_embeddings is None:

@@ -38,6 +38,8 @@ def hashformer_config(spec: ModelSpec, profile: HashFormersProfile, num_buckets:
     buckets = num_buckets or spec.num_buckets(profile)
     fields = dict(embedding_type=spec.embedding_type, hash_type=spec.hash_type, num_bits=128,
                   **encoder_fields(profile), **extra)
+    if spec.embedding_type == "add":
+        fields["add_storage"] = spec.add_storage or profile.add_storage
     if not spec.add_shared_gradient:
         fields["add_shared_gradient"] = False
     if buckets is not None:

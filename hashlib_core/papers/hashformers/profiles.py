@@ -25,6 +25,7 @@ class ModelSpec:
     embedding_type: str | None = None
     unit: str = "word"            # "word" (Table 1) or "subword" (Table 6)
     add_shared_gradient: bool = True  # False: the chapter's Add diagnostic (see AdditiveEmbedding)
+    add_storage: str | None = None    # Add's storage; None: the profile's ``add_storage`` (see AdditiveEmbedding)
 
     @property
     def name(self) -> str:
@@ -32,8 +33,11 @@ class ModelSpec:
             return self.model
         prefix = "MD" if self.hash_type == "md5" else "LSH"
         suffix = "" if self.unit == "word" else " [BPE]"
-        if not self.add_shared_gradient:
-            suffix += " (shared part frozen)"
+        notes = [*(["2Td codebooks"] if self.add_storage == "codebooks" else []),
+                 *(["Td differences"] if self.add_storage == "differences" else []),
+                 *(["shared part frozen"] if not self.add_shared_gradient else [])]
+        if notes:
+            suffix += f" ({', '.join(notes)})"
         return f"{prefix}-{self.model}{suffix}"
 
     @property
@@ -68,17 +72,19 @@ TABLE6_MODELS: tuple[ModelSpec, ...] = tuple(
     for model, etype in (("Emb (50K)", "emb"), ("Proj", "proj"))
 )
 
-#: The Add diagnostic: each Add HashFormer with no gradient into its shared part (not a model of the paper).
+#: The Add diagnostic: each Add HashFormer stored as the paper's 2Td codebooks, as it is and with no gradient into
+#: its shared part (the second is a control, not a model of the paper).
 ADD_DIAGNOSIS_MODELS: tuple[ModelSpec, ...] = tuple(
-    ModelSpec(m.group, m.model, m.objective, m.hash_type, m.embedding_type, add_shared_gradient=False)
-    for m in MODELS if m.embedding_type == "add"
+    ModelSpec(m.group, m.model, m.objective, m.hash_type, m.embedding_type, add_shared_gradient=frozen,
+              add_storage="codebooks")
+    for m in MODELS if m.embedding_type == "add" for frozen in (True, False)
 )
 
 #: The settings that decide pre-trained weights (checkpoint digests of pre-training runs use only these, so that
 #: fine-tuning or timing settings never retrain a model).
 PRETRAINING_SETTINGS = ("corpus", "paper_corpus", "corpus_max_words", "bpe_vocab", "emb_buckets", "emb_buckets_small",
                         "layers", "hidden", "heads", "intermediate", "seq_len", "pt_steps", "pt_batch", "pt_lr",
-                        "pt_lr_mlm", "pt_warmup", "pt_beta2", "pt_scheduler", "mixed_precision", "seed")
+                        "pt_lr_mlm", "pt_warmup", "pt_beta2", "pt_scheduler", "add_storage", "mixed_precision", "seed")
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,12 @@ class HashFormersProfile(Profile):
     hidden: int = 64
     heads: int = 2
     intermediate: int = 256
+    #: how Add stores Eq. 2: "codebooks" (the paper's 2Td numbers) or "differences" (the T differences, Td numbers;
+    #: the hashed-word marker row, added to every word, carries the shared part: the same functions). With Adam the
+    #: codebooks move the shared part about √T times as fast as any other vector; at our profiles' learning rates
+    #: (10-30x the paper's) that keeps Add at the majority class (the chapter's Add diagnosis measures it), so every
+    #: profile but ``paper`` uses "differences".
+    add_storage: str = "differences"
     #: pre-training (Table 4): sequence length in units (words or BPE pieces, specials included), steps, batch,
     #: peak learning rate of S+R and of MLM, warm-up steps, Adam beta2, schedule
     seq_len: int = 64
@@ -152,6 +164,8 @@ class HashFormersProfile(Profile):
         check_finetuning_settings((*self.tasks, *self.table6_tasks), self.ft_seeds)
         if self.seq_len < 4 or self.ft_max_len < 4:
             raise ValueError("seq_len and ft_max_len must be >= 4 (room for the special tokens)")
+        if self.add_storage not in ("codebooks", "differences"):
+            raise ValueError(f"add_storage must be 'codebooks' or 'differences', got {self.add_storage!r}")
         if self.hidden % self.heads:
             raise ValueError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
         unknown = sorted(set(self.models) - {m.name for m in MODELS})
@@ -207,7 +221,7 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     paper=HashFormersProfile(
         name="paper", accelerator="gpu", budget_minutes=60.0 * 24 * 7, corpus="wikipedia+bookcorpus",
         bpe_vocab=50265, emb_buckets=50260, sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
-        layers=12, hidden=768, heads=12, intermediate=3072, seq_len=512, pt_steps=500_000, pt_batch=128,
+        layers=12, hidden=768, heads=12, intermediate=3072, add_storage="codebooks", seq_len=512, pt_steps=500_000, pt_batch=128,
         pt_lr=5e-5, pt_lr_mlm=1e-4, pt_warmup=10_000, pt_beta2=0.9999,
         tasks=("cola", "sst2", "mrpc", "stsb", "rte"), ft_train_examples=0, ft_eval_examples=0, ft_epochs=5.0,
         ft_batch=32, ft_lr=3e-5, ft_max_len=128, ft_seeds=(0, 1, 2), timing_repeats=20, timing_batch=16,

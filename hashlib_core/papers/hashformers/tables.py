@@ -13,7 +13,7 @@ from scipy.stats import kendalltau
 
 from hashlib_core.glue import normalize_task
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
-from hashlib_core.papers.hashformers.profiles import TABLE6_MODELS
+from hashlib_core.papers.hashformers.profiles import PROFILES, TABLE6_MODELS
 from hashlib_core.papers.hashformers.table2 import PAPER_COLUMNS
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
@@ -226,37 +226,53 @@ def ordering(glue: pd.DataFrame, tasks: Sequence[str]) -> tuple[pd.DataFrame, fl
 
 
 def add_parts_view(parts: pd.DataFrame) -> pd.DataFrame:
-    """Add's shared and word parts (norms) per model and stage, for the diagnosis table."""
-    view = parts[["name", "stage", "shared_norm", "word_norm", "position_norm", "shared_over_word"]]
+    """Add's shared and word parts (norms) per model and stage, and how far pre-training moved the shared part
+    relative to the hashed-word marker (the same gradient), for the diagnosis table."""
+    view = parts[["name", "stage", "shared_norm", "word_norm", "position_norm", "shared_over_word",
+                  "shared_over_marker_moved"]]
     return view.rename(columns={"name": "model", "shared_norm": "|shared part|", "word_norm": "mean |word part|",
-                                "position_norm": "mean |position row|", "shared_over_word": "shared / word"})
+                                "position_norm": "mean |position row|", "shared_over_word": "shared / word",
+                                "shared_over_marker_moved": "shared moved / marker moved"})
 
 
-def add_scores(glue: pd.DataFrame, frozen: pd.DataFrame) -> pd.DataFrame:
-    """The Add models of Table 1 beside the same models trained with the shared part frozen, on the diagnosis
-    task(s) (the columns ``frozen`` has), with the majority-class score."""
-    columns = [c for c in PAPER_TASK_COLUMN.values() if c in frozen.columns]
+def add_scores(glue: pd.DataFrame, diagnosis: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's Add models beside the diagnosis models (the paper's codebooks, as they are and with the shared part
+    frozen) on the diagnosis task(s) (the columns ``diagnosis`` has), with the majority-class score."""
+    columns = [c for c in PAPER_TASK_COLUMN.values() if c in diagnosis.columns]
     rows = []
-    for _, r in pd.concat([glue[glue["model"] == "Add"], frozen], ignore_index=True).iterrows():
+    for _, r in pd.concat([glue[glue["model"] == "Add"], diagnosis], ignore_index=True).iterrows():
         rows.append({"model": r["name"], **{c: f"{r[c]:.1f}" if pd.isna(r[f"{c}_std"])
                                             else f"{r[c]:.1f} ± {r[f'{c}_std']:.1f}" for c in columns},
                      **{f"{c} majority": f"{r[f'{c}_majority']:.1f}" for c in columns}})
     return pd.DataFrame(rows)
 
 
-def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, frozen: pd.DataFrame) -> dict[str, str]:
-    """The numbers the Add diagnosis quotes: the shared/word ratio before and after pre-training (Add and the
-    control), and the diagnosis task's scores of both."""
-    column = next(c for c in PAPER_TASK_COLUMN.values() if c in frozen.columns)
-    learned = parts[~parts["name"].str.contains("frozen")]
-    control = parts[parts["name"].str.contains("frozen")]
-    first = lambda t: t.groupby("name", sort=False).nth(0)["shared_over_word"]
-    last = lambda t: t.groupby("name", sort=False).nth(-1)["shared_over_word"]
-    span = lambda v: f"{v.min():.1f}" if f"{v.min():.1f}" == f"{v.max():.1f}" else f"{v.min():.1f} to {v.max():.1f}"
+def _span(values: pd.Series, decimals: int = 1) -> str:
+    low, high = f"{values.min():.{decimals}f}", f"{values.max():.{decimals}f}"
+    return low if low == high else f"{low} to {high}"
+
+
+def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, diagnosis: pd.DataFrame) -> dict[str, str]:
+    """The numbers the Add section quotes: Table 1's Add scores, the codebook models' scores as they are and with
+    the shared part frozen, the shared/word ratio before and after pre-training, and how much farther than the
+    marker row pre-training moved the shared part, per storage."""
+    column = next(c for c in PAPER_TASK_COLUMN.values() if c in diagnosis.columns)
+    frozen = diagnosis["name"].str.contains("frozen")
+    trained = parts.dropna(subset=["shared_over_marker_moved"])
+    initial = parts[parts["shared_over_marker_moved"].isna() & (parts["storage"] == "codebooks")]
+    live = ~trained["name"].str.contains("frozen")
+    by_storage = lambda t, storage: t[(t["storage"] == storage) & live]
     add = glue[glue["model"] == "Add"]
-    return {"add_task": column, "add_ratio_init": span(first(learned)), "add_ratio_trained": span(last(learned)),
-            "add_ratio_control": span(last(control)), "add_scores": span(add[column]),
-            "add_frozen_scores": span(frozen[column]), "add_majority": f"{frozen[f'{column}_majority'].iloc[0]:.1f}"}
+    out = {"add_task": column, "add_scores": _span(add[column]), "add_codebook_scores": _span(diagnosis[~frozen][column]),
+           "add_frozen_scores": _span(diagnosis[frozen][column]),
+           "add_majority": f"{diagnosis[f'{column}_majority'].iloc[0]:.1f}",
+           "add_ratio_init": _span(initial["shared_over_word"]), "add_sqrt_t": _span(np.sqrt(parts["num_bits"]))}
+    for storage in ("codebooks", "differences"):
+        rows = by_storage(trained, storage)
+        if not rows.empty:
+            out[f"add_ratio_{storage}"] = _span(rows["shared_over_word"])
+            out[f"add_speed_{storage}"] = _span(rows["shared_over_marker_moved"])
+    return out
 
 
 def _stuck_summary(stuck: pd.DataFrame, n_models: int) -> str:
@@ -320,5 +336,6 @@ def quoted(shown) -> dict[str, str]:
     if shown.has("table6"):
         out.update(table6_quoted(glue, shown.table("table6"), profile.task_keys(table6=True)))
     if shown.has("add_parts"):
-        out.update(add_quoted(shown.table("add_parts"), glue, shown.table("add_frozen")))
+        out.update(add_quoted(shown.table("add_parts"), glue, shown.table("add_codebooks")))
+        out.update(ft_lr=f"{profile.ft_lr:g}", ft_lr_paper=f"{PROFILES.get('paper').ft_lr:g}")
     return out
