@@ -219,8 +219,8 @@ class AdditiveEmbedding(nn.Module):
     """Add (§3.4, Eq. 2): ``e = Σ_{j=1..T} B^j_{τ_j} / γ``, T codebooks of two vectors, ``γ = √T`` (footnote 3).
 
     Every word's vector is a **shared part** ``s = Σ_j (B^j_0 + B^j_1) / (2γ)``, the same for all words, plus a
-    **word part** ``Σ_j (τ_j - ½) · D_j / γ`` with ``D_j = B^j_1 - B^j_0`` (:meth:`parts`): Eq. 2's ``2 T d`` numbers
-    have only ``(T + 1) d`` degrees of freedom. Two storages:
+    **word part** ``Σ_j (τ_j - ½) · D_j / γ`` with ``D_j = B^j_1 - B^j_0`` (:meth:`parts`): Eq. 2's ``2 T d``
+    numbers have only ``(T + 1) d`` degrees of freedom. Two storages:
 
     * ``storage="codebooks"`` (the paper's and the released code's): one ``(T, 2, d)`` parameter, ``2 T d`` numbers.
       Under Adam each of the T pairs takes its own full-size step along the shared gradient, so ``s`` moves about

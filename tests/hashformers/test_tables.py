@@ -132,7 +132,8 @@ def test_add_diagnosis_views_and_quotes():
         {"model": "MD-Add (2Td codebooks, shared part frozen)", "SST": "58.0 ± 1.0", "SST majority": "50.9"}]
     quoted = tables.add_quoted(parts, glue, codebooks)
     assert quoted == {"add_task": "SST", "add_scores": "59.0", "add_codebook_scores": "50.9",
-                      "add_frozen_scores": "58.0", "add_majority": "50.9", "add_ratio_init": "1.0", "add_sqrt_t": "11.3",
+                      "add_frozen_scores": "58.0", "add_majority": "50.9", "add_ratio_init": "1.0",
+                      "add_sqrt_t": "11.3",
                       "add_ratio_codebooks": "4.0", "add_speed_codebooks": "9.0",
                       "add_ratio_differences": "0.0", "add_speed_differences": "0.0"}
 

@@ -140,6 +140,19 @@ def test_tables_and_figures_on_fixed_inputs():
     assert len(figures.recall_by_decile(deciles).axes[0].lines) == 2
     beam = pd.DataFrame({"beam": [1, 10], "rec@1": [1.0, 2.0], "rec@10": [3.0, 4.0], "mean_scored": [10, 100]})
     assert len(figures.beam_width(beam).axes) == 2
+    other = pd.DataFrame({"dataset": "Last.fm", "name": ["baseline-L4", "superbloom-a50m2-L4"],
+                          "rec@1": [7.0, 9.5], "segments": [300, 300]})
+    other_models = pd.DataFrame({"dataset": "Last.fm", "name": other["name"], "num_ids": 17632,
+                                 "train_pages": 1700, "test_pages": 190})
+    view = tables.datasets_view(rec, models, other, other_models, "FB15k-237")
+    assert view.to_dict("records") == [
+        {"dataset": "FB15k-237", "ids": 96, "name": "baseline-L4", "rec@1": 42.0, "test segments": 5},
+        {"dataset": "FB15k-237", "ids": 96, "name": "superbloom-a50m2-L4", "rec@1": 30.0, "test segments": 5},
+        {"dataset": "Last.fm", "ids": 17632, "name": "baseline-L4", "rec@1": 7.0, "test segments": 300},
+        {"dataset": "Last.fm", "ids": 17632, "name": "superbloom-a50m2-L4", "rec@1": 9.5, "test segments": 300}]
+    assert tables.datasets_quoted(other, other_models) == {
+        "other_dataset": "Last.fm", "other_ids": "17,632", "other_train_pages": "1,700", "other_test_segments": "300",
+        "other_base_rec1": "7.0", "other_sb_rec1": "9.5", "other_verdict": "Superbloom is ahead of the baseline"}
 
 
 def test_profiles():
@@ -149,6 +162,12 @@ def test_profiles():
     assert names[4] == "sampled-softmax-L4"
     with pytest.raises(ValueError, match="dataset"):
         PROFILES.get("smoke", dataset="wikipedia")
+    assert [m.name for m in cpu.deep_models()] == ["baseline-L4", "superbloom-a50m2-L4"]
+    assert cpu.other_datasets == ("lastfm",)
+    with pytest.raises(ValueError, match="repeats the main dataset"):
+        PROFILES.get("smoke", other_datasets=("fb15k237",))
+    with pytest.raises(ValueError, match="other_datasets must be"):
+        PROFILES.get("smoke", other_datasets=("movielens",))
 
 
 def test_language_vocabulary_and_greedy_tokenisation():

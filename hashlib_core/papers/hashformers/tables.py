@@ -263,7 +263,8 @@ def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, diagnosis: pd.DataFrame)
     live = ~trained["name"].str.contains("frozen")
     by_storage = lambda t, storage: t[(t["storage"] == storage) & live]
     add = glue[glue["model"] == "Add"]
-    out = {"add_task": column, "add_scores": _span(add[column]), "add_codebook_scores": _span(diagnosis[~frozen][column]),
+    out = {"add_task": column, "add_scores": _span(add[column]),
+           "add_codebook_scores": _span(diagnosis[~frozen][column]),
            "add_frozen_scores": _span(diagnosis[frozen][column]),
            "add_majority": f"{diagnosis[f'{column}_majority'].iloc[0]:.1f}",
            "add_ratio_init": _span(initial["shared_over_word"]), "add_sqrt_t": _span(np.sqrt(parts["num_bits"]))}

@@ -24,7 +24,7 @@ import torch
 
 from hashlib_core.hashing.bloom import BloomHashMaps
 
-__all__ = ["IdSets", "fb15k237_sets", "lastfm_sets", "split_pages", "ItemSets", "TestSegments", "held_out_segments",
+__all__ = ["DATASET_NAMES", "IdSets", "fb15k237_sets", "lastfm_sets", "split_pages", "ItemSets", "TestSegments", "held_out_segments",
            "ItemMaskingCollator", "encode_segments"]
 
 
@@ -39,6 +39,10 @@ class IdSets:
     @property
     def num_ids(self) -> int:
         return len(self.names)
+
+
+#: display name of each id-set dataset a profile can name
+DATASET_NAMES = {"fb15k237": "FB15k-237", "lastfm": "Last.fm"}
 
 
 def _number(pages: np.ndarray, links: np.ndarray, name: str) -> IdSets:
@@ -65,7 +69,7 @@ def fb15k237_sets() -> IdSets:
     h, t = np.concatenate(heads), np.concatenate(tails)
     keep = h != t
     h, t = h[keep], t[keep]
-    return _number(np.concatenate([h, t]), np.concatenate([t, h]), "FB15k-237")
+    return _number(np.concatenate([h, t]), np.concatenate([t, h]), DATASET_NAMES["fb15k237"])
 
 
 def lastfm_sets() -> IdSets:
@@ -73,7 +77,8 @@ def lastfm_sets() -> IdSets:
     from hashlib_core.data import load_lastfm
 
     table = load_lastfm().to_pandas()
-    return _number(table["user_id"].astype(str).to_numpy(), table["artist_id"].astype(str).to_numpy(), "Last.fm")
+    return _number(table["user_id"].astype(str).to_numpy(), table["artist_id"].astype(str).to_numpy(),
+                   DATASET_NAMES["lastfm"])
 
 
 def split_pages(sets: IdSets, test_share: float, seed: int) -> tuple[list[int], list[int]]:

@@ -10,6 +10,9 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``beam_width``
     Appendix B: the deep Superbloom model's recall@k and candidates scored when Algorithm 1 stops after one
     iteration at beam widths 1 .. k (approximate), against the certified search.
+``other_datasets``
+    The deep baseline and the deep Superbloom model trained and scored the same way on each of the profile's
+    ``other_datasets`` (Last.fm's user -> artist sets), with their training curves.
 ``params``
     Tables 1 and 3's parameter columns at the paper's vocabularies (meta device).
 ``language``
@@ -45,10 +48,11 @@ CHAPTER = Chapter("superbloom", "Superbloom", PROFILES, resources=_Resources)
 
 _LANGUAGE_ONLY = ("lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_alpha", "lm_window", "lm_baseline_dims",
                   "lm_superbloom_dims", "lm_layers", "lm_steps", "lm_batch", "lm_test_windows")
+_MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, "other_datasets", "other_steps")
 
 
 @CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "curves"),
-                    independent_of=_LANGUAGE_ONLY)
+                    independent_of=_MAIN_SETS_ONLY)
 def _recall(ctx: RunContext) -> dict:
     res: _Resources = ctx.resources
     ks = res.profile.recall_at
@@ -67,7 +71,7 @@ def _recall(ctx: RunContext) -> dict:
             "curves": pd.DataFrame(curves)}
 
 
-@CHAPTER.experiment("beam_width", outputs=("beam_width",), independent_of=_LANGUAGE_ONLY)
+@CHAPTER.experiment("beam_width", outputs=("beam_width",), independent_of=_MAIN_SETS_ONLY)
 def _beam_width(ctx: RunContext) -> dict:
     res: _Resources = ctx.resources
     spec = [s for s in res.profile.models() if s.alpha > 1][-1]          # the deep Superbloom model
@@ -82,10 +86,34 @@ def _beam_width(ctx: RunContext) -> dict:
     return {"beam_width": pd.DataFrame(rows)}
 
 
+@CHAPTER.experiment("other_datasets", outputs=("recall_datasets", "datasets_models", "datasets_curves"),
+                    when=lambda profile: bool(profile.other_datasets), independent_of=(*_LANGUAGE_ONLY, "dataset"))
+def _other_datasets(ctx: RunContext) -> dict:
+    """The deep baseline and deep Superbloom model on each of ``other_datasets`` (trained and scored as ``recall``)."""
+    ks = ctx.profile.recall_at
+    recalls, rows, curves = [], [], []
+    for dataset in ctx.profile.other_datasets:
+        res = Resources(ctx, dataset)
+        segs = []
+        for spec in ctx.profile.deep_models():
+            model, row, curve = train_model(spec, res, ctx, steps=ctx.profile.other_steps or None)
+            hits = evaluate(model.to(ctx.device), res, ks)
+            hits.insert(0, "name", spec.name)
+            segs.append(hits)
+            rows.append({"dataset": res.sets.name, "train_pages": len(res.pages[0]), "test_pages": len(res.pages[1]),
+                         "test_segments": len(res.test.segments), **row})
+            curves += [{"dataset": res.sets.name, **c} for c in curve]
+        table = recall_table(pd.concat(segs, ignore_index=True), ks)
+        table.insert(0, "dataset", res.sets.name)
+        recalls.append(table)
+    return {"recall_datasets": pd.concat(recalls, ignore_index=True), "datasets_models": pd.DataFrame(rows),
+            "datasets_curves": pd.DataFrame(curves)}
+
+
 @CHAPTER.experiment("params", outputs=("params",), independent_of=(
     "dataset", "test_share", "segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
     "layers_deep", "steps", "batch", "learning_rate", "warmup", "sampled_share", "recall_at", "test_pages", "seed",
-    *_LANGUAGE_ONLY))
+    *_MAIN_SETS_ONLY))
 def _params(ctx: RunContext) -> dict:
     """Tables 1 and 3's parameter columns at the paper's vocabularies (meta device)."""
     from hashlib_core.papers.superbloom.params import paper_params
@@ -93,7 +121,8 @@ def _params(ctx: RunContext) -> dict:
     return {"params": paper_params()}
 
 
-_SET_ONLY = ("dataset", "test_share", "segment", "alpha", "hidden", "intermediate", "layers_shallow", "layers_deep",
+_SET_ONLY = ("dataset", "other_datasets", "other_steps", "test_share",
+             "segment", "alpha", "hidden", "intermediate", "layers_shallow", "layers_deep",
              "steps", "batch", "sampled_share", "test_pages")
 
 

@@ -57,6 +57,36 @@ def recall_view(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
                  "mean_scored": "candidates scored"})
 
 
+def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
+                  other_models: pd.DataFrame, main_dataset: str) -> pd.DataFrame:
+    """The deep models' recall@k (%) on the main dataset (``main_dataset``: its display name) and on every other
+    dataset, with each dataset's ids and test segments."""
+    main = recall[recall["name"].isin(other["name"])].copy()
+    main.insert(0, "dataset", main_dataset)
+    ids = {**{d: n for d, n in zip(other_models["dataset"], other_models["num_ids"])},
+           main["dataset"].iloc[0]: int(models["num_ids"].iloc[0])}
+    out = pd.concat([main, other], ignore_index=True)
+    out.insert(1, "ids", out["dataset"].map(ids).astype(int))
+    recalls = [c for c in recall.columns if c.startswith("rec@")]
+    return out[["dataset", "ids", "name", *recalls, "segments"]].rename(columns={"segments": "test segments"})
+
+
+def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str, str]:
+    """The numbers the other-datasets paragraph quotes (the first other dataset)."""
+    dataset = other["dataset"].iloc[0]
+    r = other[other["dataset"] == dataset].set_index("name")["rec@1"]
+    m = other_models[other_models["dataset"] == dataset].iloc[0]
+    base = next(n for n in r.index if n.startswith("baseline"))
+    sb = next(n for n in r.index if n.startswith("superbloom"))
+    return {"other_dataset": dataset, "other_ids": f"{int(m['num_ids']):,}",
+            "other_train_pages": f"{int(m['train_pages']):,}",
+            "other_test_segments": f"{int(other['segments'].iloc[0]):,}", "other_base_rec1": f"{r[base]:.1f}",
+            "other_sb_rec1": f"{r[sb]:.1f}",
+            "other_verdict": "Superbloom is ahead of the baseline" if r[sb] > r[base] else
+                             "the baseline is ahead of Superbloom, as on FB15k-237" if r[sb] < r[base] else
+                             "the two models tie"}
+
+
 def depth_effect(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """Table 3 analog: rec@1 of the baseline and Superbloom at both depths, and the gain from depth, beside the
     paper's (1 -> 12 layers)."""
@@ -132,6 +162,9 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out.update(lm_vocab=f"{int(lm['vocabulary']):,}", lm_pieces=f"{int(lm['wordpiece_pieces']):,}",
                lm_unigrams=f"{int(lm['unigrams']):,}", lm_bigrams=f"{int(lm['bigrams']):,}",
                lm_windows=f"{int(lm['train_windows']):,}", lm_alpha=str(p.lm_alpha), lm_steps=f"{p.lm_steps:,}")
+    if shown.has("recall_datasets"):
+        out.update(datasets_quoted(shown.table("recall_datasets"), shown.table("datasets_models")),
+                   other_steps=f"{p.other_steps or p.steps:,}")
     beam = shown.table("beam_width")
     k = int(beam["beam"].max())
     at_k = beam[beam["beam"] == k].iloc[0]

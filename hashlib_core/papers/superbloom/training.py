@@ -35,13 +35,18 @@ __all__ = ["Resources", "model_config", "train_model", "evaluate", "label_freque
 
 
 class Resources:
-    """The id sets, the page split, the training segments and the test segments of one run."""
+    """The id sets, the page split, the training segments and the test segments of one run (of the profile's
+    dataset, or of ``dataset``: one of its ``other_datasets``)."""
 
-    kind = "sets"
+    def __init__(self, ctx: RunContext, dataset: str | None = None) -> None:
+        from dataclasses import replace
 
-    def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.profile: SuperbloomProfile = ctx.profile
+        self.kind = "sets"                                 # names the checkpoints: one per dataset
+        if dataset is not None and dataset != ctx.profile.dataset:
+            self.profile = replace(ctx.profile, dataset=dataset, other_datasets=())
+            self.kind = f"sets-{dataset}"
 
     @cached_property
     def sets(self) -> IdSets:
