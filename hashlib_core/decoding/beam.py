@@ -57,12 +57,20 @@ def check_log_probs(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> tor
     return log_probs
 
 
+def _tokens_of(maps: BloomHashMaps, ids: torch.Tensor) -> torch.Tensor:
+    """The ``(batch, m, C)`` local tokens of ``ids`` ``(batch, C)`` (ids ``< 0`` read id 0's): one row gather of the
+    contiguous ``(N, m)`` table (much faster than indexing its transpose)."""
+    batch, count = ids.shape
+    rows = maps.table.to(ids.device).index_select(0, ids.clamp(min=0).reshape(-1))
+    return rows.reshape(batch, count, maps.num_hashes).permute(0, 2, 1)
+
+
 def score_ids(log_probs: torch.Tensor, maps: BloomHashMaps, ids: torch.Tensor,
               tokens: torch.Tensor | None = None) -> torch.Tensor:
     """``γ`` of ``ids`` ``(batch, C)`` (any id ``< 0`` scores ``-inf``); ``tokens``: their ``(batch, m, C)`` local
     tokens when already looked up."""
     if tokens is None:
-        tokens = maps.table.to(log_probs.device).T[:, ids.clamp(min=0)].permute(1, 0, 2)   # (batch, m, C)
+        tokens = _tokens_of(maps, ids)
     return log_probs.gather(2, tokens).sum(dim=1).masked_fill(ids < 0, float("-inf"))
 
 
@@ -100,9 +108,13 @@ def _beam_step(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int
     top = top[:, :, :beam]
     in_top = torch.zeros_like(log_probs, dtype=torch.bool).scatter_(2, top, True)   # token among its map's top b
     maps_index = torch.arange(m, device=top.device)
-    candidates = maps.inverse.to(top.device)[maps_index[None, :, None], top].reshape(batch, -1)  # (batch, m b α)
+    tokens_per_map = maps.tokens_per_map
+    flat = (top + (maps_index * tokens_per_map)[None, :, None]).reshape(-1)     # row of each (map, token)
+    inverse = maps.inverse.to(top.device).reshape(m * tokens_per_map, maps.alpha)
+    candidates = inverse.index_select(0, flat).reshape(batch, -1)             # (batch, m b α)
     source = maps_index.repeat_interleave(beam * maps.alpha)                 # the map that proposed each candidate
-    tokens = maps.table.to(top.device).T[:, candidates.clamp(min=0)].permute(1, 0, 2)   # (batch, m, C)
+    blocks = maps.inverse_tokens(top.device).reshape(m * tokens_per_map, maps.alpha * m)
+    tokens = blocks.index_select(0, flat).reshape(batch, -1, m).permute(0, 2, 1)   # (batch, m, C), contiguous reads
     in_beam = in_top.gather(2, tokens)                                       # (batch, m, C)
     earlier = maps_index[:, None] < source[None, :]                          # (m, C): maps before the proposer
     duplicate = (in_beam & earlier[None]).any(dim=1)                         # already proposed by an earlier map

@@ -118,6 +118,19 @@ class BloomHashMaps:
         row = self.inverse[j, local_token]
         return row[row >= 0]
 
+    def inverse_tokens(self, device: torch.device | str | None = None) -> torch.Tensor:
+        """``(m, T, α, m)``: the local tokens, in every map, of the ids of ``inverse`` (padding slots read id 0's).
+
+        Decoding reads the ``α`` ids of a likely token together with all their tokens from one contiguous block
+        instead of looking each id up in ``table`` (random reads): ``N m²`` integers, built once and kept per
+        device."""
+        cache = self.__dict__.setdefault("_inverse_tokens", {})
+        key = str(torch.device(device) if device is not None else self.table.device)
+        if key not in cache:
+            block = self.table[self.inverse.clamp(min=0).reshape(-1)]
+            cache[key] = block.reshape(self.num_hashes, self.tokens_per_map, self.alpha, self.num_hashes).to(key)
+        return cache[key]
+
     # ------------------------------------------------------------------ persistence
     def config(self) -> dict:
         return {"num_ids": self.num_ids, "alpha": self.alpha, "num_hashes": self.num_hashes, "seed": self.seed,

@@ -27,6 +27,13 @@ def test_every_token_holds_alpha_ids_and_inverses_invert(num_ids, alpha, m, seed
             assert (maps.table[ids, j] == token).all()                   # the inverse inverts
         assert sorted(maps.inverse[j][maps.inverse[j] >= 0].tolist()) == list(range(num_ids))
     assert maps.counts.tolist() == np.bincount(maps.table[:, 0].numpy(), minlength=t).tolist()
+    blocks = maps.inverse_tokens()                                         # every id's tokens, by (map, token)
+    assert blocks.shape == (m, t, alpha, m)
+    real = maps.inverse >= 0
+    assert torch.equal(blocks[real], maps.table[maps.inverse[real]])
+    for j in range(m):
+        assert (blocks[j][real[j]][:, j] == torch.arange(t)[:, None].expand(t, alpha)[real[j]]).all()
+    assert maps.inverse_tokens() is blocks                                 # built once
 
 
 def test_golden_and_deterministic_maps():
