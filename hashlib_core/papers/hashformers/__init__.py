@@ -14,7 +14,7 @@ Where each part of the paper is implemented:
 §3.5, 128-bit LSH codes         :class:`hashlib_core.hashing.lsh.LSHBitHasher`
 Eq. 1, Pool                     :class:`hashlib_core.embeddings.hashed.PoolEmbedding`
 Eq. 2, Add                      :class:`hashlib_core.embeddings.hashed.AdditiveEmbedding`
-Add's shared part (ours)        :mod:`~hashlib_core.papers.hashformers.add_diagnosis` (why Add stays at majority)
+Add's two storages (ours)       :mod:`~hashlib_core.papers.hashformers.add_diagnosis` (codebooks vs differences)
 Eq. 3, Proj                     :class:`hashlib_core.embeddings.hashed.PearsonProjection`
 Eq. 4, PRR                      :func:`~hashlib_core.papers.hashformers.finetuning.glue_table`
 Eq. 5-7, PCR and PoEP           :func:`~hashlib_core.papers.hashformers.table2.hashformers_table2`

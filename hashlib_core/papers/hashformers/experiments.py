@@ -15,8 +15,10 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
     (:mod:`~hashlib_core.papers.hashformers.pretraining`), then fine-tuned and scored on GLUE dev sets with the
     paper's metrics, over several seeds (:mod:`~hashlib_core.papers.hashformers.finetuning`).
 ``add_diagnosis``
-    Why Add stays at the majority class at small scale: the norms of its shared and word parts, and the Add models
-    trained again with no gradient into the shared part (:mod:`~hashlib_core.papers.hashformers.add_diagnosis`).
+    Why Add stored as the paper's codebooks stays at the majority class at our learning rates: the norms of its
+    shared and word parts, how far Adam moves the shared part against the hashed-word marker, and the codebook
+    models (as they are, and with no gradient into the shared part) fine-tuned beside Table 1's Add, which stores
+    only the T differences (:mod:`~hashlib_core.papers.hashformers.add_diagnosis`).
 ``table6``
     Table 6: MD/LSH Emb and Proj with BPE subwords as the hashed units instead of words.
 ``timing``
