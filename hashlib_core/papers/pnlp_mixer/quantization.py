@@ -1,7 +1,8 @@
 """8-bit pNLP-Mixers (Fusco et al. §6: "1M (8bit)" models) with ``torchao``, on CPU.
 
 ``torch.ao.quantization`` (eager dynamic quantisation, what a 2023 PyTorch runtime would use) is deprecated and warns
-on torch 2.13; ``torchao`` (pinned 0.18.0, the first release whose prebuilt wheels target torch of the pinned generation) replaces it.
+on the pinned torch; ``torchao`` (pinned in ``pyproject.toml``: the first release whose prebuilt wheels target torch
+of the pinned generation) replaces it.
 Every ``nn.Linear`` of the model (bottleneck, token- and channel-mixing MLPs, head) gets its weight stored as an
 ``Int8Tensor``: int8 values, a float32 scale and an int8 zero point per output row (symmetric, the zero point is 0).
 LayerNorms stay float32 (a small share of the parameters).

@@ -122,15 +122,20 @@ def language_view(language: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
                  "mean_scored": "candidates scored"})
 
 
+#: the decoding benchmark's goal (times faster than exhaustive scoring); the paper reports 10
+BENCH_GOAL = 20.0
+
+
 def bench_view(bench: dict) -> pd.DataFrame:
     """The decoding benchmark's rows: time per position both ways, speed-up, certified and exact shares (%)."""
     rows = pd.DataFrame(bench.get("data", bench)["results"])
     out = rows[["distribution", "k", "exhaustive_ms_per_position", "beam_ms_per_position", "speedup",
-                "certified_share", "certified_exact_share", "mean_candidates_scored"]].copy()
+                "speedup_median_paired", "certified_share", "certified_exact_share", "mean_candidates_scored"]].copy()
     out["certified_share"] *= 100.0
     out["certified_exact_share"] *= 100.0
     return out.rename(columns={"exhaustive_ms_per_position": "exhaustive (ms)", "beam_ms_per_position": "beam (ms)",
-                               "speedup": "speed-up", "certified_share": "certified (%)",
+                               "speedup": "speed-up (best times)", "speedup_median_paired": "speed-up (median pair)",
+                               "certified_share": "certified (%)",
                                "certified_exact_share": "certified and exact (%)",
                                "mean_candidates_scored": "candidates scored"})
 
@@ -172,7 +177,12 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out.update(beam_k=str(k), beam1_rec=f"{one[f'rec@{k}']:.1f}", beamk_rec=f"{at_k[f'rec@{k}']:.1f}")
     if bench is not None:
         rows = pd.DataFrame(bench.get("data", bench)["results"])
-        out.update(bench_speedup_min=f"{rows['speedup'].min():.1f}", bench_speedup_max=f"{rows['speedup'].max():.1f}",
+        paired = rows["speedup_median_paired"]
+        met = int((paired >= BENCH_GOAL).sum())
+        out.update(bench_speedup_min=f"{paired.min():.1f}", bench_speedup_max=f"{paired.max():.1f}",
+                   bench_goal=f"{BENCH_GOAL:g}",
+                   bench_goal_verdict="the goal is met in every row" if met == len(rows) else
+                   f"the goal is met in {met} of {len(rows)} rows",
                    bench_certified=f"{100 * rows['certified_share'].min():.0f}%",
                    bench_exact=f"{100 * np.nanmin(rows['certified_exact_share']):.0f}%")
     return out
