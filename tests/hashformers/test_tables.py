@@ -134,8 +134,11 @@ def test_add_diagnosis_views_and_quotes():
     assert quoted == {"add_task": "SST", "add_scores": "59.0", "add_codebook_scores": "50.9",
                       "add_frozen_scores": "58.0", "add_majority": "50.9", "add_ratio_init": "1.0",
                       "add_sqrt_t": "11.3",
-                      "add_ratio_codebooks": "4.0", "add_speed_codebooks": "9.0",
-                      "add_ratio_differences": "0.0", "add_speed_differences": "0.0"}
+                      "add_ratio_codebooks": "4.0 (MD)", "add_speed_codebooks": "9.0 (MD)",
+                      "add_ratio_differences": "0.0 (MD)", "add_speed_differences": "0.0 (MD)"}
+    assert tables._per_model(pd.DataFrame({"name": ["MD-Add", "LSH-Add"], "x": [3.04, 1.66]}), "x") == \
+        "3.0 (MD) and 1.7 (LSH)"
+    assert tables.learning_rate(3e-5) == "3e-5" and tables.learning_rate(1e-3) == "1e-3"
 
 
 def test_table6_quoted_counts_models_whose_subword_units_win():

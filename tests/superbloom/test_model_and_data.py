@@ -141,7 +141,7 @@ def test_tables_and_figures_on_fixed_inputs():
     beam = pd.DataFrame({"beam": [1, 10], "rec@1": [1.0, 2.0], "rec@10": [3.0, 4.0], "mean_scored": [10, 100]})
     assert len(figures.beam_width(beam).axes) == 2
     other = pd.DataFrame({"dataset": "Last.fm", "name": ["baseline-L4", "superbloom-a50m2-L4"],
-                          "rec@1": [7.0, 9.5], "segments": [300, 300]})
+                          "rec@1": [7.0, 9.5], "rec@10": [20.0, 15.0], "segments": [300, 300]})
     other_models = pd.DataFrame({"dataset": "Last.fm", "name": other["name"], "num_ids": 17632,
                                  "train_pages": 1700, "test_pages": 190})
     view = tables.datasets_view(rec, models, other, other_models, "FB15k-237")
@@ -152,7 +152,8 @@ def test_tables_and_figures_on_fixed_inputs():
         {"dataset": "Last.fm", "ids": 17632, "name": "superbloom-a50m2-L4", "rec@1": 9.5, "test segments": 300}]
     assert tables.datasets_quoted(other, other_models) == {
         "other_dataset": "Last.fm", "other_ids": "17,632", "other_train_pages": "1,700", "other_test_segments": "300",
-        "other_base_rec1": "7.0", "other_sb_rec1": "9.5", "other_verdict": "Superbloom is ahead of the baseline"}
+        "other_base_rec1": "7.0", "other_sb_rec1": "9.5", "other_top": "rec@10", "other_base_top": "20.0",
+        "other_sb_top": "15.0", "other_verdict": "at rec@10, the baseline is ahead of Superbloom"}
 
 
 def test_profiles():

@@ -271,9 +271,21 @@ def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, diagnosis: pd.DataFrame)
     for storage in ("codebooks", "differences"):
         rows = by_storage(trained, storage)
         if not rows.empty:
-            out[f"add_ratio_{storage}"] = _span(rows["shared_over_word"])
-            out[f"add_speed_{storage}"] = _span(rows["shared_over_marker_moved"])
+            out[f"add_ratio_{storage}"] = _per_model(rows, "shared_over_word")
+            out[f"add_speed_{storage}"] = _per_model(rows, "shared_over_marker_moved")
     return out
+
+
+def _per_model(rows: pd.DataFrame, column: str) -> str:
+    """``3.0 (MD) and 1.7 (LSH)``: one value per model, named by its hash."""
+    items = [f"{value:.1f} ({name.split('-')[0]})" for name, value in zip(rows["name"], rows[column])]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def learning_rate(value: float) -> str:
+    """``3e-5`` (not Python's ``3e-05``)."""
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def _stuck_summary(stuck: pd.DataFrame, n_models: int) -> str:
@@ -338,5 +350,5 @@ def quoted(shown) -> dict[str, str]:
         out.update(table6_quoted(glue, shown.table("table6"), profile.task_keys(table6=True)))
     if shown.has("add_parts"):
         out.update(add_quoted(shown.table("add_parts"), glue, shown.table("add_codebooks")))
-        out.update(ft_lr=f"{profile.ft_lr:g}", ft_lr_paper=f"{PROFILES.get('paper').ft_lr:g}")
+        out.update(ft_lr=learning_rate(profile.ft_lr), ft_lr_paper=learning_rate(PROFILES.get("paper").ft_lr))
     return out
