@@ -87,7 +87,7 @@ def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str
             "other_test_segments": f"{int(other['segments'].iloc[0]):,}", "other_base_rec1": f"{rows.loc[base, 'rec@1']:.1f}",
             "other_sb_rec1": f"{rows.loc[sb, 'rec@1']:.1f}", "other_top": top,
             "other_base_top": f"{rows.loc[base, top]:.1f}", "other_sb_top": f"{rows.loc[sb, top]:.1f}",
-            "other_verdict": f"at {top}, {ahead}"}
+            "other_verdict": ahead}
 
 
 def depth_effect(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
