@@ -11,8 +11,9 @@ Each writes ``results/pnlp_mixer/<profile>/<name>.csv``; run them with
 ``architectures``
     Table 2: each §5.2 encoder on the MinHash projection, same tasks and protocol.
 ``test``
-    Table 3 analog: the MinHash Mixer selected on ATIS validation, scored on the ATIS test split in float32 and
-    8-bit (size, accuracy change, agreement of predictions).
+    Table 3 analog: the MinHash Mixer selected on ATIS validation (Table 1's model, or, when the profile sets
+    ``test_max_epochs``, one trained with that many epochs at most and ``test_patience``), scored on the ATIS test
+    split in float32 and 8-bit (size, accuracy change, agreement of predictions).
 ``mtop``
     Table 4 analog: one MinHash Mixer per language of the staged MTOP subset (trained on 90% of its dev items,
     selected on the rest, scored on its test items), float32 and 8-bit.
@@ -73,26 +74,36 @@ class Resources:
                                          num_labels=task.num_intents, num_slot_labels=task.num_slots,
                                          encoder=encoder)
 
-    def settings(self, task_name: str) -> FitSettings:
-        """The optimisation of ``task_name``'s models (the MTOP subset has its own epochs and patience)."""
+    def settings(self, task_name: str, schedule: str = "comparison") -> FitSettings:
+        """The optimisation of ``task_name``'s models: the MTOP subset has its own epochs and patience, and so has
+        the test table's model (``schedule="test"``) when the profile sets ``test_max_epochs``."""
         p = self.profile
-        mtop = task_name.startswith("mtop-")
+        if task_name.startswith("mtop-"):
+            epochs, patience = p.mtop_max_epochs, p.mtop_patience
+        elif schedule == "test" and p.test_max_epochs:
+            epochs, patience = p.test_max_epochs, p.test_patience
+        else:
+            epochs, patience = p.max_epochs, p.patience
         return FitSettings(batch_size=p.batch_size, learning_rate=p.learning_rate, weight_decay=p.weight_decay,
-                           max_epochs=p.mtop_max_epochs if mtop else p.max_epochs,
-                           patience=p.mtop_patience if mtop else p.patience, seed=p.seed)
+                           max_epochs=epochs, patience=patience, seed=p.seed)
 
-    def trained(self, task_name: str, projection: str = "minhash", encoder: str = "mixer") -> tuple[Any, dict]:
-        """The model of (task, projection, encoder) trained with early stopping, and its summary (trained once)."""
+    def trained(self, task_name: str, projection: str = "minhash", encoder: str = "mixer",
+                schedule: str = "comparison") -> tuple[Any, dict]:
+        """The model of (task, projection, encoder) trained with early stopping, and its summary (trained once);
+        ``schedule="test"``: with the test table's epochs and patience (the comparison model when they are not set)."""
         from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
         from hashlib_core.profiles import seed_everything
 
-        key = (task_name, projection, encoder)
+        if schedule == "test" and not self.profile.test_max_epochs:
+            schedule = "comparison"
+        key = (task_name, projection, encoder, schedule)
         if key not in self._trained:
             task = self.task(task_name)
             seed_everything(self.profile.seed)
             model = PNLPMixerForIntentAndSlots(self.config(task, encoder, projection)).to(self.ctx.device)
             self.ctx.log(f"training {encoder} / {projection} on {task_name} ({len(task.train)} sentences)")
-            model, summary = fit(model, self.projector(projection), task, self.settings(task_name), device=self.ctx.device,
+            model, summary = fit(model, self.projector(projection), task, self.settings(task_name, schedule),
+                                 device=self.ctx.device,
                                  progress=False, train_examples=self.profile.train_examples,
                                  eval_examples=self.profile.eval_examples)
             summary["parameters"] = sum(p.numel() for p in model.parameters())
@@ -105,6 +116,7 @@ CHAPTER = Chapter("pnlp_mixer", "pNLP-Mixer", PROFILES, resources=Resources)
 #: what the MTOP-subset models read and the ATIS ones do not, and the other way round (staleness is per experiment)
 _MTOP_ONLY = ("mtop_languages", "mtop_max_epochs", "mtop_patience")
 _ATIS_ONLY = ("comparison_tasks", "projections", "encoders", "max_epochs", "patience")
+_TEST_ONLY = ("test_max_epochs", "test_patience")
 _TRAINING = ("batch_size", "learning_rate", "weight_decay", "dropout", "train_examples", "eval_examples", "seed")
 
 
@@ -139,24 +151,24 @@ def encoder_sizes(profile: PNLPMixerProfile, encoders) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@CHAPTER.experiment("sizes", outputs=("sizes",), independent_of=_MTOP_ONLY + _TRAINING + (
+@CHAPTER.experiment("sizes", outputs=("sizes",), independent_of=_MTOP_ONLY + _TEST_ONLY + _TRAINING + (
     "comparison_tasks", "projections", "max_epochs", "patience"))
 def _sizes(ctx: RunContext) -> dict:
     return {"sizes": encoder_sizes(ctx.profile, ctx.profile.encoders)}
 
 
-@CHAPTER.experiment("projections", outputs=("table1", "table1_curves"), independent_of=_MTOP_ONLY)
+@CHAPTER.experiment("projections", outputs=("table1", "table1_curves"), independent_of=_MTOP_ONLY + _TEST_ONLY)
 def _projections(ctx: RunContext) -> dict:
     res: Resources = ctx.resources
     runs = [(t, p, "mixer", res.trained(t, p)[1]) for t in res.profile.comparison_tasks for p in res.profile.projections]
     return {"table1": pd.DataFrame([_row(*r) for r in runs]), "table1_curves": _curves(runs)}
 
 
-def _test_rows(res: Resources, task_name: str) -> list[dict[str, Any]]:
+def _test_rows(res: Resources, task_name: str, schedule: str = "comparison") -> list[dict[str, Any]]:
     """Test scores of the task's MinHash Mixer in float32 and 8-bit, with sizes and agreement."""
     from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
 
-    model, summary = res.trained(task_name)
+    model, summary = res.trained(task_name, schedule=schedule)
     task, projector = res.task(task_name), res.projector()
     cpu_model = model.to("cpu")
     rows, preds = [], {}
@@ -165,7 +177,8 @@ def _test_rows(res: Resources, task_name: str) -> list[dict[str, Any]]:
         preds[precision] = (intents, slots)
         rows.append({"task": task_name, "precision": precision, "test_sentences": len(task.test),
                      "size_bytes": model_size_bytes(m), "parameters": summary["parameters"],
-                     "best_epoch": summary["best_epoch"], **score(intents, slots, task.test, task.slot_names)})
+                     "epochs": summary["epochs"], "best_epoch": summary["best_epoch"],
+                     **score(intents, slots, task.test, task.slot_names)})
     (fi, fs), (qi, qs) = preds["float32"], preds["int8"]
     agree = sum(a == b and sa == sb for a, b, sa, sb in zip(fi, qi, fs, qs)) / len(fi)
     for row in rows:
@@ -176,16 +189,17 @@ def _test_rows(res: Resources, task_name: str) -> list[dict[str, Any]]:
 
 @CHAPTER.experiment("test", outputs=("table3",), independent_of=_MTOP_ONLY)
 def _test(ctx: RunContext) -> dict:
-    return {"table3": pd.DataFrame(_test_rows(ctx.resources, "atis"))}
+    return {"table3": pd.DataFrame(_test_rows(ctx.resources, "atis", schedule="test"))}
 
 
-@CHAPTER.experiment("mtop", outputs=("table4",), independent_of=_ATIS_ONLY)
+@CHAPTER.experiment("mtop", outputs=("table4",), independent_of=_ATIS_ONLY + _TEST_ONLY)
 def _mtop(ctx: RunContext) -> dict:
     res: Resources = ctx.resources
     return {"table4": pd.DataFrame([r for lang in res.profile.mtop_languages for r in _test_rows(res, f"mtop-{lang}")])}
 
 
-@CHAPTER.experiment("architectures", outputs=("table2", "table2_curves"), independent_of=_MTOP_ONLY)
+@CHAPTER.experiment("architectures", outputs=("table2", "table2_curves"),
+                    independent_of=_MTOP_ONLY + _TEST_ONLY)
 def _architectures(ctx: RunContext) -> dict:
     res: Resources = ctx.resources
     runs = [(t, "minhash", e, res.trained(t, "minhash", e)[1]) for t in res.profile.comparison_tasks

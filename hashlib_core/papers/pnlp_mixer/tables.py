@@ -204,6 +204,12 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                t3_bytes=f"{int(t3.loc['int8', 'size_bytes']):,}",
                t3_float_bytes=f"{int(t3.loc['float32', 'size_bytes']):,}",
                t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
+    if p.test_max_epochs:
+        ran = f", it ran {int(t3.loc['int8', 'epochs'])}" if "epochs" in t3.columns else ""
+        out["t3_training"] = (f"trained for this table with at most {p.test_max_epochs} epochs and a patience of "
+                              f"{p.test_patience}{ran}")
+    else:
+        out["t3_training"] = f"Table 1's model: at most {p.max_epochs} epochs, patience {p.patience}"
     t4 = shown.table("table4")
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
     from hashlib_core.papers.pnlp_mixer.data import load_task, outside_only_share
