@@ -19,9 +19,9 @@ import torch
 
 from hashlib_core.chapter import RunContext
 from hashlib_core.papers.hashformers.data import Resources, unit_table
-from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID
 from hashlib_core.papers.hashformers.pretraining import pretrain, pretraining_model
 from hashlib_core.papers.hashformers.profiles import ModelSpec
+from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID
 from hashlib_core.profiles import seed_everything
 
 __all__ = ["part_norms", "add_parts"]
