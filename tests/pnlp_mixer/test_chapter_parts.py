@@ -225,3 +225,29 @@ def test_outside_only_share_is_the_all_o_taggers_exact_match():
     intents, _ = predict(_toy_model(task), _features, task.test)
     all_o = [[0] * len(w) for w in task.test.words]
     assert score(intents, all_o, task.test, task.slot_names)["exact_match"] == outside_only_share(task)
+
+
+def test_the_test_table_model_has_its_own_schedule_only_when_the_profile_sets_one():
+    """``test_max_epochs`` gives Table 3's model the paper's longer schedule; 0 reuses Table 1's settings; the
+    comparison and MTOP schedules never change with it."""
+    from hashlib_core.papers.pnlp_mixer.experiments import Resources
+    from hashlib_core.papers.pnlp_mixer.profiles import PROFILES
+
+    cpu = PROFILES.get("cpu")
+    assert (cpu.test_max_epochs, cpu.test_patience) == (30, 5)
+
+    def settings(profile, task, schedule):
+        res = Resources.__new__(Resources)
+        res.profile = profile
+        return res.settings(task, schedule)
+
+    test = settings(cpu, "atis", "test")
+    assert (test.max_epochs, test.patience) == (30, 5)
+    comparison = settings(cpu, "atis", "comparison")
+    assert (comparison.max_epochs, comparison.patience) == (cpu.max_epochs, cpu.patience)
+    mtop = settings(cpu, "mtop-en", "test")
+    assert (mtop.max_epochs, mtop.patience) == (cpu.mtop_max_epochs, cpu.mtop_patience)
+    reuse = PROFILES.get("cpu", test_max_epochs=0)
+    assert settings(reuse, "atis", "test") == settings(reuse, "atis", "comparison")
+    with pytest.raises(ValueError, match="test_max_epochs must be >= 0"):
+        PROFILES.get("cpu", test_max_epochs=-1)
