@@ -47,6 +47,7 @@ __all__ = [
     "Profile",
     "ProfileSet",
     "select_device",
+    "synchronize",
     "seed_everything",
 ]
 
@@ -225,6 +226,15 @@ class ProfileSet(Generic[P]):
     def table(self) -> list[dict[str, Any]]:
         """The presets as rows (for the book's "what each profile runs" tables)."""
         return [getattr(self, n).to_dict() for n in PROFILE_NAMES]
+
+
+def synchronize(device: Any) -> None:
+    """Wait for ``device``'s queued work (CUDA runs asynchronously); a no-op on the CPU. Timers call it on both
+    sides of what they time."""
+    import torch
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def select_device(preference: str | None = "auto"):

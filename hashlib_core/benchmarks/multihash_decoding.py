@@ -47,7 +47,7 @@ from hashlib_core.decoding.multihash import (
     scoring_layout,
 )
 from hashlib_core.papers.multihashformer.decoding import CascadedHashDecoder
-from hashlib_core.profiles import select_device
+from hashlib_core.profiles import select_device, synchronize
 from hashlib_core.results import ResultsStore
 
 __all__ = ["MHF_VARIANTS", "random_signature_table", "run_benchmark", "main"]
@@ -75,19 +75,15 @@ def random_signature_table(vocab_size: int, num_hashes: int, num_buckets: int, g
 
 
 def _time(fn: Callable[[], torch.Tensor], repeats: int, device: torch.device) -> tuple[float, torch.Tensor, int | None]:
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
     out = fn()  # warm-up
-    sync()
+    synchronize(device)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
         out = fn()
-        sync()
+        synchronize(device)
         best = min(best, time.perf_counter() - start)
     peak = int(torch.cuda.max_memory_allocated(device)) if device.type == "cuda" else None
     return best, out, peak

@@ -30,19 +30,17 @@ import torch
 
 from hashlib_core.decoding.beam import beam_topk, exhaustive_topk
 from hashlib_core.hashing.bloom import BloomHashMaps
-from hashlib_core.profiles import select_device
+from hashlib_core.profiles import select_device, synchronize
 from hashlib_core.results import ResultsStore
 
 __all__ = ["run_benchmark", "main"]
 
 
 def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    synchronize(device)
     start = time.perf_counter()
     out = fn()
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    synchronize(device)
     return time.perf_counter() - start, out
 
 

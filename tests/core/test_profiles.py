@@ -109,3 +109,11 @@ def test_every_chapter_has_the_four_profiles():
         assert [getattr(profiles, n).name for n in ("smoke", "cpu", "small", "paper")] == [
             "smoke", "cpu", "small", "paper"]
         assert profiles.cpu.accelerator == "cpu" and profiles.cpu.budget_minutes <= 60
+
+
+def test_synchronize_accepts_devices_and_names_and_is_a_no_op_on_cpu():
+    import torch
+
+    from hashlib_core.profiles import synchronize
+
+    assert synchronize("cpu") is None and synchronize(torch.device("cpu")) is None

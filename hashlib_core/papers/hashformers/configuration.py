@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from transformers import PreTrainedConfig
 
+from hashlib_core.embeddings.hashed import AdditiveEmbedding
+
 from hashlib_core.papers.hashformers.tokenization import NUM_SPECIAL_TOKENS, PAD_ID
 
 __all__ = ["EMBEDDING_TYPES", "HASH_TYPES", "HashFormerConfig", "proformer_config"]
@@ -90,9 +92,9 @@ class HashFormerConfig(PreTrainedConfig):
             raise ValueError(f"embedding_type must be one of {EMBEDDING_TYPES}, got {self.embedding_type!r}")
         if self.hash_type not in HASH_TYPES:
             raise ValueError(f"hash_type must be one of {HASH_TYPES}, got {self.hash_type!r}")
-        if self.add_storage not in ("codebooks", "differences"):
-            raise ValueError(f"add_storage must be 'codebooks' (Eq. 2 as the paper stores it) or 'differences', got "
-                             f"{self.add_storage!r}")
+        if self.add_storage not in AdditiveEmbedding.STORAGES:
+            raise ValueError(f"add_storage must be one of {AdditiveEmbedding.STORAGES} ('codebooks': Eq. 2 as the "
+                             f"paper stores it), got {self.add_storage!r}")
         if self.position_embedding_type not in ("learned", "sinusoidal"):
             raise ValueError(
                 f"position_embedding_type must be 'learned' or 'sinusoidal', got {self.position_embedding_type!r}"

@@ -164,8 +164,10 @@ class HashFormersProfile(Profile):
         check_finetuning_settings((*self.tasks, *self.table6_tasks), self.ft_seeds)
         if self.seq_len < 4 or self.ft_max_len < 4:
             raise ValueError("seq_len and ft_max_len must be >= 4 (room for the special tokens)")
-        if self.add_storage not in ("codebooks", "differences"):
-            raise ValueError(f"add_storage must be 'codebooks' or 'differences', got {self.add_storage!r}")
+        from hashlib_core.embeddings.hashed import AdditiveEmbedding   # torch: imported only when a profile is built
+
+        if self.add_storage not in AdditiveEmbedding.STORAGES:
+            raise ValueError(f"add_storage must be one of {AdditiveEmbedding.STORAGES}, got {self.add_storage!r}")
         if self.hidden % self.heads:
             raise ValueError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
         unknown = sorted(set(self.models) - {m.name for m in MODELS})

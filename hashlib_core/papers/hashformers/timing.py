@@ -16,13 +16,9 @@ from hashlib_core.papers.hashformers.finetuning import Encoder
 from hashlib_core.papers.hashformers.pretraining import classifier, pretraining_model
 from hashlib_core.papers.hashformers.profiles import MODELS
 from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID
+from hashlib_core.profiles import synchronize
 
 __all__ = ["TIMING_ROWS", "TIMING_VOCAB", "TIMING_BUCKETS", "timing_table"]
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def _pretraining_step(model: nn.Module, batch: dict[str, torch.Tensor]) -> None:
@@ -38,11 +34,11 @@ def _inference_pass(model: nn.Module, batches: list[dict[str, torch.Tensor]]) ->
 
 def _time_call(fn: Callable[[], Any], repeats: int, device: torch.device) -> float:
     fn()  # warm-up
-    _sync(device)
+    synchronize(device)
     start = time.perf_counter()
     for _ in range(repeats):
         fn()
-    _sync(device)
+    synchronize(device)
     return (time.perf_counter() - start) / repeats
 
 
