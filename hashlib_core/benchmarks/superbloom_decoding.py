@@ -15,9 +15,9 @@ through their scores). The paper's setting (§2.5): |S| = 1M, α = 50, m = 2, "a
 faster than exhaustive scoring"; our goal is at least 20 times with every certified answer exact.
 
 Distributions: ``peaked-σ``: each map's log-probabilities are ``log_softmax(σ z)``, ``z`` standard normal (larger σ:
-more peaked, as a trained model's outputs). No trained Superbloom model exists at |S| = 1M (the chapter's models
-are trained on FB15k-237's and Last.fm's ids; their decoding work, candidates scored per answer, is in the chapter's
-recall table), so only these synthetic families are timed here. The result goes to ``results/benchmarks/quick/superbloom_decoding.json``.
+more peaked, as a trained model's outputs). A trained model's distributions at |S| = 1M are timed the same way
+(:func:`compare_decoders`) by the Superbloom chapter's ``decoding`` experiment, which trains that model first.
+The result goes to ``results/benchmarks/quick/superbloom_decoding.json``.
 Speed is measured here, never asserted in tests.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from hashlib_core.hashing.bloom import BloomHashMaps
 from hashlib_core.profiles import select_device, synchronize
 from hashlib_core.results import ResultsStore
 
-__all__ = ["run_benchmark", "main"]
+__all__ = ["compare_decoders", "run_benchmark", "main"]
 
 
 def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
@@ -58,6 +58,31 @@ def _paired(first: Callable[[], Any], second: Callable[[], Any], repeats: int, d
     return times_a, out_a, times_b, out_b
 
 
+def compare_decoders(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, repeats: int, device: torch.device
+                     ) -> dict[str, Any]:
+    """Exhaustive scoring and certified beam search on the same ``(positions, m, T)`` log-probabilities, timed in
+    alternation ``repeats`` times: times per position, speed-ups, certification and agreement with exhaustive
+    top k (compared through scores: ids that share their tokens in every map tie)."""
+    positions = log_probs.shape[0]
+    times_exh, exact, times_beam, beam = _paired(lambda: exhaustive_topk(log_probs, maps, k),
+                                                 lambda: beam_topk(log_probs, maps, k), repeats, device)
+    t_exh, t_beam = min(times_exh), min(times_beam)
+    ratios = sorted(e / b for e, b in zip(times_exh, times_beam))
+    certified = beam.certified
+    same_scores = (beam.scores == exact.scores).all(dim=1)
+    return {"k": k, "positions": positions,
+            "exhaustive_ms_per_position": 1e3 * t_exh / positions,
+            "beam_ms_per_position": 1e3 * t_beam / positions, "speedup": t_exh / t_beam,
+            "speedup_median_paired": ratios[len(ratios) // 2],
+            "speedup_range_paired": [ratios[0], ratios[-1]],
+            "certified_share": float(certified.float().mean()),
+            "certified_exact_share": float(same_scores[certified].float().mean()) if certified.any()
+            else float("nan"),
+            "agreement_with_exhaustive": float(same_scores.float().mean()),
+            "mean_candidates_scored": float(beam.scored.float().mean()),
+            "mean_iterations": float(beam.iterations.float().mean())}
+
+
 def run_benchmark(num_ids: int, alpha: int, num_hashes: int, ks: Sequence[int], sharpness: Sequence[float],
                   positions: int, repeats: int, seed: int, device: torch.device) -> dict[str, Any]:
     maps = BloomHashMaps(num_ids, alpha, num_hashes, seed=seed)
@@ -67,23 +92,7 @@ def run_benchmark(num_ids: int, alpha: int, num_hashes: int, ks: Sequence[int], 
         z = torch.randn(positions, num_hashes, maps.tokens_per_map, generator=g)
         lp = torch.log_softmax(sigma * z, dim=-1).to(device)
         for k in ks:
-            times_exh, exact, times_beam, beam = _paired(lambda: exhaustive_topk(lp, maps, k),
-                                                         lambda: beam_topk(lp, maps, k), repeats, device)
-            t_exh, t_beam = min(times_exh), min(times_beam)
-            ratios = sorted(e / b for e, b in zip(times_exh, times_beam))
-            certified = beam.certified
-            same_scores = (beam.scores == exact.scores).all(dim=1)
-            rows.append({"distribution": f"peaked-{sigma:g}", "k": k, "positions": positions,
-                         "exhaustive_ms_per_position": 1e3 * t_exh / positions,
-                         "beam_ms_per_position": 1e3 * t_beam / positions, "speedup": t_exh / t_beam,
-                         "speedup_median_paired": ratios[len(ratios) // 2],
-                         "speedup_range_paired": [ratios[0], ratios[-1]],
-                         "certified_share": float(certified.float().mean()),
-                         "certified_exact_share": float(same_scores[certified].float().mean()) if certified.any()
-                         else float("nan"),
-                         "agreement_with_exhaustive": float(same_scores.float().mean()),
-                         "mean_candidates_scored": float(beam.scored.float().mean()),
-                         "mean_iterations": float(beam.iterations.float().mean())})
+            rows.append({"distribution": f"peaked-{sigma:g}", **compare_decoders(lp, maps, k, repeats, device)})
     return {"num_ids": num_ids, "alpha": alpha, "num_hashes": num_hashes, "tokens_per_map": maps.tokens_per_map,
             "torch_threads": torch.get_num_threads(), "results": rows}
 

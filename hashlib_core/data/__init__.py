@@ -28,8 +28,11 @@ Modules: :mod:`~hashlib_core.data.catalog` (the manifest), :mod:`~hashlib_core.d
 download, checksums), :mod:`~hashlib_core.data.errors`, :mod:`~hashlib_core.data.readers` (shared parsing
 helpers) and the loaders: :mod:`~hashlib_core.data.loaders_text` (GLUE, WikiText-2, rare-word similarity),
 :mod:`~hashlib_core.data.loaders_tasks` (intent/slot, MTOP, label lists, vocabularies, UD) and
-:mod:`~hashlib_core.data.loaders_ids` (knowledge-graph triples, Last.fm). Import the public names from
-``hashlib_core.data`` itself.
+:mod:`~hashlib_core.data.loaders_ids` (knowledge-graph triples, Last.fm and its artists' names). Import the public
+names from ``hashlib_core.data`` itself.
+
+A file marked ``staged: false`` in the manifest is not part of the staged mirror (the Last.fm artist names): it is
+found in the cache or downloaded, and whatever uses it must work without it.
 """
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ from hashlib_core.data.catalog import (
     manifest_markdown_table,
 )
 from hashlib_core.data.errors import ChecksumMismatchError, DataError, DataFormatError, DatasetUnavailableError
-from hashlib_core.data.loaders_ids import load_fb15k237, load_lastfm, load_wn18rr
+from hashlib_core.data.loaders_ids import load_fb15k237, load_lastfm, load_lastfm_artists, load_wn18rr
 from hashlib_core.data.loaders_tasks import (
     UPOS_TAGS,
     load_atis,
@@ -83,7 +86,7 @@ __all__ = [
     "dataset_path", "manifest_markdown_table", "load",
     "load_glue", "load_wikitext2", "load_card660", "load_stanford_rw", "load_atis", "load_snips",
     "load_mtop_xsemplr", "load_pnlp_mixer_labels", "load_wordpiece_vocab", "wordpiece_vocab_path", "load_wn18rr",
-    "load_fb15k237", "load_lastfm", "load_ud_pud", "UPOS_TAGS",
+    "load_fb15k237", "load_lastfm", "load_lastfm_artists", "load_ud_pud", "UPOS_TAGS",
 ]
 
 
@@ -101,6 +104,7 @@ _LOADERS: dict[str, Callable[..., Any]] = {
     "wn18rr": load_wn18rr,
     "fb15k237": load_fb15k237,
     "lastfm": load_lastfm,
+    "lastfm_artists": load_lastfm_artists,
     "ud_pud": load_ud_pud,
 }
 

@@ -60,6 +60,9 @@ def _validate_manifest(data: Any, path: Path) -> None:
                 fail(f"dataset {name!r} file {file!r} needs a 64-hex-digit lower-case 'sha256'")
             if not isinstance(spec.get("bytes"), int) or spec["bytes"] < 0:
                 fail(f"dataset {name!r} file {file!r} needs a non-negative integer 'bytes'")
+            if not isinstance(spec.get("staged", True), bool):
+                fail(f"dataset {name!r} file {file!r}: 'staged' must be true or false (false: not in the staged "
+                     "mirror, read from the cache or downloaded)")
             archive = spec.get("archive")
             if archive is not None and not (
                 isinstance(archive, dict)
@@ -149,7 +152,8 @@ def manifest_markdown_table() -> str:
         )
         total = sum(spec["bytes"] for spec in entry["files"].values())
         size = f"{total / 1e6:.1f} MB" if total >= 1e6 else f"{total / 1e3:.0f} KB"
-        files = f"{len(entry['files'])} ({size})"
+        unstaged = sum(not spec.get("staged", True) for spec in entry["files"].values())
+        files = f"{len(entry['files'])} ({size}" + (f"; {unstaged} not staged: cache or download)" if unstaged else ")")
         configs_by_counts: dict[str, list[str]] = {}
         for config, spec in entry["configs"].items():
             if "table" in spec:

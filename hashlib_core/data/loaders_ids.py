@@ -1,4 +1,5 @@
-"""Loaders of the opaque-id datasets: knowledge-graph triples (WN18RR, FB15k-237) and Last.fm user-artist pairs."""
+"""Loaders of the opaque-id datasets: knowledge-graph triples (WN18RR, FB15k-237), Last.fm user-artist pairs and
+the Last.fm artists' names."""
 from __future__ import annotations
 
 import tarfile
@@ -10,7 +11,7 @@ from hashlib_core.data.errors import DataFormatError
 from hashlib_core.data.lookup import _read_tar_member, dataset_path
 from hashlib_core.data.readers import _dataset, _read_text, _split_lines
 
-__all__ = ["load_wn18rr", "load_fb15k237", "load_lastfm"]
+__all__ = ["load_wn18rr", "load_fb15k237", "load_lastfm", "load_lastfm_artists"]
 
 
 # ---------------------------------------------------------------------------- opaque-id datasets
@@ -83,3 +84,35 @@ def load_lastfm(*, verify: bool = True) -> Dataset:
         weights.append(int(fields[2]))
     features = Features({"user_id": Value("int32"), "artist_id": Value("int32"), "weight": Value("int64")})
     return _dataset({"user_id": users, "artist_id": artists, "weight": weights}, features, "lastfm")
+
+
+_ARTIST_HEADER = ["id", "name", "url", "pictureURL"]
+
+
+def _parse_artists(text: str, source: str) -> dict[str, list]:
+    """``artists.dat``: a header, then ``id<TAB>name<TAB>url<TAB>pictureURL`` per artist (ids unique)."""
+    lines = _split_lines(text)
+    if not lines or lines[0].split("\t") != _ARTIST_HEADER:
+        raise DataFormatError(f"Last.fm {source!r} must start with the header {'<TAB>'.join(_ARTIST_HEADER)!r}")
+    ids, names, urls = [], [], []
+    for number, line in enumerate(lines[1:], start=2):
+        fields = line.split("\t")
+        if len(fields) != 4 or not fields[0].isdigit() or not fields[1].strip():
+            raise DataFormatError(f"Last.fm {source!r} line {number} is not an integer id, a name, a URL and a "
+                                  f"picture URL separated by tabs: {line!r}")
+        ids.append(int(fields[0]))
+        names.append(fields[1])
+        urls.append(fields[2])
+    if len(set(ids)) != len(ids):
+        raise DataFormatError(f"Last.fm {source!r} repeats an artist id")
+    return {"artist_id": ids, "name": names, "url": urls}
+
+
+def load_lastfm_artists(*, verify: bool = True) -> Dataset:
+    """The Last.fm HetRec 2011 artists (17,632 rows): ``artist_id`` (int32, the ids of :func:`load_lastfm`),
+    ``name`` and ``url`` (the artist's Last.fm page). The file is not in the staged mirror: it is read from the
+    download cache or downloaded from its pinned source (``HASHLIB_OFFLINE=1``: a clear error instead)."""
+    file = _table("lastfm_artists", "default", None)["file"]
+    columns = _parse_artists(_read_text("lastfm_artists", file, verify), file)
+    features = Features({"artist_id": Value("int32"), "name": Value("string"), "url": Value("string")})
+    return _dataset(columns, features, "lastfm_artists")

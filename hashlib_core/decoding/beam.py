@@ -25,6 +25,9 @@ __all__ = ["TopK", "check_log_probs", "score_ids", "exhaustive_topk", "beam_topk
 
 #: ids scored at once by :func:`exhaustive_topk` (bounds its temporaries to batch x chunk floats)
 EXHAUSTIVE_CHUNK = 1 << 16
+#: :func:`beam_topk` ranks at least this many of each distribution's best tokens at once, so that the widenings of
+#: small beams (1, 2, 4, ... 32) reuse one ranking instead of running ``topk`` over all T tokens each time
+RANK_AHEAD = 64
 
 
 @dataclass
@@ -96,19 +99,22 @@ def exhaustive_topk(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> Top
                 torch.ones(batch, dtype=torch.long, device=device))
 
 
-def _beam_step(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int
+def _beam_step(log_probs: torch.Tensor, rows: torch.Tensor | None, maps: BloomHashMaps, k: int, beam: int,
+               ranked: tuple[torch.Tensor, torch.Tensor]
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """One iteration of Algorithm 1 at beam ``beam < T`` for every row: (ids, scores, certified, distinct scored).
+    """One iteration of Algorithm 1 at beam ``beam < T`` for the rows ``rows`` of ``log_probs`` (``None``: all):
+    (ids, scores, certified, distinct scored), one entry per searched row.
 
-    Only the ``beam + 1`` largest values of each distribution are needed (``topk``, linear in T, instead of a sort):
-    the first ``beam`` give the candidates, the last the bound.
+    ``ranked``: those rows' ``L > beam`` largest values and their tokens, best first (``topk``, linear in T, instead
+    of a sort); the first ``beam`` tokens give the candidates, value ``beam`` the bound. The rows' log-probabilities
+    are read at the candidates' tokens only (no copy of the searched rows).
     """
-    batch, m, _ = log_probs.shape
-    values, top = log_probs.topk(beam + 1, dim=2)                            # (batch, m, b + 1)
+    values, top = ranked                                                     # (batch, m, L), L >= b + 1
+    batch, m, _ = values.shape
     top = top[:, :, :beam]
-    in_top = torch.zeros_like(log_probs, dtype=torch.bool).scatter_(2, top, True)   # token among its map's top b
-    maps_index = torch.arange(m, device=top.device)
     tokens_per_map = maps.tokens_per_map
+    in_top = torch.zeros((batch, m, tokens_per_map), dtype=torch.bool, device=top.device).scatter_(2, top, True)
+    maps_index = torch.arange(m, device=top.device)
     flat = (top + (maps_index * tokens_per_map)[None, :, None]).reshape(-1)     # row of each (map, token)
     inverse = maps.inverse.to(top.device).reshape(m * tokens_per_map, maps.alpha)
     candidates = inverse.index_select(0, flat).reshape(batch, -1)             # (batch, m b α)
@@ -119,7 +125,11 @@ def _beam_step(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int
     earlier = maps_index[:, None] < source[None, :]                          # (m, C): maps before the proposer
     duplicate = (in_beam & earlier[None]).any(dim=1)                         # already proposed by an earlier map
     candidates = candidates.masked_fill(duplicate, -1)
-    scores = score_ids(log_probs, maps, candidates, tokens)
+    if rows is None:
+        scores = score_ids(log_probs, maps, candidates, tokens)
+    else:
+        picked = log_probs[rows[:, None, None], maps_index[None, :, None], tokens]   # (batch, m, C)
+        scores = picked.sum(dim=1).masked_fill(candidates < 0, float("-inf"))
     take = min(k, scores.shape[1])
     best, where = scores.topk(take, dim=1)
     ids = candidates.gather(1, where)
@@ -156,6 +166,7 @@ def beam_topk(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int | 
                torch.zeros(batch, dtype=torch.long, device=device), torch.zeros(batch, dtype=torch.long, device=device))
     todo = torch.arange(batch, device=device)
     iteration = 0
+    ranked: tuple[torch.Tensor, torch.Tensor] | None = None                  # top-L values and tokens of todo's rows
     while todo.numel():
         iteration += 1
         if beam >= tokens:                                                     # the beam covers every token: score all
@@ -164,13 +175,18 @@ def beam_topk(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int | 
             out.scored[todo] += maps.num_ids
             out.beam[todo], out.iterations[todo] = tokens, iteration
             break
-        rows = log_probs if todo.numel() == batch else log_probs[todo]      # no copy on the first pass
-        ids, scores, certified, scored = _beam_step(rows, maps, k, beam)
+        rows = None if todo.numel() == batch else todo
+        if ranked is None or ranked[0].shape[2] <= beam:
+            # one topk serves the next widenings too: it ranks at least RANK_AHEAD tokens (cost grows with L)
+            searched = log_probs if rows is None else log_probs[rows]
+            ranked = searched.topk(min(tokens, max(beam + 1, RANK_AHEAD)), dim=2)
+        ids, scores, certified, scored = _beam_step(log_probs, rows, maps, k, beam, ranked)
         out.ids[todo], out.scores[todo], out.certified[todo] = ids, scores, certified
         out.scored[todo] += scored
         out.beam[todo], out.iterations[todo] = beam, iteration
         if max_iterations is not None and iteration >= max_iterations:
             break
         todo = todo[~certified]
+        ranked = (ranked[0][~certified], ranked[1][~certified])
         beam *= growth
     return out

@@ -35,6 +35,11 @@ from hashlib_core.data import catalog, lookup  # the modules whose globals the t
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REAL_FETCH = data.fetch_bytes
 MANIFEST = data.manifest()["datasets"]
+#: the datasets whose files are in the staged mirror (``staged: false`` files are found in the cache or downloaded)
+STAGED = [name for name, entry in MANIFEST.items() if all(spec.get("staged", True) for spec in entry["files"].values())]
+UNSTAGED = [name for name in MANIFEST if name not in STAGED]
+#: the cache the session was started with (the ``mirror`` fixture points the variable at an empty folder)
+SESSION_CACHE = os.environ.get(data.CACHE_DIR_ENV)
 
 
 # --------------------------------------------------------------------------------------- fixtures
@@ -527,7 +532,7 @@ SOURCE_MD_ROW_COUNT_ERRATA = {
 }
 
 
-@pytest.mark.parametrize("name", list(MANIFEST))
+@pytest.mark.parametrize("name", STAGED)
 def test_manifest_files_agree_with_source_md(mirror: Path, name: str) -> None:
     entry = MANIFEST[name]
     text = _source_md(mirror, name)
@@ -557,7 +562,7 @@ def test_manifest_files_agree_with_source_md(mirror: Path, name: str) -> None:
             assert _number(member_row["rows"]) == member_spec["rows"], member
 
 
-@pytest.mark.parametrize("name", list(MANIFEST))
+@pytest.mark.parametrize("name", STAGED)
 def test_manifest_sources_agree_with_source_md(mirror: Path, name: str) -> None:
     text = _source_md(mirror, name)
     stated_paths = {path for quoted in re.findall(r"`([^`\s]+)`", text) for path in _expand_braces(quoted)}
@@ -577,9 +582,55 @@ def test_manifest_sources_agree_with_source_md(mirror: Path, name: str) -> None:
 
 
 def test_every_mirror_file_verifies(mirror: Path) -> None:
-    for name, entry in MANIFEST.items():
+    for name in STAGED:
+        entry = MANIFEST[name]
         for file in entry["files"]:
             assert data.dataset_path(name, file) == mirror / entry["folder"] / file
+
+
+def test_unstaged_files_are_exactly_the_lastfm_artist_names(mirror: Path) -> None:
+    assert UNSTAGED == ["lastfm_artists"]
+    for name in UNSTAGED:
+        entry = MANIFEST[name]
+        for file in entry["files"]:
+            assert not (mirror / entry["folder"] / file).exists(), f"{file} is staged now: drop 'staged: false'"
+            with pytest.raises(data.DatasetUnavailableError, match="downloads are disabled"):
+                data.dataset_path(name, file)                      # the fixture's empty cache, offline
+
+
+ARTISTS = ("id\tname\turl\tpictureURL\n1\tMALICE MIZER\thttp://www.last.fm/music/MALICE+MIZER\thttp://p/1.jpg\n"
+           "18\tThe Cr\u00fcxshadows\thttp://www.last.fm/music/The+Cr%C3%BCxshadows\t\n")
+
+
+def test_parse_lastfm_artists_golden_and_errors() -> None:
+    from hashlib_core.data.loaders_ids import _parse_artists
+
+    assert _parse_artists(ARTISTS, "toy") == {
+        "artist_id": [1, 18], "name": ["MALICE MIZER", "The Cr\u00fcxshadows"],
+        "url": ["http://www.last.fm/music/MALICE+MIZER", "http://www.last.fm/music/The+Cr%C3%BCxshadows"]}
+    with pytest.raises(data.DataFormatError, match="must start with the header"):
+        _parse_artists(ARTISTS.split("\n", 1)[1], "toy")
+    with pytest.raises(data.DataFormatError, match="line 3"):
+        _parse_artists(ARTISTS.replace("18\t", "x18\t"), "toy")
+    with pytest.raises(data.DataFormatError, match="line 2"):
+        _parse_artists(ARTISTS.replace("\tMALICE MIZER", "\t "), "toy")
+    with pytest.raises(data.DataFormatError, match="repeats an artist id"):
+        _parse_artists(ARTISTS.replace("18\t", "1\t"), "toy")
+
+
+def test_lastfm_artists_name_every_lastfm_artist(mirror: Path, loaded: Callable[..., Any],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real names file, where this machine's cache holds it (it is not staged; downloads stay off here)."""
+    if SESSION_CACHE is None:
+        monkeypatch.delenv(data.CACHE_DIR_ENV)
+    else:
+        monkeypatch.setenv(data.CACHE_DIR_ENV, SESSION_CACHE)
+    try:
+        artists = data.load_lastfm_artists()
+    except data.DatasetUnavailableError as exc:
+        pytest.skip(f"the Last.fm artist names are not staged and not in this machine's cache: {exc}")
+    assert len(artists) == MANIFEST["lastfm_artists"]["files"]["artists.dat"]["rows"]
+    assert set(loaded("lastfm")["artist_id"][:]) <= set(artists["artist_id"][:])
 
 
 # ------------------------------------------------------------------------------------ loaders
@@ -592,7 +643,7 @@ def _expected_rows(name: str, table: dict[str, Any]) -> int:
     return counts.pop()
 
 
-LOADER_CASES = [(name, config) for name, entry in MANIFEST.items() for config in entry["configs"]]
+LOADER_CASES = [(name, config) for name in STAGED for config in MANIFEST[name]["configs"]]
 
 
 @pytest.mark.parametrize(("name", "config"), LOADER_CASES, ids=[f"{n}-{c}" for n, c in LOADER_CASES])

@@ -68,6 +68,23 @@ def test_approximate_mode_reports_uncertified_rows():
     assert flat.certified.all() and flat.iterations.item() == 1
 
 
+def test_rows_that_certify_late_are_searched_on_their_own_and_stay_exact():
+    """A peaked row certifies at once while ramp rows widen past the first ranking (RANK_AHEAD tokens), so later
+    iterations search a subset of the rows and rank them again: every answer must still equal exhaustive top k."""
+    from hashlib_core.decoding.beam import RANK_AHEAD
+
+    maps = BloomHashMaps(5000, 10, 2, seed=0)
+    g = torch.Generator().manual_seed(1)
+    ramp = -0.01 * torch.arange(maps.tokens_per_map, dtype=torch.float32)
+    ramps = torch.stack([torch.stack([ramp[torch.randperm(maps.tokens_per_map, generator=g)] for _ in range(2)])
+                         for _ in range(2)])
+    lp = torch.cat([ramps[:1], _distributions(maps, 1, 8.0, 3), ramps[1:]])
+    out = beam_topk(lp, maps, 200, beam=1)
+    assert out.certified.all()
+    assert out.iterations[1] < out.iterations[0] and out.beam[0] > RANK_AHEAD and out.beam[2] > RANK_AHEAD
+    torch.testing.assert_close(out.scores, exhaustive_topk(lp, maps, 200).scores, rtol=0, atol=0)
+
+
 def test_duplicates_are_scored_once():
     maps = BloomHashMaps(200, 4, 3, seed=5)
     lp = _distributions(maps, 2, 3.0, 2)

@@ -24,8 +24,8 @@ import torch
 
 from hashlib_core.hashing.bloom import BloomHashMaps
 
-__all__ = ["DATASET_NAMES", "IdSets", "fb15k237_sets", "lastfm_sets", "split_pages", "ItemSets", "TestSegments", "held_out_segments",
-           "ItemMaskingCollator", "encode_segments"]
+__all__ = ["DATASET_NAMES", "IdSets", "fb15k237_sets", "lastfm_sets", "display_names", "split_pages", "ItemSets",
+           "TestSegments", "held_out_segments", "ItemMaskingCollator", "encode_segments"]
 
 
 @dataclass
@@ -79,6 +79,22 @@ def lastfm_sets() -> IdSets:
     table = load_lastfm().to_pandas()
     return _number(table["user_id"].astype(str).to_numpy(), table["artist_id"].astype(str).to_numpy(),
                    DATASET_NAMES["lastfm"])
+
+
+def display_names(sets: IdSets) -> tuple[list[str], str]:
+    """How to show each id of ``sets`` to a reader, and where those labels come from: Last.fm's artist names when
+    the names file is at hand (it is not staged: cache or download), otherwise the original ids (FB15k-237's
+    Freebase ids have no names in any staged file)."""
+    from hashlib_core.data import DataError, load_lastfm_artists
+
+    if sets.name == DATASET_NAMES["lastfm"]:
+        try:
+            artists = load_lastfm_artists()
+        except DataError as exc:
+            return [f"artist {n}" for n in sets.names], f"artist ids (names not available: {type(exc).__name__})"
+        by_id = dict(zip((str(i) for i in artists["artist_id"]), artists["name"]))
+        return [by_id.get(n, f"artist {n}") for n in sets.names], "Last.fm artist names (artists.dat)"
+    return list(sets.names), "original ids (no names in the data)"
 
 
 def split_pages(sets: IdSets, test_share: float, seed: int) -> tuple[list[int], list[int]]:

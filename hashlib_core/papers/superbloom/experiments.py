@@ -12,7 +12,11 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
     iteration at beam widths 1 .. k (approximate), against the certified search.
 ``other_datasets``
     The deep baseline and the deep Superbloom model trained and scored the same way on each of the profile's
-    ``other_datasets`` (Last.fm's user -> artist sets), with their training curves.
+    ``other_datasets`` (Last.fm's user -> artist sets), with their training curves, and Appendix E's examples: the
+    first ``examples`` test segments with each model's best five ids, named where the data has names.
+``decoding``
+    §2.5 at the paper's |S| with a trained model: the deep Superbloom model trained again inside an id space of
+    ``decode_ids`` ids, its recall, and exhaustive scoring against certified beam search timed on its distributions.
 ``params``
     Tables 1 and 3's parameter columns at the paper's vocabularies (meta device).
 ``language``
@@ -25,10 +29,20 @@ from typing import Any
 
 import pandas as pd
 
+import torch
+
 from hashlib_core.chapter import Chapter, RunContext
+from hashlib_core.papers.superbloom.data import display_names
 from hashlib_core.papers.superbloom.profiles import PROFILES
-from hashlib_core.papers.superbloom.tables import recall_table
-from hashlib_core.papers.superbloom.training import Resources, evaluate, label_frequency, train_model
+from hashlib_core.papers.superbloom.tables import EXAMPLE_COLUMNS, example_row, recall_table
+from hashlib_core.papers.superbloom.training import (
+    Resources,
+    evaluate,
+    example_predictions,
+    label_frequency,
+    test_log_probs,
+    train_model,
+)
 
 __all__ = ["CHAPTER"]
 
@@ -48,7 +62,10 @@ CHAPTER = Chapter("superbloom", "Superbloom", PROFILES, resources=_Resources)
 
 _LANGUAGE_ONLY = ("lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_alpha", "lm_window", "lm_baseline_dims",
                   "lm_superbloom_dims", "lm_layers", "lm_steps", "lm_batch", "lm_test_windows")
-_MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, "other_datasets", "other_steps")
+_DECODE_ONLY = ("decode_ids", "decode_steps", "decode_positions", "decode_repeats")
+_MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, *_DECODE_ONLY, "other_datasets", "other_steps", "examples")
+#: Appendix E's examples: the best ids shown per example, and the depth within which the target's rank is given
+_SHOWN, _RANK_WITHIN = 5, 100
 
 
 @CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "curves"),
@@ -86,20 +103,27 @@ def _beam_width(ctx: RunContext) -> dict:
     return {"beam_width": pd.DataFrame(rows)}
 
 
-@CHAPTER.experiment("other_datasets", outputs=("recall_datasets", "datasets_models", "datasets_curves"),
-                    when=lambda profile: bool(profile.other_datasets), independent_of=(*_LANGUAGE_ONLY, "dataset"))
+@CHAPTER.experiment("other_datasets", outputs=("recall_datasets", "datasets_models", "datasets_curves",
+                                               "datasets_examples"),
+                    when=lambda profile: bool(profile.other_datasets),
+                    independent_of=(*_LANGUAGE_ONLY, *_DECODE_ONLY, "dataset"))
 def _other_datasets(ctx: RunContext) -> dict:
-    """The deep baseline and deep Superbloom model on each of ``other_datasets`` (trained and scored as ``recall``)."""
+    """The deep baseline and deep Superbloom model on each of ``other_datasets`` (trained and scored as ``recall``),
+    and Appendix E's examples: the first ``examples`` test segments with each model's best ids, named."""
     ks = ctx.profile.recall_at
-    recalls, rows, curves = [], [], []
+    recalls, rows, curves, examples = [], [], [], []
     for dataset in ctx.profile.other_datasets:
         res = Resources(ctx, dataset)
+        names, labels = display_names(res.sets)
         segs = []
         for spec in ctx.profile.deep_models():
             model, row, curve = train_model(spec, res, ctx, steps=ctx.profile.other_steps or None)
             hits = evaluate(model.to(ctx.device), res, ks)
             hits.insert(0, "name", spec.name)
             segs.append(hits)
+            if ctx.profile.examples:
+                shown = example_predictions(model, res, ctx.profile.examples, _SHOWN, _RANK_WITHIN)
+                examples += [example_row(res.sets.name, spec.name, ex, names, labels) for ex in shown]
             rows.append({"dataset": res.sets.name, "train_pages": len(res.pages[0]), "test_pages": len(res.pages[1]),
                          "test_segments": len(res.test.segments), **row})
             curves += [{"dataset": res.sets.name, **c} for c in curve]
@@ -107,7 +131,38 @@ def _other_datasets(ctx: RunContext) -> dict:
         table.insert(0, "dataset", res.sets.name)
         recalls.append(table)
     return {"recall_datasets": pd.concat(recalls, ignore_index=True), "datasets_models": pd.DataFrame(rows),
-            "datasets_curves": pd.DataFrame(curves)}
+            "datasets_curves": pd.DataFrame(curves),
+            "datasets_examples": pd.DataFrame(examples, columns=EXAMPLE_COLUMNS)}
+
+
+@CHAPTER.experiment("decoding", outputs=("decoding_trained",), when=lambda profile: profile.decode_ids > 0,
+                    independent_of=(*_LANGUAGE_ONLY, "other_datasets", "other_steps", "examples"))
+def _decoding(ctx: RunContext) -> dict:
+    """§2.5 at the paper's |S| with a trained model: the deep Superbloom model trained on the main dataset's sets in
+    an id space of ``decode_ids`` ids, scored like ``recall`` (certified beam search), then exhaustive scoring and
+    beam search timed in alternation on its distributions at ``decode_positions`` test positions."""
+    from hashlib_core.benchmarks.superbloom_decoding import compare_decoders
+
+    res: _Resources = ctx.resources
+    p = res.profile
+    spec = [s for s in p.deep_models() if s.alpha > 1][-1]
+    model, row, _ = train_model(spec, res, ctx, steps=p.decode_steps or None, num_ids=p.decode_ids)
+    model = model.to(ctx.device)
+    hits = evaluate(model, res, p.recall_at)
+    log_probs = test_log_probs(model, res, p.decode_positions)
+    rows = []
+    for k in p.recall_at:
+        timing = compare_decoders(log_probs, model.maps, k, p.decode_repeats, ctx.device)
+        low, high = timing.pop("speedup_range_paired")
+        rows.append({"name": spec.name, "num_ids": p.decode_ids, "data_ids": res.sets.num_ids,
+                     "tokens_per_map": model.maps.tokens_per_map, "steps": row["steps"],
+                     "final_loss": row["final_loss"], "test_segments": len(hits),
+                     **{f"rec@{c}": 100.0 * hits[f"hit@{c}"].mean() for c in p.recall_at},
+                     "recall_certified_%": 100.0 * hits["certified"].mean(),
+                     "recall_mean_scored": hits["scored"].mean(), **timing,
+                     "speedup_min_paired": low, "speedup_max_paired": high,
+                     "train_wall_time_s": row["wall_time_s"], "torch_threads": torch.get_num_threads()})
+    return {"decoding_trained": pd.DataFrame(rows)}
 
 
 @CHAPTER.experiment("params", outputs=("params",), independent_of=(
@@ -121,7 +176,7 @@ def _params(ctx: RunContext) -> dict:
     return {"params": paper_params()}
 
 
-_SET_ONLY = ("dataset", "other_datasets", "other_steps", "test_share",
+_SET_ONLY = ("dataset", "other_datasets", "other_steps", "examples", *_DECODE_ONLY, "test_share",
              "segment", "alpha", "hidden", "intermediate", "layers_shallow", "layers_deep",
              "steps", "batch", "sampled_share", "test_pages")
 

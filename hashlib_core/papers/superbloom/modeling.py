@@ -197,14 +197,21 @@ class SuperbloomForMaskedLM(SuperbloomPreTrainedModel):
         return torch.log_softmax(torch.stack(slices, dim=1), dim=-1)
 
     @torch.no_grad()
+    def item_log_probs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,
+                       item_positions: torch.Tensor) -> torch.Tensor:
+        """``(batch, m, T)``: Algorithm 1's ``p_j`` for the item starting at token ``item_positions[b]`` of each
+        sequence (its m tokens masked)."""
+        hidden = self.superbloom(input_ids, attention_mask).last_hidden_state
+        index = item_positions[:, None] + torch.arange(self.config.num_hashes, device=hidden.device)[None, :]
+        states = hidden.gather(1, index[..., None].expand(-1, -1, hidden.shape[-1]))
+        return self.hash_log_probs(states)
+
+    @torch.no_grad()
     def top_k(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, item_positions: torch.Tensor,
               k: int, exhaustive: bool = False, **beam_options: object) -> TopK:
         """The top-``k`` ids for the item starting at token ``item_positions[b]`` of each sequence (its m tokens
         masked), by Algorithm 1's beam search (``beam_options``: ``beam``, ``max_iterations``) or exhaustively."""
-        hidden = self.superbloom(input_ids, attention_mask).last_hidden_state
-        index = item_positions[:, None] + torch.arange(self.config.num_hashes, device=hidden.device)[None, :]
-        states = hidden.gather(1, index[..., None].expand(-1, -1, hidden.shape[-1]))
-        log_probs = self.hash_log_probs(states)
+        log_probs = self.item_log_probs(input_ids, attention_mask, item_positions)
         if exhaustive:
             return exhaustive_topk(log_probs, self.maps, k)
         return beam_topk(log_probs, self.maps, k, **beam_options)

@@ -82,15 +82,30 @@ class SuperbloomProfile(Profile):
     #: evaluation: recall@k cut-offs, beam width (None: k, Appendix B), test pages scored (0: all)
     recall_at: tuple[int, ...] = (1, 10, 100)
     test_pages: int = 0
+    #: Appendix E: test segments of each ``other_datasets`` shown with their predictions (0: none)
+    examples: int = 5
+    #: decoding at the paper's |S| with a trained model: the deep Superbloom model trained on the main dataset's
+    #: sets inside an id space of ``decode_ids`` ids (0: not run; the data's ids are the first ones, the others never
+    #: occur) for ``decode_steps`` steps (0: ``steps``); ``decode_positions`` test positions timed,
+    #: ``decode_repeats`` paired timings (exhaustive, beam) per k
+    decode_ids: int = 0
+    decode_steps: int = 0
+    decode_positions: int = 64
+    decode_repeats: int = 5
 
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages", "lm_test_windows"})
-    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows"})
+    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows", "examples",
+                                                           "decode_positions", "decode_repeats"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in (self.dataset, *self.other_datasets):
             if name not in ("fb15k237", "lastfm"):
                 raise ValueError(f"dataset and other_datasets must be 'fb15k237' or 'lastfm', got {name!r}")
+        for name in ("examples", "decode_ids", "decode_steps"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0 (0: see its comment), got {getattr(self, name)}")
+        self.require_positive("decode_positions", "decode_repeats")
         if self.other_steps < 0:
             raise ValueError(f"other_steps must be >= 0 (0: the profile's steps), got {self.other_steps}")
         if self.dataset in self.other_datasets:
@@ -134,31 +149,32 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # smoke: CPU, about a minute: 15 steps of 16 segments, width 64, 1 and 2 layers, 100 test pages; §4 on a
     # 2,000-token vocabulary for 10 steps. Proves the code paths; its scores are not to be read.
     smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, steps=15, batch=16, test_pages=100, lm_steps=10,
-                            lm_test_windows=100),
+                            lm_test_windows=100, decode_ids=20_000, decode_positions=16, decode_repeats=2),
     # cpu: two CPU cores, under an hour: 1,500 steps of 64 segments, width 128, 1 and 4 layers, α = 50 (the
     # paper's) on FB15k-237's 14,541 ids (291 tokens per map). Measured on one busy core: 0.2 s per step (1 layer)
     # to 0.8 s (Superbloom, 4 layers: its sequences are m = 2 times longer). The committed run's wall time is in
     # its results. Last.fm (the other dataset) trains the two deep models for 600 steps (about 20 passes over its
-    # training users' segments), to keep the chapter within the hour.
+    # training users' segments), to keep the chapter within the hour. The decoding experiment trains the deep
+    # Superbloom model again inside an id space of 1M ids (the paper's |S|: 20,000 tokens per map) for 600 steps.
     cpu=SuperbloomProfile(name="cpu", budget_minutes=60.0, hidden=128, heads=4, intermediate=512,
                           layers_shallow=1, layers_deep=4, steps=1500, batch=64, learning_rate=1e-3, warmup=100,
-                          other_steps=600,
+                          other_steps=600, decode_ids=1_000_000, decode_steps=600,
                           lm_wordpiece=2000, lm_unigrams=8000, lm_bigrams=4000, lm_window=64,
                           lm_baseline_dims=(128, 32), lm_superbloom_dims=(256, 128), lm_layers=2, lm_steps=800,
                           lm_batch=32, lm_test_windows=0),
     # small: one GPU: width 256 (Table 3's d = 256), 1 and 12 layers (Table 3's depths), 10,000 steps of 128.
     small=SuperbloomProfile(name="small", accelerator="gpu", budget_minutes=10.0, hidden=256, heads=4,
                             intermediate=1024, layers_shallow=1, layers_deep=12, steps=10_000, batch=128,
-                            learning_rate=5e-4, warmup=500, lm_wordpiece=4000, lm_unigrams=20000,
-                            lm_bigrams=20000, lm_window=128, lm_baseline_dims=(256, 64),
+                            learning_rate=5e-4, warmup=500, decode_ids=1_000_000, lm_wordpiece=4000,
+                            lm_unigrams=20000, lm_bigrams=20000, lm_window=128, lm_baseline_dims=(256, 64),
                             lm_superbloom_dims=(512, 256), lm_layers=4, lm_steps=5000, lm_batch=64,
                             lm_test_windows=0),
     # paper: Table 3's Superbloom d = 256 at 1 and 12 layers; the paper trains more than 1M steps at batch 1,024 on
     # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on FB15k-237).
     paper=SuperbloomProfile(name="paper", accelerator="gpu", budget_minutes=60.0 * 24, hidden=256, heads=4,
                             intermediate=1024, layers_shallow=1, layers_deep=12, steps=1_000_000, batch=1024,
-                            learning_rate=1e-4, warmup=10_000, lm_wordpiece=30000, lm_unigrams=500_000,
-                            lm_bigrams=500_000, lm_window=128, lm_baseline_dims=(256, 64),
+                            learning_rate=1e-4, warmup=10_000, decode_ids=1_000_000, lm_wordpiece=30000,
+                            lm_unigrams=500_000, lm_bigrams=500_000, lm_window=128, lm_baseline_dims=(256, 64),
                             lm_superbloom_dims=(512, 256), lm_layers=12, lm_steps=1_000_000, lm_batch=256,
                             lm_test_windows=0),
 )

@@ -9,7 +9,8 @@ import pandas as pd
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "recall_view", "depth_effect", "beam_view",
-           "language_view", "bench_view", "quoted"]
+           "language_view", "bench_view", "EXAMPLE_COLUMNS", "example_row", "examples_view", "decoding_view",
+           "decoding_quoted", "quoted"]
 
 
 def recall_table(segments: pd.DataFrame, ks) -> pd.DataFrame:
@@ -88,6 +89,66 @@ def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str
             "other_sb_rec1": f"{rows.loc[sb, 'rec@1']:.1f}", "other_top": top,
             "other_base_top": f"{rows.loc[base, top]:.1f}", "other_sb_top": f"{rows.loc[sb, top]:.1f}",
             "other_verdict": ahead}
+
+
+#: Appendix E's example table: one row per (example, model); ids shown by their names where the data has them
+EXAMPLE_COLUMNS = ["dataset", "example", "model", "context", "target", "predicted", "target_rank", "certified",
+                   "labels"]
+#: context items shown per example (the rest are counted)
+CONTEXT_SHOWN = 6
+
+
+def example_row(dataset: str, model: str, example: dict[str, Any], names: list[str], labels: str) -> dict[str, Any]:
+    """One example (:func:`~hashlib_core.papers.superbloom.training.example_predictions`) with its ids named."""
+    context = [names[i] for i in example["context"]]
+    more = len(context) - CONTEXT_SHOWN
+    shown = "; ".join(context[:CONTEXT_SHOWN]) + (f"; ... (+{more} more)" if more > 0 else "")
+    return {"dataset": dataset, "example": example["example"], "model": model, "context": shown,
+            "target": names[example["target"]], "predicted": "; ".join(names[i] for i in example["predicted"]),
+            "target_rank": example["target_rank"], "certified": example["certified"], "labels": labels}
+
+
+def examples_view(examples: pd.DataFrame) -> pd.DataFrame:
+    """The examples as the page shows them: the target's rank among the best 100 (or "> 100")."""
+    out = examples.copy()
+    out["target_rank"] = [str(r) if r else "> 100" for r in out["target_rank"]]
+    return out[["example", "model", "context", "target", "predicted", "target_rank"]].rename(
+        columns={"context": "visible items (shuffled)", "target": "masked item",
+                 "predicted": "best five (certified beam search)", "target_rank": "rank of the masked item"})
+
+
+def decoding_view(decoding: pd.DataFrame) -> pd.DataFrame:
+    """The trained model at the paper's |S|: per k, time per position both ways, speed-ups, certified and exact."""
+    out = decoding[["k", "exhaustive_ms_per_position", "beam_ms_per_position", "speedup_median_paired",
+                    "speedup_min_paired", "speedup_max_paired", "certified_share", "certified_exact_share",
+                    "mean_candidates_scored"]].copy()
+    out["certified_share"] *= 100.0
+    out["certified_exact_share"] *= 100.0
+    return out.rename(columns={"exhaustive_ms_per_position": "exhaustive (ms)", "beam_ms_per_position": "beam (ms)",
+                               "speedup_median_paired": "speed-up (median pair)",
+                               "speedup_min_paired": "slowest pair", "speedup_max_paired": "fastest pair",
+                               "certified_share": "certified (%)", "certified_exact_share": "certified and exact (%)",
+                               "mean_candidates_scored": "candidates scored"})
+
+
+def decoding_quoted(decoding: pd.DataFrame) -> dict[str, str]:
+    """The numbers the trained-model decoding paragraph quotes."""
+    first = decoding.iloc[0]
+    ks = [int(k) for k in decoding["k"]]
+    paired = decoding["speedup_median_paired"]
+    met = int((paired >= BENCH_GOAL).sum())
+    scored = decoding["mean_candidates_scored"] / decoding["num_ids"]
+    return {"dec_ids": f"{int(first['num_ids']):,}", "dec_data_ids": f"{int(first['data_ids']):,}",
+            "dec_tokens": f"{int(first['tokens_per_map']):,}", "dec_steps": f"{int(first['steps']):,}",
+            "dec_segments": f"{int(first['test_segments']):,}", "dec_positions": f"{int(first['positions']):,}",
+            **{f"dec_rec{k}": f"{first[f'rec@{k}']:.1f}" for k in ks},
+            "dec_recall_certified": f"{first['recall_certified_%']:.0f}%",
+            "dec_speedup_min": f"{paired.min():.1f}", "dec_speedup_max": f"{paired.max():.1f}",
+            "dec_goal_verdict": "the goal is met for every k" if met == len(decoding) else
+            f"the goal is met for {met} of {len(decoding)} values of k",
+            "dec_certified": f"{100 * decoding['certified_share'].min():.0f}%",
+            "dec_exact": f"{100 * np.nanmin(decoding['certified_exact_share']):.0f}%",
+            "dec_scored_max": f"{100 * scored.max():.2f}%"}
 
 
 def depth_effect(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
@@ -173,6 +234,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     if shown.has("recall_datasets"):
         out.update(datasets_quoted(shown.table("recall_datasets"), shown.table("datasets_models")),
                    other_steps=f"{p.other_steps or p.steps:,}")
+    if shown.has("decoding_trained"):
+        out.update(decoding_quoted(shown.table("decoding_trained")))
     beam = shown.table("beam_width")
     k = int(beam["beam"].max())
     at_k = beam[beam["beam"] == k].iloc[0]

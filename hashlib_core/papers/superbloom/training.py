@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 
 from hashlib_core.chapter import RunContext
+from hashlib_core.decoding.beam import beam_topk
 from hashlib_core.papers.superbloom.data import (
     IdSets,
     ItemMaskingCollator,
@@ -31,7 +32,8 @@ from hashlib_core.params import count_parameters
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig, train
 
-__all__ = ["Resources", "model_config", "train_model", "evaluate", "label_frequency"]
+__all__ = ["Resources", "model_config", "train_model", "evaluate", "test_log_probs", "example_predictions",
+           "label_frequency"]
 
 
 class Resources:
@@ -101,22 +103,29 @@ def model_config(spec: ModelSpec, profile: SuperbloomProfile, num_ids: int) -> S
 
 
 def train_model(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | None = None,
-                batch: int | None = None) -> tuple[SuperbloomForMaskedLM, dict, list]:
+                batch: int | None = None, num_ids: int | None = None) -> tuple[SuperbloomForMaskedLM, dict, list]:
     """Train one model (``steps`` and ``batch`` default to the profile's); returns it, a summary row and its loss
-    curve."""
+    curve. ``num_ids``: an id space larger than the data's (its ids are the first ones; the others never occur),
+    for decoding at the paper's |S| with a trained model."""
     p = res.profile
     steps, batch = steps or p.steps, batch or p.batch
+    if num_ids is not None and num_ids < res.sets.num_ids:
+        raise ValueError(f"num_ids ({num_ids}) must cover the data's {res.sets.num_ids} ids")
+    ids = num_ids or res.sets.num_ids
     seed_everything(p.seed)
-    model = SuperbloomForMaskedLM(model_config(spec, p, res.sets.num_ids))
+    model = SuperbloomForMaskedLM(model_config(spec, p, ids))
     loader = torch.utils.data.DataLoader(res.train_segments, batch_size=batch, shuffle=True, drop_last=True,
                                          collate_fn=ItemMaskingCollator(model.maps, p.seed))
     config = TrainConfig(max_steps=steps, learning_rate=p.learning_rate, warmup_steps=min(p.warmup, steps // 10),
                          scheduler="linear", weight_decay=0.01, log_every=max(1, steps // 30), seed=p.seed)
-    out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}", spec.name, spec.__dict__, steps, batch)
+    if num_ids is None:
+        out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}", spec.name, spec.__dict__, steps, batch)
+    else:
+        out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}-ids{ids}", spec.name, spec.__dict__, steps, batch, ids)
     ctx.log(f"{spec.name}: training ({steps} steps)")
     result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
     row = {"name": spec.name, "alpha": spec.alpha, "num_hashes": spec.num_hashes, "layers": spec.layers,
-           "num_sampled": model.config.num_sampled, "num_ids": res.sets.num_ids,
+           "num_sampled": model.config.num_sampled, "num_ids": ids, "data_ids": res.sets.num_ids,
            "hidden": model.config.hidden_size, "vocab_size": model.config.vocab_size, "total_params": count_parameters(model),
            "emb_params": model.embedding_parameter_count(), "steps": result.steps,
            "final_loss": result.final_loss, "wall_time_s": result.wall_time_s}
@@ -149,6 +158,43 @@ def evaluate(model: SuperbloomForMaskedLM, res: Resources, ks: Sequence[int], ba
             rows.append(row)
     model.train()
     return pd.DataFrame(rows)
+
+
+@torch.no_grad()
+def test_log_probs(model: SuperbloomForMaskedLM, res: Resources, count: int, batch: int = 64) -> torch.Tensor:
+    """``(n, m, T)``: the model's hash distributions at the masked item of the first ``n = min(count, segments)``
+    test segments (what Algorithm 1 decodes)."""
+    model.eval()
+    device = next(model.parameters()).device
+    test, m, parts = res.test, model.config.num_hashes, []
+    count = min(count, len(test.segments))
+    for start in range(0, count, batch):
+        stop = min(start + batch, count)
+        where = test.positions[start:stop]
+        enc = encode_segments(test.segments[start:stop], model.maps, masked=where)
+        parts.append(model.item_log_probs(enc["input_ids"].to(device), enc["attention_mask"].to(device),
+                                          torch.as_tensor(where * m, device=device)))
+    model.train()
+    return torch.cat(parts)
+
+
+@torch.no_grad()
+def example_predictions(model: SuperbloomForMaskedLM, res: Resources, count: int, shown: int, rank_within: int
+                        ) -> list[dict[str, Any]]:
+    """Appendix E's examples: for each of the first ``count`` test segments, its visible ids, the masked target,
+    the ``shown`` best ids (certified beam search) and the target's rank among the best ``rank_within`` (0: not
+    among them)."""
+    log_probs = test_log_probs(model, res, count)
+    out = beam_topk(log_probs, model.maps, max(shown, rank_within))
+    rows = []
+    for i in range(log_probs.shape[0]):
+        segment, where, target = res.test.segments[i], int(res.test.positions[i]), int(res.test.targets[i])
+        ranked = out.ids[i].tolist()
+        rows.append({"example": i + 1, "context": [int(x) for j, x in enumerate(segment) if j != where],
+                     "target": target, "predicted": ranked[:shown],
+                     "target_rank": ranked[:rank_within].index(target) + 1 if target in ranked[:rank_within] else 0,
+                     "certified": bool(out.certified[i])})
+    return rows
 
 
 def label_frequency(res: Resources) -> np.ndarray:
