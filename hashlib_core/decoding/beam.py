@@ -53,7 +53,7 @@ def check_log_probs(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> tor
                          f"(m = {shape[0]}, T = {shape[1]}), got {tuple(log_probs.shape)}")
     if log_probs.shape[0] == 0:
         raise ValueError("log_probs has no position (batch size 0): give at least one distribution per map")
-    if torch.isnan(log_probs).any():
+    if torch.isnan(log_probs.amax()):                                  # amax propagates NaN: one pass, no mask
         raise ValueError("log_probs contains NaN: check the model's outputs (a NaN score cannot be ranked)")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= maps.num_ids:
         raise ValueError(f"k must be an int in [1, {maps.num_ids}] (the number of ids), got {k!r}")
@@ -74,7 +74,7 @@ def score_ids(log_probs: torch.Tensor, maps: BloomHashMaps, ids: torch.Tensor,
     tokens when already looked up."""
     if tokens is None:
         tokens = _tokens_of(maps, ids)
-    return log_probs.gather(2, tokens).sum(dim=1).masked_fill(ids < 0, float("-inf"))
+    return log_probs.gather(2, tokens).sum(dim=1).masked_fill_(ids < 0, float("-inf"))
 
 
 def exhaustive_topk(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> TopK:
@@ -118,18 +118,21 @@ def _beam_step(log_probs: torch.Tensor, rows: torch.Tensor | None, maps: BloomHa
     flat = (top + (maps_index * tokens_per_map)[None, :, None]).reshape(-1)     # row of each (map, token)
     inverse = maps.inverse.to(top.device).reshape(m * tokens_per_map, maps.alpha)
     candidates = inverse.index_select(0, flat).reshape(batch, -1)             # (batch, m b α)
-    source = maps_index.repeat_interleave(beam * maps.alpha)                 # the map that proposed each candidate
     blocks = maps.inverse_tokens(top.device).reshape(m * tokens_per_map, maps.alpha * m)
     tokens = blocks.index_select(0, flat).reshape(batch, -1, m).permute(0, 2, 1)   # (batch, m, C), contiguous reads
-    in_beam = in_top.gather(2, tokens)                                       # (batch, m, C)
-    earlier = maps_index[:, None] < source[None, :]                          # (m, C): maps before the proposer
-    duplicate = (in_beam & earlier[None]).any(dim=1)                         # already proposed by an earlier map
-    candidates = candidates.masked_fill(duplicate, -1)
+    # a candidate proposed by map j is a duplicate when an earlier map (< j) proposed it too: its token there is
+    # among that map's top b (map 0's block has no earlier map; only the earlier maps' tokens are read)
+    block = beam * maps.alpha
+    duplicate = torch.zeros_like(candidates, dtype=torch.bool)
+    for j in range(1, m):
+        part = slice(j * block, (j + 1) * block)
+        duplicate[:, part] = in_top[:, :j].gather(2, tokens[:, :j, part]).any(dim=1)
+    candidates.masked_fill_(duplicate, -1)
     if rows is None:
         scores = score_ids(log_probs, maps, candidates, tokens)
     else:
         picked = log_probs[rows[:, None, None], maps_index[None, :, None], tokens]   # (batch, m, C)
-        scores = picked.sum(dim=1).masked_fill(candidates < 0, float("-inf"))
+        scores = picked.sum(dim=1).masked_fill_(candidates < 0, float("-inf"))
     take = min(k, scores.shape[1])
     best, where = scores.topk(take, dim=1)
     ids = candidates.gather(1, where)

@@ -189,3 +189,96 @@ def test_language_vocabulary_and_greedy_tokenisation():
         build_vocabulary([], 10, 1, 1)
     with pytest.raises(ValueError, match=">= 2"):
         windows(stream, 1)
+
+
+def test_item_log_probs_are_what_top_k_decodes():
+    model = _model().eval()
+    enc = encode_segments([np.array([5, 6, 7]), np.array([8, 9])], model.maps, masked=[0, 1])
+    where = torch.tensor([0, 2])
+    lp = model.item_log_probs(enc["input_ids"], enc["attention_mask"], where)
+    assert lp.shape == (2, 2, model.maps.tokens_per_map)
+    torch.testing.assert_close(lp.exp().sum(-1), torch.ones(2, 2))                # one distribution per map
+    out = model.top_k(enc["input_ids"], enc["attention_mask"], where, 3, exhaustive=True)
+    from hashlib_core.decoding.beam import exhaustive_topk
+
+    assert torch.equal(exhaustive_topk(lp, model.maps, 3).scores, out.scores)
+
+
+def _tiny_resources(num_ids: int = 300):
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(0)
+    sets = IdSets("Last.fm", [str(100 + i) for i in range(num_ids)],
+                  [rng.choice(num_ids, size=min(6, num_ids), replace=False) for _ in range(20)])
+    return SimpleNamespace(sets=sets, test=held_out_segments(sets, list(range(20)), 32, seed=1))
+
+
+def test_example_predictions_rank_the_target_with_the_certified_search():
+    from hashlib_core.papers.superbloom.training import example_predictions, test_log_probs
+
+    model, res = _model().eval(), _tiny_resources()
+    assert test_log_probs(model, res, 100).shape == (20, 2, model.maps.tokens_per_map)   # capped at the segments
+    rows = example_predictions(model, res, 4, shown=5, rank_within=300)
+    assert [r["example"] for r in rows] == [1, 2, 3, 4]
+    for i, row in enumerate(rows):
+        segment, where = res.test.segments[i], res.test.positions[i]
+        assert row["target"] == int(segment[where]) and len(row["context"]) == len(segment) - 1
+        assert row["target"] not in row["context"] and len(row["predicted"]) == 5 and row["certified"]
+        assert 1 <= row["target_rank"] <= 300                                  # every id is within 300 of 300
+
+
+def test_display_names_fall_back_to_ids_without_the_names_file(monkeypatch):
+    from hashlib_core import data
+    from hashlib_core.papers.superbloom.data import display_names
+
+    res = _tiny_resources(5)
+
+    def unavailable():
+        raise data.DatasetUnavailableError("offline", dataset="lastfm_artists", file="artists.dat", paths=[], url="u")
+
+    monkeypatch.setattr(data, "load_lastfm_artists", unavailable)
+    names, labels = display_names(res.sets)
+    assert names == ["artist 100", "artist 101", "artist 102", "artist 103", "artist 104"]
+    assert labels.startswith("artist ids (names not available")
+    monkeypatch.setattr(data, "load_lastfm_artists",
+                        lambda: {"artist_id": [101, 103], "name": ["Moby", "Björk"]})
+    assert display_names(res.sets)[0] == ["artist 100", "Moby", "artist 102", "Björk", "artist 104"]
+    fb = IdSets("FB15k-237", ["/m/01", "/m/02"], [])
+    assert display_names(fb) == (["/m/01", "/m/02"], "original ids (no names in the data)")
+
+
+def test_example_and_decoding_tables_on_fixed_inputs():
+    names = [f"n{i}" for i in range(10)]
+    example = {"example": 1, "context": [1, 2, 3, 4, 5, 6, 7, 8], "target": 9, "predicted": [0, 9, 1, 2, 3],
+               "target_rank": 2, "certified": True}
+    row = tables.example_row("Last.fm", "superbloom-a50m2-L4", example, names, "names")
+    assert row["context"] == "n1; n2; n3; n4; n5; n6; ... (+2 more)" and row["target"] == "n9"
+    assert row["predicted"] == "n0; n9; n1; n2; n3" and list(row) == tables.EXAMPLE_COLUMNS
+    missed = tables.example_row("Last.fm", "baseline-L4", {**example, "target_rank": 0}, names, "names")
+    examples = pd.DataFrame([missed, row])
+    view = tables.examples_view(examples)
+    assert view["rank of the masked item"].tolist() == ["> 100", "2"]
+    assert tables.examples_quoted(examples) == {"ex_count": "1", "ex_dataset": "Last.fm", "ex_labels": "names",
+                                                "ex_found_base": "0", "ex_top5_base": "0", "ex_found_sb": "1",
+                                                "ex_top5_sb": "1"}
+    decoding = pd.DataFrame({"k": [1, 10], "num_ids": 1_000_000, "data_ids": 14541, "tokens_per_map": 20000,
+                             "steps": 600, "test_segments": 1454, "positions": 64, "rec@1": 9.25, "rec@10": 20.0,
+                             "recall_certified_%": 100.0, "exhaustive_ms_per_position": [5.0, 5.0],
+                             "beam_ms_per_position": [0.2, 0.5], "speedup_median_paired": [25.0, 10.0],
+                             "speedup_min_paired": [20.0, 8.0], "speedup_max_paired": [30.0, 12.0],
+                             "certified_share": [1.0, 0.5], "certified_exact_share": [1.0, 1.0],
+                             "mean_candidates_scored": [1000.0, 5000.0]})
+    assert tables.decoding_view(decoding)["certified (%)"].tolist() == [100.0, 50.0]
+    quoted = tables.decoding_quoted(decoding)
+    assert quoted["dec_goal_verdict"] == "the goal is met for 1 of 2 values of k"
+    assert (quoted["dec_rec1"], quoted["dec_rec10"], quoted["dec_speedup_min"], quoted["dec_certified"],
+            quoted["dec_scored_max"], quoted["dec_ids"]) == ("9.2", "20.0", "10.0", "50%", "0.50%", "1,000,000")
+
+
+def test_decoding_and_example_knobs_are_checked():
+    for knob in ("examples", "decode_ids", "decode_steps"):
+        with pytest.raises(ValueError, match=knob):
+            PROFILES.get("smoke", **{knob: -1})
+    with pytest.raises(ValueError, match="decode_positions"):
+        PROFILES.get("smoke", decode_positions=0)
+    assert PROFILES.get("cpu").decode_ids == 1_000_000 and PROFILES.get("smoke").decode_ids > 0

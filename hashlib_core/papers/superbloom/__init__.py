@@ -16,6 +16,9 @@ Where each part is implemented (the chapter: ``book/superbloom.ipynb``; run it w
 §3.1, data (stand-ins)           :mod:`~hashlib_core.papers.superbloom.data` (FB15k-237 neighbour sets, Last.fm
                                  user sets: the ``other_datasets`` experiment)
 Tables 1-3, Fig. 3, App. B       :mod:`~hashlib_core.papers.superbloom.experiments`, :mod:`~hashlib_core.papers.superbloom.params`
-§2.5, "10 times faster"          :mod:`hashlib_core.benchmarks.superbloom_decoding`
+App. E, example predictions      :func:`~hashlib_core.papers.superbloom.training.example_predictions` (Last.fm artist
+                                 names: :func:`~hashlib_core.papers.superbloom.data.display_names`)
+§2.5, "10 times faster"          :mod:`hashlib_core.benchmarks.superbloom_decoding` (synthetic distributions) and the
+                                 ``decoding`` experiment (a model trained inside a 1M-id space)
 ==============================  ====================================================================================
 """

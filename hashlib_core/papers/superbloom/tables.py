@@ -9,7 +9,7 @@ import pandas as pd
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "recall_view", "depth_effect", "beam_view",
-           "language_view", "bench_view", "EXAMPLE_COLUMNS", "example_row", "examples_view", "decoding_view",
+           "language_view", "bench_view", "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view",
            "decoding_quoted", "quoted"]
 
 
@@ -115,6 +115,18 @@ def examples_view(examples: pd.DataFrame) -> pd.DataFrame:
     return out[["example", "model", "context", "target", "predicted", "target_rank"]].rename(
         columns={"context": "visible items (shuffled)", "target": "masked item",
                  "predicted": "best five (certified beam search)", "target_rank": "rank of the masked item"})
+
+
+def examples_quoted(examples: pd.DataFrame) -> dict[str, str]:
+    """The numbers the examples paragraph quotes: how many examples, where their labels come from, and for each
+    model in how many of them the masked item is among the best 100."""
+    out = {"ex_count": str(int(examples["example"].nunique())), "ex_dataset": str(examples["dataset"].iloc[0]),
+           "ex_labels": str(examples["labels"].iloc[0])}
+    for model, rows in examples.groupby("model", sort=False):
+        family = "base" if model.startswith("baseline") else "sb"
+        out[f"ex_found_{family}"] = str(int((rows["target_rank"] > 0).sum()))
+        out[f"ex_top5_{family}"] = str(int(rows["target_rank"].between(1, 5).sum()))
+    return out
 
 
 def decoding_view(decoding: pd.DataFrame) -> pd.DataFrame:
@@ -234,6 +246,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     if shown.has("recall_datasets"):
         out.update(datasets_quoted(shown.table("recall_datasets"), shown.table("datasets_models")),
                    other_steps=f"{p.other_steps or p.steps:,}")
+    if shown.has("datasets_examples") and len(shown.table("datasets_examples")):
+        out.update(examples_quoted(shown.table("datasets_examples")))
     if shown.has("decoding_trained"):
         out.update(decoding_quoted(shown.table("decoding_trained")))
     beam = shown.table("beam_width")
