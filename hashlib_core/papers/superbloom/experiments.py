@@ -161,7 +161,8 @@ def _decoding(ctx: RunContext) -> dict:
                      "recall_certified_%": 100.0 * hits["certified"].mean(),
                      "recall_mean_scored": hits["scored"].mean(), **timing,
                      "speedup_min_paired": low, "speedup_max_paired": high,
-                     "train_wall_time_s": row["wall_time_s"], "torch_threads": torch.get_num_threads()})
+                     "train_wall_time_s": row["wall_time_s"], "train_resumed_from_step": row["resumed_from_step"],
+                     "torch_threads": torch.get_num_threads()})
     return {"decoding_trained": pd.DataFrame(rows)}
 
 

@@ -128,7 +128,8 @@ def train_model(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | N
            "num_sampled": model.config.num_sampled, "num_ids": ids, "data_ids": res.sets.num_ids,
            "hidden": model.config.hidden_size, "vocab_size": model.config.vocab_size, "total_params": count_parameters(model),
            "emb_params": model.embedding_parameter_count(), "steps": result.steps,
-           "final_loss": result.final_loss, "wall_time_s": result.wall_time_s}
+           "final_loss": result.final_loss, "wall_time_s": result.wall_time_s,
+           "resumed_from_step": result.resumed_from_step or 0}   # > 0: wall_time_s covers only the steps after it
     return model, row, [{"name": spec.name, "step": s, "loss": loss} for s, loss in result.losses]
 
 
