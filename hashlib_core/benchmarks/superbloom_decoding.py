@@ -18,6 +18,8 @@ Distributions: ``peaked-σ``: each map's log-probabilities are ``log_softmax(σ 
 more peaked, as a trained model's outputs). A trained model's distributions at |S| = 1M are timed the same way
 (:func:`compare_decoders`) by the Superbloom chapter's ``decoding`` experiment, which trains that model first.
 The result goes to ``results/benchmarks/quick/superbloom_decoding.json``.
+Both decoders are timed with glibc's allocator keeping freed memory (:func:`keep_freed_memory`): otherwise the page
+faults of re-mapping exhaustive scoring's large temporaries dominate its time on this book's virtual machine.
 Speed is measured here, never asserted in tests.
 """
 from __future__ import annotations
@@ -33,7 +35,27 @@ from hashlib_core.hashing.bloom import BloomHashMaps
 from hashlib_core.profiles import select_device, synchronize
 from hashlib_core.results import ResultsStore
 
-__all__ = ["compare_decoders", "run_benchmark", "main"]
+__all__ = ["keep_freed_memory", "compare_decoders", "run_benchmark", "main"]
+
+
+#: glibc mallopt parameters: M_TRIM_THRESHOLD and M_MMAP_THRESHOLD
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def keep_freed_memory() -> bool:
+    """Ask glibc's allocator to keep freed memory in the process (no trimming, no per-allocation ``mmap``), so that
+    neither decoder is timed on the page faults of re-mapping its temporaries. On this book's virtual machine those
+    faults made exhaustive scoring's time per position vary about threefold between runs (beam search, which
+    allocates far less, hardly at all). Returns False where the C library is not glibc (nothing changed)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, 1 << 30) and mallopt(_M_TRIM_THRESHOLD, 1 << 31))
 
 
 def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
@@ -62,8 +84,10 @@ def compare_decoders(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, repea
                      ) -> dict[str, Any]:
     """Exhaustive scoring and certified beam search on the same ``(positions, m, T)`` log-probabilities, timed in
     alternation ``repeats`` times: times per position, speed-ups, certification and agreement with exhaustive
-    top k (compared through scores: ids that share their tokens in every map tie)."""
+    top k (compared through scores: ids that share their tokens in every map tie). Calls
+    :func:`keep_freed_memory` first (recorded as ``allocator_keeps_memory``)."""
     positions = log_probs.shape[0]
+    steady = keep_freed_memory()
     times_exh, exact, times_beam, beam = _paired(lambda: exhaustive_topk(log_probs, maps, k),
                                                  lambda: beam_topk(log_probs, maps, k), repeats, device)
     t_exh, t_beam = min(times_exh), min(times_beam)
@@ -80,7 +104,7 @@ def compare_decoders(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, repea
             else float("nan"),
             "agreement_with_exhaustive": float(same_scores.float().mean()),
             "mean_candidates_scored": float(beam.scored.float().mean()),
-            "mean_iterations": float(beam.iterations.float().mean())}
+            "mean_iterations": float(beam.iterations.float().mean()), "allocator_keeps_memory": steady}
 
 
 def run_benchmark(num_ids: int, alpha: int, num_hashes: int, ks: Sequence[int], sharpness: Sequence[float],
