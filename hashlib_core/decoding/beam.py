@@ -99,15 +99,13 @@ def exhaustive_topk(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> Top
                 torch.ones(batch, dtype=torch.long, device=device))
 
 
-def _beam_step(log_probs: torch.Tensor, rows: torch.Tensor | None, maps: BloomHashMaps, k: int, beam: int,
+def _beam_step(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int,
                ranked: tuple[torch.Tensor, torch.Tensor]
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """One iteration of Algorithm 1 at beam ``beam < T`` for the rows ``rows`` of ``log_probs`` (``None``: all):
-    (ids, scores, certified, distinct scored), one entry per searched row.
+    """One iteration of Algorithm 1 at beam ``beam < T`` for every row: (ids, scores, certified, distinct scored).
 
-    ``ranked``: those rows' ``L > beam`` largest values and their tokens, best first (``topk``, linear in T, instead
-    of a sort); the first ``beam`` tokens give the candidates, value ``beam`` the bound. The rows' log-probabilities
-    are read at the candidates' tokens only (no copy of the searched rows).
+    ``ranked``: the rows' ``L > beam`` largest values and their tokens, best first (``topk``, linear in T, instead
+    of a sort); the first ``beam`` tokens give the candidates, value ``beam`` the bound.
     """
     values, top = ranked                                                     # (batch, m, L), L >= b + 1
     batch, m, _ = values.shape
@@ -119,7 +117,9 @@ def _beam_step(log_probs: torch.Tensor, rows: torch.Tensor | None, maps: BloomHa
     inverse = maps.inverse.to(top.device).reshape(m * tokens_per_map, maps.alpha)
     candidates = inverse.index_select(0, flat).reshape(batch, -1)             # (batch, m b α)
     blocks = maps.inverse_tokens(top.device).reshape(m * tokens_per_map, maps.alpha * m)
-    tokens = blocks.index_select(0, flat).reshape(batch, -1, m).permute(0, 2, 1)   # (batch, m, C), contiguous reads
+    # (batch, m, C): contiguous reads of the blocks, then one transposing copy (gathers with a contiguous index are
+    # several times faster than with a strided one, and two gathers read it)
+    tokens = blocks.index_select(0, flat).reshape(batch, -1, m).transpose(1, 2).contiguous()
     # a candidate proposed by map j is a duplicate when an earlier map (< j) proposed it too: its token there is
     # among that map's top b (map 0's block has no earlier map; only the earlier maps' tokens are read)
     block = beam * maps.alpha
@@ -128,11 +128,7 @@ def _beam_step(log_probs: torch.Tensor, rows: torch.Tensor | None, maps: BloomHa
         part = slice(j * block, (j + 1) * block)
         duplicate[:, part] = in_top[:, :j].gather(2, tokens[:, :j, part]).any(dim=1)
     candidates.masked_fill_(duplicate, -1)
-    if rows is None:
-        scores = score_ids(log_probs, maps, candidates, tokens)
-    else:
-        picked = log_probs[rows[:, None, None], maps_index[None, :, None], tokens]   # (batch, m, C)
-        scores = picked.sum(dim=1).masked_fill_(candidates < 0, float("-inf"))
+    scores = score_ids(log_probs, maps, candidates, tokens)
     take = min(k, scores.shape[1])
     best, where = scores.topk(take, dim=1)
     ids = candidates.gather(1, where)
@@ -169,27 +165,28 @@ def beam_topk(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int | 
                torch.zeros(batch, dtype=torch.long, device=device), torch.zeros(batch, dtype=torch.long, device=device))
     todo = torch.arange(batch, device=device)
     iteration = 0
-    ranked: tuple[torch.Tensor, torch.Tensor] | None = None                  # top-L values and tokens of todo's rows
+    rows = log_probs                                                          # the rows of todo (no copy at first)
+    ranked: tuple[torch.Tensor, torch.Tensor] | None = None                  # their top-L values and tokens
     while todo.numel():
         iteration += 1
         if beam >= tokens:                                                     # the beam covers every token: score all
-            exact = exhaustive_topk(log_probs[todo], maps, k)
+            exact = exhaustive_topk(rows, maps, k)
             out.ids[todo], out.scores[todo], out.certified[todo] = exact.ids, exact.scores, True
             out.scored[todo] += maps.num_ids
             out.beam[todo], out.iterations[todo] = tokens, iteration
             break
-        rows = None if todo.numel() == batch else todo
         if ranked is None or ranked[0].shape[2] <= beam:
             # one topk serves the next widenings too: it ranks at least RANK_AHEAD tokens (cost grows with L)
-            searched = log_probs if rows is None else log_probs[rows]
-            ranked = searched.topk(min(tokens, max(beam + 1, RANK_AHEAD)), dim=2)
-        ids, scores, certified, scored = _beam_step(log_probs, rows, maps, k, beam, ranked)
+            ranked = rows.topk(min(tokens, max(beam + 1, RANK_AHEAD)), dim=2)
+        ids, scores, certified, scored = _beam_step(rows, maps, k, beam, ranked)
         out.ids[todo], out.scores[todo], out.certified[todo] = ids, scores, certified
         out.scored[todo] += scored
         out.beam[todo], out.iterations[todo] = beam, iteration
         if max_iterations is not None and iteration >= max_iterations:
             break
-        todo = todo[~certified]
-        ranked = (ranked[0][~certified], ranked[1][~certified])
+        keep = (~certified).nonzero().squeeze(1)
+        if keep.numel() < todo.numel():          # the rows still searched, copied once (contiguous reads after)
+            todo, rows = todo[keep], rows.index_select(0, keep)
+            ranked = (ranked[0].index_select(0, keep), ranked[1].index_select(0, keep))
         beam *= growth
     return out
