@@ -19,7 +19,7 @@ more peaked, as a trained model's outputs). A trained model's distributions at |
 (:func:`compare_decoders`) by the Superbloom chapter's ``decoding`` experiment, which trains that model first.
 The result goes to ``results/benchmarks/quick/superbloom_decoding.json``.
 Both decoders are timed with glibc's allocator keeping freed memory (:func:`keep_freed_memory`): otherwise the page
-faults of re-mapping exhaustive scoring's large temporaries dominate its time on this book's virtual machine.
+faults of re-mapping exhaustive scoring's large temporaries can dominate its time on this book's virtual machine.
 Speed is measured here, never asserted in tests.
 """
 from __future__ import annotations
@@ -45,8 +45,8 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 def keep_freed_memory() -> bool:
     """Ask glibc's allocator to keep freed memory in the process (no trimming, no per-allocation ``mmap``), so that
     neither decoder is timed on the page faults of re-mapping its temporaries. On this book's virtual machine those
-    faults made exhaustive scoring's time per position vary about threefold between runs (beam search, which
-    allocates far less, hardly at all). Returns False where the C library is not glibc (nothing changed)."""
+    faults dominated exhaustive scoring's time per position in some runs and not in others (beam search, which
+    allocates far less, hardly changed). Returns False where the C library is not glibc (nothing changed)."""
     import ctypes
     import ctypes.util
 
