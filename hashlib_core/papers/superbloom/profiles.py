@@ -149,7 +149,8 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # smoke: CPU, about a minute: 15 steps of 16 segments, width 64, 1 and 2 layers, 100 test pages; §4 on a
     # 2,000-token vocabulary for 10 steps. Proves the code paths; its scores are not to be read.
     smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, steps=15, batch=16, test_pages=100, lm_steps=10,
-                            lm_test_windows=100, decode_ids=20_000, decode_positions=16, decode_repeats=2),
+                            lm_test_windows=100, decode_ids=20_000, decode_steps=15, decode_positions=16,
+                            decode_repeats=2),
     # cpu: two CPU cores, under an hour: 1,500 steps of 64 segments, width 128, 1 and 4 layers, α = 50 (the
     # paper's) on FB15k-237's 14,541 ids (291 tokens per map). Measured on one busy core: 0.2 s per step (1 layer)
     # to 0.8 s (Superbloom, 4 layers: its sequences are m = 2 times longer). The committed run's wall time is in
@@ -165,16 +166,16 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # small: one GPU: width 256 (Table 3's d = 256), 1 and 12 layers (Table 3's depths), 10,000 steps of 128.
     small=SuperbloomProfile(name="small", accelerator="gpu", budget_minutes=10.0, hidden=256, heads=4,
                             intermediate=1024, layers_shallow=1, layers_deep=12, steps=10_000, batch=128,
-                            learning_rate=5e-4, warmup=500, decode_ids=1_000_000, lm_wordpiece=4000,
-                            lm_unigrams=20000, lm_bigrams=20000, lm_window=128, lm_baseline_dims=(256, 64),
-                            lm_superbloom_dims=(512, 256), lm_layers=4, lm_steps=5000, lm_batch=64,
-                            lm_test_windows=0),
+                            learning_rate=5e-4, warmup=500, decode_ids=1_000_000, decode_steps=10_000,
+                            lm_wordpiece=4000, lm_unigrams=20000, lm_bigrams=20000, lm_window=128,
+                            lm_baseline_dims=(256, 64), lm_superbloom_dims=(512, 256), lm_layers=4, lm_steps=5000,
+                            lm_batch=64, lm_test_windows=0),
     # paper: Table 3's Superbloom d = 256 at 1 and 12 layers; the paper trains more than 1M steps at batch 1,024 on
     # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on FB15k-237).
     paper=SuperbloomProfile(name="paper", accelerator="gpu", budget_minutes=60.0 * 24, hidden=256, heads=4,
                             intermediate=1024, layers_shallow=1, layers_deep=12, steps=1_000_000, batch=1024,
-                            learning_rate=1e-4, warmup=10_000, decode_ids=1_000_000, lm_wordpiece=30000,
-                            lm_unigrams=500_000, lm_bigrams=500_000, lm_window=128, lm_baseline_dims=(256, 64),
-                            lm_superbloom_dims=(512, 256), lm_layers=12, lm_steps=1_000_000, lm_batch=256,
-                            lm_test_windows=0),
+                            learning_rate=1e-4, warmup=10_000, decode_ids=1_000_000, decode_steps=1_000_000,
+                            lm_wordpiece=30000, lm_unigrams=500_000, lm_bigrams=500_000, lm_window=128,
+                            lm_baseline_dims=(256, 64), lm_superbloom_dims=(512, 256), lm_layers=12,
+                            lm_steps=1_000_000, lm_batch=256, lm_test_windows=0),
 )

@@ -110,7 +110,7 @@ def example_row(dataset: str, model: str, example: dict[str, Any], names: list[s
 
 def examples_view(examples: pd.DataFrame) -> pd.DataFrame:
     """The examples as the page shows them: the target's rank among the best 100 (or "> 100")."""
-    out = examples.copy()
+    out = examples.sort_values("example", kind="stable").copy()          # each example's models side by side
     out["target_rank"] = [str(r) if r else "> 100" for r in out["target_rank"]]
     return out[["example", "model", "context", "target", "predicted", "target_rank"]].rename(
         columns={"context": "visible items (shuffled)", "target": "masked item",
