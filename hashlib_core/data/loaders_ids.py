@@ -109,7 +109,7 @@ def _parse_artists(text: str, source: str) -> dict[str, list]:
 
 
 def load_lastfm_artists(*, verify: bool = True) -> Dataset:
-    """The Last.fm HetRec 2011 artists (17,632 rows): ``artist_id`` (int32, the ids of :func:`load_lastfm`),
+    """The Last.fm HetRec 2011 artists, one row each: ``artist_id`` (int32, the ids of :func:`load_lastfm`),
     ``name`` and ``url`` (the artist's Last.fm page). The file is not in the staged mirror: it is read from the
     download cache or downloaded from its pinned source (``HASHLIB_OFFLINE=1``: a clear error instead)."""
     file = _table("lastfm_artists", "default", None)["file"]

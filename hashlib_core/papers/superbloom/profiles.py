@@ -152,7 +152,7 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
                             lm_test_windows=100, decode_ids=20_000, decode_steps=15, decode_positions=16,
                             decode_repeats=2),
     # cpu: two CPU cores, under an hour: 1,500 steps of 64 segments, width 128, 1 and 4 layers, α = 50 (the
-    # paper's) on FB15k-237's 14,541 ids (291 tokens per map). Measured on one busy core: 0.2 s per step (1 layer)
+    # paper's) on FB15k-237's ids (291 tokens per map). Measured on one busy core: 0.2 s per step (1 layer)
     # to 0.8 s (Superbloom, 4 layers: its sequences are m = 2 times longer). The committed run's wall time is in
     # its results. Last.fm (the other dataset) trains the two deep models for 600 steps (about 20 passes over its
     # training users' segments), to keep the chapter within the hour. The decoding experiment trains the deep
