@@ -35,6 +35,13 @@ class FitSettings:
     patience: int = 5
     warmup_epochs: float = 0.5
     seed: int = 0
+    #: model selection on validation: "intent+exact_match" (their mean, for the joint model) or "intent" (an
+    #: intent model: accuracy alone)
+    select_on: str = "intent+exact_match"
+
+    def __post_init__(self) -> None:
+        if self.select_on not in ("intent+exact_match", "intent"):
+            raise ValueError(f"select_on must be 'intent+exact_match' or 'intent', got {self.select_on!r}")
 
 
 class Collator:
@@ -137,8 +144,8 @@ def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: F
         device: Any = None, progress: bool = False, train_examples: int = 0, eval_examples: int = 0
         ) -> tuple[torch.nn.Module, dict[str, Any]]:
     """Train ``model`` on ``task.train`` with early stopping on ``task.validation``; returns the best model (by the
-    mean of validation intent accuracy and exact match) and a summary: epochs run, best epoch, validation scores
-    of the best model, the per-epoch curve and the wall time."""
+    mean of validation intent accuracy and exact match, or by intent accuracy: ``settings.select_on``) and a
+    summary: epochs run, best epoch, validation scores of the best model, the per-epoch curve and the wall time."""
     train_split = task.train.head(train_examples)
     val_split = task.validation.head(eval_examples)
     encoded = encode_split(projector, train_split, model.config.max_seq_len)
@@ -158,7 +165,8 @@ def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: F
             return False
         scores = score(*predict(model, projector, val_split, encoded=val_encoded), val_split, task.slot_names)
         model.train()
-        selection = (scores["intent_acc"] + scores["exact_match"]) / 2
+        selection = (scores["intent_acc"] if settings.select_on == "intent"
+                     else (scores["intent_acc"] + scores["exact_match"]) / 2)
         curve.append({"epoch": step // per_epoch, "loss": loss, **{f"val_{k}": v for k, v in scores.items()}})
         if selection > best["selection"]:
             best.update(selection=selection, epoch=step // per_epoch, scores=scores,

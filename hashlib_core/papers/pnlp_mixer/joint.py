@@ -31,13 +31,18 @@ class IntentSlotOutput(ModelOutput):
 class PNLPMixerForIntentAndSlots(_PNLPMixerWithHead):
     """``classifier``: intents (``config.num_labels``) from the max-pooled real tokens; ``slot_classifier``: slot
     tags (``config.num_slot_labels``) at every position. ``labels`` (B,) and ``slot_labels`` (B, s) with -100 on
-    padding give the summed loss."""
+    padding give the loss: the intent cross-entropy plus ``config.slot_loss_weight`` (default 1) times the slot
+    cross-entropy; 0 trains an intent model only (the paper's setting for its intent tables)."""
 
     def __init__(self, config: PNLPMixerConfig) -> None:
         slots = getattr(config, "num_slot_labels", None)
         if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
             raise ValueError(f"PNLPMixerForIntentAndSlots needs config.num_slot_labels >= 1 (the slot tags), got "
                              f"{slots!r}; pass num_slot_labels=... to PNLPMixerConfig")
+        weight = getattr(config, "slot_loss_weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight < float("inf"):
+            raise ValueError(f"PNLPMixerForIntentAndSlots: config.slot_loss_weight must be a number >= 0 (0: intents "
+                             f"only), got {weight!r}")
         super().__init__(config)
         self.slot_classifier = classification_head(config, slots)
         self.post_init()
@@ -56,8 +61,10 @@ class PNLPMixerForIntentAndSlots(_PNLPMixerWithHead):
             if labels.shape != intent_logits.shape[:1] or slot_labels.shape != slot_logits.shape[:2]:
                 raise ValueError(f"labels must be (batch,) and slot_labels (batch, {self.config.max_seq_len}); got "
                                  f"{tuple(labels.shape)} and {tuple(slot_labels.shape)}")
-            loss = (nn.functional.cross_entropy(intent_logits, labels)
-                    + nn.functional.cross_entropy(slot_logits.reshape(-1, slot_logits.shape[-1]),
-                                                  slot_labels.reshape(-1), ignore_index=-100))
+            loss = nn.functional.cross_entropy(intent_logits, labels)
+            weight = float(getattr(self.config, "slot_loss_weight", 1.0))
+            if weight:
+                loss = loss + weight * nn.functional.cross_entropy(slot_logits.reshape(-1, slot_logits.shape[-1]),
+                                                                   slot_labels.reshape(-1), ignore_index=-100)
         return IntentSlotOutput(loss=loss, intent_logits=intent_logits, slot_logits=slot_logits,
                                 hidden_states=out.hidden_states)

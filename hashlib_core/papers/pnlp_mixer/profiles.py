@@ -47,6 +47,9 @@ class PNLPMixerProfile(Profile):
     #: otherwise that model is trained again on ATIS with at most ``test_max_epochs`` epochs and ``test_patience``
     test_max_epochs: int = 0
     test_patience: int = 5
+    #: also train an intent-only model for the test table (the paper trains its multiATIS models for intents only;
+    #: the chapter's other models learn intents and slots together), on the test table's schedule
+    test_intent_only: bool = True
     #: training / validation sentences per task (0: all), for quick runs
     train_examples: int = 0
     eval_examples: int = 0

@@ -28,7 +28,6 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-
 import torch
 
 from hashlib_core.chapter import Chapter, RunContext
