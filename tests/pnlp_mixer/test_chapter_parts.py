@@ -109,6 +109,43 @@ def test_joint_model_outputs_and_loss():
         PNLPMixerForIntentAndSlots(PNLPMixerConfig(num_labels=3))
 
 
+def test_slot_loss_weight_zero_trains_intents_only():
+    task = _toy_task()
+    model = _toy_model(task)
+    batch = Collator(_features, 8)(list(zip(task.train.words[:4], task.train.intents[:4], task.train.slots[:4])))
+    joint = model(**batch)
+    intent_ce = torch.nn.functional.cross_entropy(joint.intent_logits, batch["labels"])
+    model.config.slot_loss_weight = 0.0
+    alone = model(**batch)
+    torch.testing.assert_close(alone.loss, intent_ce)
+    assert joint.loss > alone.loss                                   # the joint loss adds the slot cross-entropy
+    alone.loss.backward()
+    assert all(p.grad is None or not p.grad.any() for p in model.slot_classifier.parameters())
+    for bad in (-1.0, float("inf"), "1", True):
+        config = PNLPMixerConfig(num_labels=2, num_slot_labels=3, slot_loss_weight=bad)
+        with pytest.raises(ValueError, match="slot_loss_weight"):
+            PNLPMixerForIntentAndSlots(config)
+
+
+def test_intent_selection_and_its_quoted_numbers():
+    with pytest.raises(ValueError, match="select_on"):
+        FitSettings(select_on="slots")
+    task = _toy_task()
+    model = _toy_model(task)
+    model.config.slot_loss_weight = 0.0
+    _, summary = fit(model, _features, task, FitSettings(batch_size=8, learning_rate=1e-2, max_epochs=4, patience=4,
+                                                         warmup_epochs=0, select_on="intent"))
+    best = max(summary["curve"], key=lambda c: c["val_intent_acc"])       # the first epoch with the best accuracy
+    assert summary["best_epoch"] == best["epoch"] and summary["val_intent_acc"] == best["val_intent_acc"]
+    t3i = pd.DataFrame({"precision": ["float32", "int8"], "parameters": 1_000, "size_bytes": [4000, 1100],
+                        "intent_acc": [97.5, 97.3], "best_epoch": 12, "epochs": 17, "val_intent_acc": 98.4,
+                        "intent_agreement_with_float_%": [100.0, 99.7]})
+    assert tables.intent_quoted(t3i, 98.1) == {
+        "t3i_int8": "97.3", "t3i_float": "97.5", "t3i_gap": "-0.8", "t3i_epoch": "12", "t3i_epochs": "17",
+        "t3i_val": "98.4", "t3i_agree": "99.7", "t3i_verdict": "within one point of the paper's"}
+    assert tables.intent_quoted(t3i.assign(intent_acc=95.0), 98.1)["t3i_verdict"].startswith("not within")
+
+
 def test_fit_learns_a_separable_task_and_keeps_the_best_epoch():
     task = _toy_task()
     model, summary = fit(_toy_model(task), _features, task,
@@ -166,6 +203,10 @@ def test_test_mtop_and_quantization_views():
                        "token_acc": [95.0, 95.0], "agreement_with_float_%": [100.0, 99.5]})
     view = tables.test_view(t3)
     assert view["model"].tolist()[:2] == ["pNLP-Mixer (ours, float32)", "pNLP-Mixer (ours, int8)"]
+    with_intent = tables.test_view(t3, t3.assign(intent_acc=[97.4, 97.2]))
+    assert with_intent["model"].tolist()[2:4] == ["pNLP-Mixer (ours, intents only, float32)",
+                                                  "pNLP-Mixer (ours, intents only, int8)"]
+    assert with_intent["intent acc. (EN)"].tolist()[2:4] == [97.4, 97.2] and pd.isna(with_intent["slot F1"].iloc[3])
     assert view.set_index("model").loc["pNLP-Mixer (paper, 8bit)", "intent acc. (EN)"] == 98.1
     t4 = t3.assign(task="mtop-de")
     mtop = tables.mtop_view(t4)

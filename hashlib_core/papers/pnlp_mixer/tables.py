@@ -85,12 +85,18 @@ def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
         columns={"parameters": "parameters (ours)", "float32_bytes": "float32 (bytes)", "int8_bytes": "8-bit (bytes)"})
 
 
-def test_view(t3: pd.DataFrame) -> pd.DataFrame:
-    """Table 3 analog: our ATIS test scores (float32 and 8-bit) beside the paper's multiATIS EN test column."""
+def test_view(t3: pd.DataFrame, t3_intent: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table 3 analog: our ATIS test scores (float32 and 8-bit; the joint model, then the intent-only model when
+    given) beside the paper's multiATIS EN test column."""
     paper = load_paper_table("pnlp_mixer_table3")
     rows = [{"model": f"pNLP-Mixer (ours, {r['precision']})", "parameters": f"{int(r['parameters']):,}",
              "intent acc. (EN)": r["intent_acc"], "exact match": r["exact_match"], "slot F1": r["slot_f1"],
              "size (bytes)": int(r["size_bytes"])} for _, r in t3.iterrows()]
+    if t3_intent is not None:
+        rows += [{"model": f"pNLP-Mixer (ours, intents only, {r['precision']})",
+                  "parameters": f"{int(r['parameters']):,}", "intent acc. (EN)": r["intent_acc"],
+                  "exact match": np.nan, "slot F1": np.nan, "size (bytes)": int(r["size_bytes"])}
+                 for _, r in t3_intent.iterrows()]
     for _, r in paper.iterrows():
         q = r["quantization"] if r["quantization"] != "-" else ""
         rows.append({"model": f"{r['Model']} (paper{', ' + q if q else ''})", "parameters": r["#Param."],
@@ -175,6 +181,18 @@ def transformer_sentence(speedup: float) -> str:
             f"twice as fast) is not met")
 
 
+def intent_quoted(t3_intent: pd.DataFrame, paper_en: float) -> dict[str, str]:
+    """The intent-only test model's numbers the Table 3 paragraph quotes, and whether its 8-bit accuracy is within
+    one point of the paper's."""
+    r = t3_intent.set_index("precision")
+    gap = r.loc["int8", "intent_acc"] - paper_en
+    return {"t3i_int8": f"{r.loc['int8', 'intent_acc']:.1f}", "t3i_float": f"{r.loc['float32', 'intent_acc']:.1f}",
+            "t3i_gap": f"{gap:+.1f}", "t3i_epoch": str(int(r.loc["int8", "best_epoch"])),
+            "t3i_epochs": str(int(r.loc["int8", "epochs"])), "t3i_val": f"{r.loc['int8', 'val_intent_acc']:.1f}",
+            "t3i_agree": f"{r.loc['int8', 'intent_agreement_with_float_%']:.1f}",
+            "t3i_verdict": "within one point of the paper's" if abs(gap) <= 1.0 else "not within one point of the paper's"}
+
+
 def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results."""
     p = shown.profile
@@ -204,6 +222,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                t3_bytes=f"{int(t3.loc['int8', 'size_bytes']):,}",
                t3_float_bytes=f"{int(t3.loc['float32', 'size_bytes']):,}",
                t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
+    if shown.has("table3_intent"):
+        out.update(intent_quoted(shown.table("table3_intent"), paper_number(paper3.loc["pNLP-Mixer", "EN"])))
     if p.test_max_epochs:
         ran = f", it ran {int(t3.loc['int8', 'epochs'])}" if "epochs" in t3.columns else ""
         out["t3_training"] = (f"trained for this table with at most {p.test_max_epochs} epochs and a patience of "
