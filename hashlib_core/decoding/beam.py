@@ -111,7 +111,9 @@ def _beam_step(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, beam: int,
     batch, m, _ = values.shape
     top = top[:, :, :beam]
     tokens_per_map = maps.tokens_per_map
-    in_top = torch.zeros((batch, m, tokens_per_map), dtype=torch.bool, device=top.device).scatter_(2, top, True)
+    # which tokens each map proposed; the duplicate check below reads it for every map but the last
+    in_top = torch.zeros((batch, m - 1, tokens_per_map), dtype=torch.bool, device=top.device)
+    in_top.scatter_(2, top[:, : m - 1], True)
     maps_index = torch.arange(m, device=top.device)
     flat = (top + (maps_index * tokens_per_map)[None, :, None]).reshape(-1)     # row of each (map, token)
     inverse = maps.inverse.to(top.device).reshape(m * tokens_per_map, maps.alpha)

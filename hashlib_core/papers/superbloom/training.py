@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.decoding.beam import beam_topk
+from hashlib_core.decoding.beam import beam_topk, exhaustive_topk
 from hashlib_core.papers.superbloom.data import (
     IdSets,
     ItemMaskingCollator,
@@ -118,10 +118,8 @@ def train_model(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | N
                                          collate_fn=ItemMaskingCollator(model.maps, p.seed))
     config = TrainConfig(max_steps=steps, learning_rate=p.learning_rate, warmup_steps=min(p.warmup, steps // 10),
                          scheduler="linear", weight_decay=0.01, log_every=max(1, steps // 30), seed=p.seed)
-    if num_ids is None:
-        out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}", spec.name, spec.__dict__, steps, batch)
-    else:
-        out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}-ids{ids}", spec.name, spec.__dict__, steps, batch, ids)
+    suffix, extra = ("", ()) if num_ids is None else (f"-ids{ids}", (ids,))      # a larger id space: its own run
+    out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}{suffix}", spec.name, spec.__dict__, steps, batch, *extra)
     ctx.log(f"{spec.name}: training ({steps} steps)")
     result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
     row = {"name": spec.name, "alpha": spec.alpha, "num_hashes": spec.num_hashes, "layers": spec.layers,
@@ -133,31 +131,41 @@ def train_model(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | N
     return model, row, [{"name": spec.name, "step": s, "loss": loss} for s, loss in result.losses]
 
 
+def _masked_log_probs(model: SuperbloomForMaskedLM, res: Resources, count: int, batch: int):
+    """``(start, (b, m, T) log-probabilities)`` at the masked item of test segments ``start .. start + b``, for the
+    first ``count`` segments in batches of ``batch`` (the model in eval mode meanwhile)."""
+    model.eval()
+    device = next(model.parameters()).device
+    test, m = res.test, model.config.num_hashes
+    for start in range(0, count, batch):
+        stop = min(start + batch, count)
+        where = test.positions[start:stop]
+        enc = encode_segments(test.segments[start:stop], model.maps, masked=where)
+        yield start, model.item_log_probs(enc["input_ids"].to(device), enc["attention_mask"].to(device),
+                                          torch.as_tensor(where * m, device=device))
+    model.train()
+
+
 @torch.no_grad()
 def evaluate(model: SuperbloomForMaskedLM, res: Resources, ks: Sequence[int], batch: int = 64,
              beam: int | None = None, max_iterations: int | None = None, exhaustive: bool = False) -> pd.DataFrame:
     """One row per test segment: the target id, hit@k for each k, certified, candidates scored (Algorithm 1 from
     ``beam`` (default: the largest k), widening until certified or ``max_iterations`` searches)."""
-    model.eval()
-    device = next(model.parameters()).device
-    test, k_max, m = res.test, max(ks), model.config.num_hashes
+    test, k_max = res.test, max(ks)
     rows = []
-    for start in range(0, len(test.segments), batch):
-        segs = test.segments[start:start + batch]
-        where = test.positions[start:start + batch]
-        enc = encode_segments(segs, model.maps, masked=where)
-        enc = {k: v.to(device) for k, v in enc.items()}
-        out = model.top_k(enc["input_ids"], enc["attention_mask"], torch.as_tensor(where * m, device=device), k_max,
-                          exhaustive=exhaustive, beam=beam if beam is not None else k_max,
-                          max_iterations=max_iterations)
-        targets = torch.as_tensor(test.targets[start:start + batch], device=device)
+    for start, log_probs in _masked_log_probs(model, res, len(test.segments), batch):
+        if exhaustive:
+            out = exhaustive_topk(log_probs, model.maps, k_max)
+        else:
+            out = beam_topk(log_probs, model.maps, k_max, beam=beam if beam is not None else k_max,
+                            max_iterations=max_iterations)
+        targets = torch.as_tensor(test.targets[start:start + len(log_probs)], device=log_probs.device)
         ranks = (out.ids == targets[:, None])
-        for b in range(len(segs)):
+        for b in range(len(targets)):
             row = {"target": int(targets[b]), "certified": bool(out.certified[b]), "scored": int(out.scored[b])}
             for k in ks:
                 row[f"hit@{k}"] = bool(ranks[b, :k].any())
             rows.append(row)
-    model.train()
     return pd.DataFrame(rows)
 
 
@@ -165,18 +173,8 @@ def evaluate(model: SuperbloomForMaskedLM, res: Resources, ks: Sequence[int], ba
 def test_log_probs(model: SuperbloomForMaskedLM, res: Resources, count: int, batch: int = 64) -> torch.Tensor:
     """``(n, m, T)``: the model's hash distributions at the masked item of the first ``n = min(count, segments)``
     test segments (what Algorithm 1 decodes)."""
-    model.eval()
-    device = next(model.parameters()).device
-    test, m, parts = res.test, model.config.num_hashes, []
-    count = min(count, len(test.segments))
-    for start in range(0, count, batch):
-        stop = min(start + batch, count)
-        where = test.positions[start:stop]
-        enc = encode_segments(test.segments[start:stop], model.maps, masked=where)
-        parts.append(model.item_log_probs(enc["input_ids"].to(device), enc["attention_mask"].to(device),
-                                          torch.as_tensor(where * m, device=device)))
-    model.train()
-    return torch.cat(parts)
+    count = min(count, len(res.test.segments))
+    return torch.cat([lp for _, lp in _masked_log_probs(model, res, count, batch)])
 
 
 @torch.no_grad()
