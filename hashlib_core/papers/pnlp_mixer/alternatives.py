@@ -44,6 +44,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers.modeling_outputs import BaseModelOutput
 
+from hashlib_core.dropout import Dropout, replace_dropout
 from hashlib_core.papers.pnlp_mixer.configuration import ENCODERS, PNLPMixerConfig
 from hashlib_core.papers.pnlp_mixer.modeling import (
     PNLPMixerModel,
@@ -144,7 +145,7 @@ class _ConvBlock(nn.Module):
         super().__init__()
         self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.conv = nn.Conv1d(config.hidden_size, config.hidden_size, CNN_KERNEL_SIZE, padding=CNN_KERNEL_SIZE // 2)
-        self.act, self.dropout = nn.GELU(), nn.Dropout(config.dropout)
+        self.act, self.dropout = nn.GELU(), Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         y = self.norm(x)
@@ -191,7 +192,7 @@ class PNLPLSTMModel(_AlternativeEncoder):
         d = lstm_width(config.hidden_size)
         self.lstms = nn.ModuleList(nn.LSTM(config.hidden_size if i == 0 else 2 * d, d, batch_first=True,
                                            bidirectional=True) for i in range(LSTM_LAYERS))
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.output = nn.Sequential(nn.Linear(2 * d, config.hidden_size),
                                     nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps))
         self.post_init()
@@ -227,12 +228,12 @@ class PNLPTransformerModel(_AlternativeEncoder):
             raise ValueError(f"the transformer encoder needs hidden_size divisible by its {TRANSFORMER_HEADS} heads, "
                              f"got hidden_size={config.hidden_size}")
         super().__init__(config)
-        self.layers = nn.ModuleList(
+        self.layers = replace_dropout(nn.ModuleList(
             nn.TransformerEncoderLayer(config.hidden_size, TRANSFORMER_HEADS, config.channel_mixing_dim,
                                        config.dropout, activation="gelu", layer_norm_eps=config.layer_norm_eps,
                                        batch_first=True, norm_first=True)
-            for _ in range(TRANSFORMER_LAYERS))
-        self.dropout = nn.Dropout(config.dropout)
+            for _ in range(TRANSFORMER_LAYERS)))
+        self.dropout = Dropout(config.dropout)
         self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.post_init()
 

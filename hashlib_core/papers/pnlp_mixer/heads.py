@@ -7,6 +7,7 @@ import torch
 from torch import nn
 from transformers.modeling_outputs import SequenceClassifierOutput, TokenClassifierOutput
 
+from hashlib_core.dropout import Dropout
 from hashlib_core.papers.pnlp_mixer.alternatives import build_encoder
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
 from hashlib_core.papers.pnlp_mixer.modeling import PNLPMixerPreTrainedModel
@@ -19,7 +20,7 @@ def classification_head(config: PNLPMixerConfig, num_outputs: int) -> nn.Module:
     """§4's head: one hidden layer of ``classifier_hidden`` (GELU, dropout) to ``num_outputs``; linear when 0."""
     if config.classifier_hidden:
         return nn.Sequential(nn.Linear(config.hidden_size, config.classifier_hidden), nn.GELU(),
-                             nn.Dropout(config.dropout), nn.Linear(config.classifier_hidden, num_outputs))
+                             Dropout(config.dropout), nn.Linear(config.classifier_hidden, num_outputs))
     return nn.Linear(config.hidden_size, num_outputs)
 
 

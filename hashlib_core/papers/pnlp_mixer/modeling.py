@@ -16,6 +16,7 @@ from torch import nn
 from transformers import PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
+from hashlib_core.dropout import Dropout
 from hashlib_core.hashing.minhash import counting_bloom_filter
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
 
@@ -24,8 +25,8 @@ __all__ = ["PNLPMixerPreTrainedModel", "PNLPMixerModel", "MixerBlock", "build_bo
 
 class _MLP(nn.Sequential):
     def __init__(self, dim: int, hidden: int, dropout: float) -> None:
-        super().__init__(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim),
-                         nn.Dropout(dropout))
+        super().__init__(nn.Linear(dim, hidden), nn.GELU(), Dropout(dropout), nn.Linear(hidden, dim),
+                         Dropout(dropout))
 
 
 class MixerBlock(nn.Module):
