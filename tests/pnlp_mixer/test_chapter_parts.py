@@ -146,6 +146,24 @@ def test_intent_selection_and_its_quoted_numbers():
     assert tables.intent_quoted(t3i.assign(intent_acc=95.0), 98.1)["t3i_verdict"].startswith("not within")
 
 
+def test_intent_errors_split_by_gold_label():
+    from hashlib_core.papers.pnlp_mixer.metrics import intent_errors
+
+    names = ["flight", "airfare", "flight#airfare"]
+    gold = [0, 1, 2, -1, 0, 2]
+    pred = [0, 0, 0, 0, 0, 2]
+    assert intent_errors(pred, gold, names) == {"errors": 3, "errors_unseen": 1, "errors_combined": 1,
+                                                "errors_single": 1}
+    with pytest.raises(ValueError, match="no items"):
+        intent_errors([], [], names)
+
+
+def test_at_last_epoch_counts_models_still_improving():
+    a = pd.DataFrame({"epochs": [6, 6, 4], "best_epoch": [6, 5, 4]})
+    b = pd.DataFrame({"epochs": [6], "best_epoch": [2]})
+    assert tables.at_last_epoch(a, b) == "2 of 4"
+
+
 def test_fit_learns_a_separable_task_and_keeps_the_best_epoch():
     task = _toy_task()
     model, summary = fit(_toy_model(task), _features, task,
@@ -228,6 +246,8 @@ def test_latency_view_and_ratios():
     assert r["mixer_vs_transformer"] == pytest.approx(2.5)
     assert tables.transformer_sentence(2.5).startswith("the Mixer is 2.5 times as fast, which meets")
     assert tables.transformer_sentence(0.6).startswith("the Mixer takes 1.7 times as long")
+    assert tables.matmul_sentence(0.61) == "which meets our goal of 60%"
+    assert tables.matmul_sentence(0.42).startswith("short of our goal of 60%")
     view = tables.latency_view(bench).set_index("stage")
     assert view.loc["projection (cached)", "paper (ms)"] == 0.4
     assert view.loc["model: Transformer, float32", "median (ms)"] == 9.5

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Hashable, Sequence
 
-__all__ = ["intent_accuracy", "exact_match", "slot_f1", "non_o_token_accuracy"]
+__all__ = ["intent_accuracy", "intent_errors", "exact_match", "slot_f1", "non_o_token_accuracy"]
 
 
 def _check_pairs(predicted: Sequence, gold: Sequence, what: str) -> None:
@@ -28,6 +28,22 @@ def intent_accuracy(predicted: Sequence[Hashable], gold: Sequence[Hashable]) -> 
     """Percentage of sentences whose predicted intent equals the gold one."""
     _check_pairs(predicted, gold, "intent_accuracy")
     return 100.0 * sum(p == g for p, g in zip(predicted, gold)) / len(gold)
+
+
+def intent_errors(predicted: Sequence[int], gold: Sequence[int], names: Sequence[str], unseen: int = -1
+                  ) -> dict[str, int]:
+    """Wrong intents, split by what the gold label is: ``unseen`` (an intent absent from training, which no model
+    can predict), ``combined`` (a seen label of several intents joined by ``#``, e.g. ``atis_flight#atis_airfare``)
+    and ``single`` (the rest)."""
+    _check_pairs(predicted, gold, "intent_errors")
+    out = {"errors": 0, "errors_unseen": 0, "errors_combined": 0, "errors_single": 0}
+    for p, g in zip(predicted, gold):
+        if p == g:
+            continue
+        out["errors"] += 1
+        kind = "unseen" if g == unseen else "combined" if "#" in names[g] else "single"
+        out[f"errors_{kind}"] += 1
+    return out
 
 
 def _check_tags(predicted: Sequence[Sequence[Hashable]], gold: Sequence[Sequence[Hashable]], what: str) -> None:

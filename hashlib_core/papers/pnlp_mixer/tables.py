@@ -181,6 +181,21 @@ def transformer_sentence(speedup: float) -> str:
             f"twice as fast) is not met")
 
 
+def matmul_sentence(fraction: float, goal: float = 0.6) -> str:
+    """The prose for the share of the core's matmul throughput the float Mixer reaches at batch one."""
+    if fraction >= goal:
+        return f"which meets our goal of {100 * goal:.0f}%"
+    return (f"short of our goal of {100 * goal:.0f}%: at batch one the model is a chain of small matrix products "
+            f"with a normalisation or an activation between them")
+
+
+def at_last_epoch(*tables: pd.DataFrame) -> str:
+    """How many of the models in ``tables`` (rows with ``epochs`` and ``best_epoch``) were best at their last epoch,
+    i.e. still improving when their schedule ended: "k of n"."""
+    rows = pd.concat(tables)
+    return f"{int((rows['best_epoch'] == rows['epochs']).sum())} of {len(rows)}"
+
+
 def intent_quoted(t3_intent: pd.DataFrame, paper_en: float) -> dict[str, str]:
     """The intent-only test model's numbers the Table 3 paragraph quotes, and whether its 8-bit accuracy is within
     one point of the paper's."""
@@ -190,7 +205,9 @@ def intent_quoted(t3_intent: pd.DataFrame, paper_en: float) -> dict[str, str]:
             "t3i_gap": f"{gap:+.1f}", "t3i_epoch": str(int(r.loc["int8", "best_epoch"])),
             "t3i_epochs": str(int(r.loc["int8", "epochs"])), "t3i_val": f"{r.loc['int8', 'val_intent_acc']:.1f}",
             "t3i_agree": f"{r.loc['int8', 'intent_agreement_with_float_%']:.1f}",
-            "t3i_verdict": "within one point of the paper's" if abs(gap) <= 1.0 else "not within one point of the paper's"}
+            "t3i_verdict": "within one point of the paper's" if abs(gap) <= 1.0 else "not within one point of the paper's",
+            **({f"t3i_{k}": str(int(r.loc["int8", k])) for k in ("errors", "errors_unseen", "errors_combined")}
+               if "errors" in r.columns else {})}
 
 
 def quoted(shown, bench: dict | None = None) -> dict[str, str]:
@@ -224,16 +241,22 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
     if shown.has("table3_intent"):
         out.update(intent_quoted(shown.table("table3_intent"), paper_number(paper3.loc["pNLP-Mixer", "EN"])))
-    if p.test_max_epochs:
-        ran = f", it ran {int(t3.loc['int8', 'epochs'])}" if "epochs" in t3.columns else ""
-        out["t3_training"] = (f"trained for this table with at most {p.test_max_epochs} epochs and a patience of "
-                              f"{p.test_patience}{ran}")
-    else:
-        out["t3_training"] = f"Table 1's model: at most {p.max_epochs} epochs, patience {p.patience}"
+    out["t3_training"] = f"Table 1's model: at most {p.max_epochs} epochs, patience {p.patience}"
+    out["t3i_schedule"] = (f"at most {p.test_max_epochs} epochs with a patience of {p.test_patience}"
+                           if p.test_max_epochs else f"Table 1's schedule, at most {p.max_epochs} epochs")
+    from hashlib_core.papers.pnlp_mixer.data import UNSEEN, load_task, outside_only_share
+
+    atis_task = load_task("atis")
+    test_intents = atis_task.test.intents
+    unseen = sum(i == UNSEEN for i in test_intents)
+    combined = sum(i != UNSEEN and "#" in atis_task.intent_names[i] for i in test_intents)
+    out.update(t3_unseen=str(unseen), t3_test=f"{len(test_intents):,}", t3_combined=str(combined), t3_ceiling=f"{100 * (1 - unseen / len(test_intents)):.1f}")
+    t2 = shown.table("table2")
+    out["t12_at_last"] = at_last_epoch(t1, t2[t2["encoder"] != "mixer"])
+    snips = len(load_task("snips").train)
+    out.update(snips_train=f"{snips:,}", snips_ratio=f"{snips / len(atis_task.train):.1f}")
     t4 = shown.table("table4")
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
-    from hashlib_core.papers.pnlp_mixer.data import load_task, outside_only_share
-
     floors = [outside_only_share(load_task(task)) for task in t4["task"].unique()]
     out["t4_all_o"] = f"{np.mean(floors):.1f}"
     if bench is not None:
@@ -244,6 +267,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                    lat_share=f"{100 * r['projection_share']:.1f}%",
                    lat_paper_share=f"{100 * r['paper_projection_share']:.0f}%",
                    lat_matmul=f"{100 * r['matmul_fraction']:.0f}%", lat_gflops=f"{r['core_gflops']:.0f}",
+                   lat_matmul_verdict=matmul_sentence(r["matmul_fraction"]),
                    lat_cache=f"{r['cache_speedup']:.1f}",
                    lat_cpu=str(bench.get("data", bench).get("cpu", "unknown CPU")))
         if "mixer_vs_transformer" in r:
