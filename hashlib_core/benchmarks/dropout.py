@@ -16,25 +16,16 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 
+from hashlib_core.benchmarks import best_time
 from hashlib_core.dropout import Dropout, keep_mask
 from hashlib_core.results import ResultsStore
 
 __all__ = ["run_benchmark", "main"]
-
-
-def _best(fn: Callable[[], Any], repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def _model(variant: str, seed: int) -> nn.Module:
@@ -69,12 +60,12 @@ def run_benchmark(batch: int, steps: int, seed: int) -> dict[str, Any]:
             optimizer.zero_grad()
 
         step()
-        rows.append({"what": "training step", "dropout": variant, "seconds": _best(step, steps)})
+        rows.append({"what": "training step", "dropout": variant, "seconds": best_time(step, steps)})
     hidden = torch.randn(batch, 256, 256)
     rows.append({"what": "one mask (batch, 256, 256)", "dropout": "torch",
-                 "seconds": _best(lambda: torch.empty_like(hidden).bernoulli_(0.9), steps)})
+                 "seconds": best_time(lambda: torch.empty_like(hidden).bernoulli_(0.9), steps)})
     rows.append({"what": "one mask (batch, 256, 256)", "dropout": "ours",
-                 "seconds": _best(lambda: keep_mask(hidden.shape, 0.1), steps)})
+                 "seconds": best_time(lambda: keep_mask(hidden.shape, 0.1), steps)})
     step_of = {r["dropout"]: r["seconds"] for r in rows if r["what"] == "training step"}
     return {"batch": batch, "torch_threads": torch.get_num_threads(), "results": rows,
             "step_speedup": step_of["torch"] / step_of["ours"],

@@ -24,11 +24,12 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 
+from hashlib_core.benchmarks import best_time
 from hashlib_core.embeddings.dynamic import DynamicHashEmbedding
 from hashlib_core.pretraining import wikitext_lines
 from hashlib_core.results import ResultsStore
@@ -47,16 +48,6 @@ def corpus_vocabulary(vocab_size: int, tokens: int) -> tuple[list[str], list[int
     return vocab, ids
 
 
-def _best(fn: Callable[[], Any], repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 @torch.no_grad()
 def run_benchmark(dims: Sequence[int], vocab_size: int, tokens: int, repeats: int, seed: int = 0) -> dict[str, Any]:
     vocab, ids = corpus_vocabulary(vocab_size, tokens)
@@ -70,9 +61,9 @@ def run_benchmark(dims: Sequence[int], vocab_size: int, tokens: int, repeats: in
         dynamic = DynamicHashEmbedding(vocab, d)
         build = time.perf_counter() - start
         assert torch.equal(dynamic(batch[:64]), dynamic.embed(strings[:64])), "cached and uncached paths differ"
-        timed = {"nn.Embedding": (_best(lambda: table(batch), repeats), tokens),
-                 "dynamic, cached": (_best(lambda: dynamic(batch), repeats), tokens),
-                 "dynamic, uncached": (_best(lambda: dynamic.embed(strings), repeats), tokens),
+        timed = {"nn.Embedding": (best_time(lambda: table(batch), repeats), tokens),
+                 "dynamic, cached": (best_time(lambda: dynamic(batch), repeats), tokens),
+                 "dynamic, uncached": (best_time(lambda: dynamic.embed(strings), repeats), tokens),
                  "dynamic, cache build": (build, len(vocab))}
         for method, (seconds, count) in timed.items():
             rows.append({"hidden_size": d, "method": method, "tokens": count, "seconds": seconds,

@@ -146,6 +146,26 @@ def test_intent_selection_and_its_quoted_numbers():
     assert tables.intent_quoted(t3i.assign(intent_acc=95.0), 98.1)["t3i_verdict"].startswith("not within")
 
 
+def test_tie_break_on_validation_loss():
+    with pytest.raises(ValueError, match="tie_break"):
+        FitSettings(tie_break="last")
+    first, by_loss = FitSettings(select_on="intent"), FitSettings(select_on="intent", tie_break="loss")
+    scores = {"intent_acc": 97.0, "exact_match": 50.0}
+    assert first.selection_key(scores, 0.3) == first.selection_key(scores, 0.1) == (97.0,)
+    assert by_loss.selection_key(scores, 0.1) > by_loss.selection_key(scores, 0.3)
+    assert by_loss.selection_key({**scores, "intent_acc": 97.2}, 0.9) > by_loss.selection_key(scores, 0.1)
+    assert FitSettings().selection_key(scores) == (73.5,)
+    with pytest.raises(ValueError, match="validation loss"):
+        by_loss.selection_key(scores)
+    task = _toy_task()
+    model = _toy_model(task)
+    model.config.slot_loss_weight = 0.0
+    _, summary = fit(model, _features, task, FitSettings(batch_size=8, learning_rate=1e-2, max_epochs=4, patience=4,
+                                                         warmup_epochs=0, select_on="intent", tie_break="loss"))
+    best = max(summary["curve"], key=lambda c: (c["val_intent_acc"], -c["val_loss"]))
+    assert summary["best_epoch"] == best["epoch"] and summary["val_loss"] == best["val_loss"]
+
+
 def test_intent_errors_split_by_gold_label():
     from hashlib_core.papers.pnlp_mixer.metrics import intent_errors
 

@@ -89,7 +89,8 @@ class Resources:
             epochs, patience = p.max_epochs, p.patience
         return FitSettings(batch_size=p.batch_size, learning_rate=p.learning_rate, weight_decay=p.weight_decay,
                            max_epochs=epochs, patience=patience, seed=p.seed,
-                           select_on="intent" if objective == "intent" else "intent+exact_match")
+                           select_on="intent" if objective == "intent" else "intent+exact_match",
+                           tie_break="loss" if objective == "intent" else "first")
 
     def trained(self, task_name: str, projection: str = "minhash", encoder: str = "mixer",
                 schedule: str = "comparison", objective: str = "joint") -> tuple[Any, dict]:

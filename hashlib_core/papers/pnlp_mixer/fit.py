@@ -1,8 +1,8 @@
 """Training a pNLP-Mixer on one task with early stopping, and scoring it (§4 "Training Details").
 
 The shared loop (:func:`hashlib_core.training.train`) runs the optimisation; after every epoch the model is scored
-on the validation split and the best weights are kept; training stops once ``patience`` epochs bring no improvement
-(the paper: patience 5) or at ``max_epochs``. Model selection uses the validation split only, never the test split.
+on the validation split and the best weights are kept (ties: :attr:`FitSettings.tie_break`); training stops once
+``patience`` epochs bring no improvement (the paper: patience 5) or at ``max_epochs``. Model selection uses the validation split only, never the test split.
 Projection features are computed once per split from the fingerprint cache (no string hashed) and kept as int8
 (every projection's values are small integers: Bloom counts, bits, ternary values, signs), so an epoch only
 indexes a tensor: a few hundred megabytes for SNIPS, and a GPU run is not held up by the projection.
@@ -21,7 +21,7 @@ from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData
 from hashlib_core.papers.pnlp_mixer.metrics import exact_match, intent_accuracy, non_o_token_accuracy, slot_f1
 from hashlib_core.training import TrainConfig, train
 
-__all__ = ["FitSettings", "Collator", "EncodedSplit", "encode_split", "predict", "score", "fit"]
+__all__ = ["FitSettings", "Collator", "EncodedSplit", "encode_split", "mean_loss", "predict", "score", "fit"]
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,27 @@ class FitSettings:
     #: model selection on validation: "intent+exact_match" (their mean, for the joint model) or "intent" (an
     #: intent model: accuracy alone)
     select_on: str = "intent+exact_match"
+    #: among epochs with the same best score: "first" keeps the earliest; "loss" the one with the lowest validation
+    #: loss (the loss the model trains on, over the validation split), and a tie with a lower loss counts as an
+    #: improvement for early stopping. Accuracy on a few hundred sentences moves in steps of a few tenths of a
+    #: point, so an intent model's epochs often tie.
+    tie_break: str = "first"
 
     def __post_init__(self) -> None:
         if self.select_on not in ("intent+exact_match", "intent"):
             raise ValueError(f"select_on must be 'intent+exact_match' or 'intent', got {self.select_on!r}")
+        if self.tie_break not in ("first", "loss"):
+            raise ValueError(f"tie_break must be 'first' or 'loss', got {self.tie_break!r}")
+
+    def selection_key(self, scores: dict[str, float], loss: float | None = None) -> tuple[float, ...]:
+        """What model selection maximises for validation ``scores`` (and ``loss`` when ``tie_break`` is "loss")."""
+        score = (scores["intent_acc"] if self.select_on == "intent"
+                 else (scores["intent_acc"] + scores["exact_match"]) / 2)
+        if self.tie_break == "loss":
+            if loss is None:
+                raise ValueError("tie_break='loss' needs the validation loss")
+            return (score, -loss)
+        return (score,)
 
 
 class Collator:
@@ -104,6 +121,19 @@ class _IndexCollator:
 
 
 @torch.no_grad()
+def mean_loss(model: torch.nn.Module, encoded: EncodedSplit, batch_size: int = 256) -> float:
+    """The model's own loss (what it trains on) over an encoded split, averaged over sentences."""
+    model.eval()
+    device = next(model.parameters()).device
+    total = 0.0
+    for start in range(0, len(encoded), batch_size):
+        batch = encoded.batch(slice(start, start + batch_size))
+        out = model(**{k: v.to(device) for k, v in batch.items()})
+        total += float(out.loss) * batch["labels"].shape[0]
+    return total / len(encoded)
+
+
+@torch.no_grad()
 def predict(model: torch.nn.Module, projector: Callable, split: Split, batch_size: int = 256, *,
             encoded: EncodedSplit | None = None) -> tuple[list[int], list[list[int]]]:
     """Predicted intent ids and per-word slot ids; words beyond ``max_seq_len`` get tag 0 (``O``). ``encoded``:
@@ -158,15 +188,16 @@ def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: F
                          warmup_steps=int(settings.warmup_epochs * per_epoch), log_every=per_epoch,
                          seed=settings.seed)
     curve: list[dict[str, float]] = []
-    best: dict[str, Any] = {"selection": -math.inf}
+    best: dict[str, Any] = {"selection": (-math.inf,)}
 
     def after_step(step: int, loss: float) -> bool:
         if step % per_epoch:
             return False
         scores = score(*predict(model, projector, val_split, encoded=val_encoded), val_split, task.slot_names)
+        if settings.tie_break == "loss":
+            scores["loss"] = mean_loss(model, val_encoded)
         model.train()
-        selection = (scores["intent_acc"] if settings.select_on == "intent"
-                     else (scores["intent_acc"] + scores["exact_match"]) / 2)
+        selection = settings.selection_key(scores, scores.get("loss"))
         curve.append({"epoch": step // per_epoch, "loss": loss, **{f"val_{k}": v for k, v in scores.items()}})
         if selection > best["selection"]:
             best.update(selection=selection, epoch=step // per_epoch, scores=scores,

@@ -250,7 +250,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     test_intents = atis_task.test.intents
     unseen = sum(i == UNSEEN for i in test_intents)
     combined = sum(i != UNSEEN and "#" in atis_task.intent_names[i] for i in test_intents)
-    out.update(t3_unseen=str(unseen), t3_test=f"{len(test_intents):,}", t3_combined=str(combined), t3_ceiling=f"{100 * (1 - unseen / len(test_intents)):.1f}")
+    out.update(t3_unseen=str(unseen), t3_test=f"{len(test_intents):,}", t3_combined=str(combined),
+               t3_ceiling=f"{100 * (1 - unseen / len(test_intents)):.1f}")
     t2 = shown.table("table2")
     out["t12_at_last"] = at_last_epoch(t1, t2[t2["encoder"] != "mixer"])
     snips = len(load_task("snips").train)
