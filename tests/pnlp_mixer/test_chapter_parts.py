@@ -142,8 +142,20 @@ def test_intent_selection_and_its_quoted_numbers():
                         "intent_agreement_with_float_%": [100.0, 99.7]})
     assert tables.intent_quoted(t3i, 98.1) == {
         "t3i_int8": "97.3", "t3i_float": "97.5", "t3i_gap": "-0.8", "t3i_epoch": "12", "t3i_epochs": "17",
-        "t3i_val": "98.4", "t3i_agree": "99.7", "t3i_verdict": "within one point of the paper's"}
+        "t3i_val": "98.4", "t3i_agree": "99.7", "t3i_verdict": "within one point of the paper's",
+        "t3i_seeds": "one seed"}
     assert tables.intent_quoted(t3i.assign(intent_acc=95.0), 98.1)["t3i_verdict"].startswith("not within")
+    seeds = pd.concat([t3i.assign(seed=0, errors=20, errors_unseen=5, errors_combined=3),
+                       t3i.assign(seed=1, intent_acc=[96.5, 96.1], best_epoch=8, errors=31, errors_unseen=5,
+                                  errors_combined=4)])
+    q = tables.intent_quoted(seeds, 98.1)
+    assert q["t3i_int8"] == "96.7" and q["t3i_float"] == "97.0" and q["t3i_gap"] == "-1.4"
+    assert q["t3i_seeds"] == "the mean of 2 seeds (standard deviation 0.8; per seed 97.3, 96.1)"
+    assert q["t3i_epoch"] == "12, 8" and q["t3i_errors"] == "25.5" and q["t3i_errors_combined"] == "3.5"
+    view = tables.test_view(pd.DataFrame({"precision": ["float32", "int8"], "parameters": 1_000,
+                                          "intent_acc": [97.0, 96.9], "exact_match": 80.0, "slot_f1": 90.0,
+                                          "size_bytes": [4000, 1100]}), seeds).set_index("model")
+    assert view.loc["pNLP-Mixer (ours, intents only, int8, mean of 2 seeds)", "intent acc. (EN)"] == pytest.approx(96.7)
 
 
 def test_tie_break_on_validation_loss():
