@@ -255,7 +255,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
     if shown.has("table3_intent"):
         out.update(intent_quoted(shown.table("table3_intent"), paper_number(paper3.loc["pNLP-Mixer", "EN"])))
-    out["t3_training"] = f"Table 1's model: at most {p.max_epochs} epochs, patience {p.patience}"
+    out["t3_training"] = f"at most {p.max_epochs} epochs, patience {p.patience}"
     out["t3i_schedule"] = (f"at most {p.test_max_epochs} epochs with a patience of {p.test_patience}"
                            if p.test_max_epochs else f"Table 1's schedule, at most {p.max_epochs} epochs")
     from hashlib_core.papers.pnlp_mixer.data import UNSEEN, load_task, outside_only_share
