@@ -2,7 +2,7 @@
 
 On CPU, ``torch.nn.Dropout`` draws its mask with ``bernoulli_``, one Mersenne-Twister draw per element. For the
 pNLP-Mixer chapter's models (5 Mixer blocks, batch 128, 64 positions) that sampling took about a third of a training
-step on two cores, more than the matrix products it regularises (``benchmarks/dropout.py`` measures it).
+step on two cores (``python -m hashlib_core.benchmarks.dropout`` measures it).
 :class:`Dropout` keeps ``nn.Dropout``'s interface and semantics (zero each element with probability ``p`` in
 training, scale the rest by ``1 / (1 - p)``, the identity in evaluation) and draws its CPU masks from numpy's PCG64:
 16 random bits per element, an element is dropped when they fall below ``round(p * 2**16)``. So ``p`` is used to a

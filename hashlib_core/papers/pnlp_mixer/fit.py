@@ -2,7 +2,8 @@
 
 The shared loop (:func:`hashlib_core.training.train`) runs the optimisation; after every epoch the model is scored
 on the validation split and the best weights are kept (ties: :attr:`FitSettings.tie_break`); training stops once
-``patience`` epochs bring no improvement (the paper: patience 5) or at ``max_epochs``. Model selection uses the validation split only, never the test split.
+``patience`` epochs bring no improvement (the paper: patience 5) or at ``max_epochs``. Model selection uses the
+validation split only, never the test split.
 Projection features are computed once per split from the fingerprint cache (no string hashed) and kept as int8
 (every projection's values are small integers: Bloom counts, bits, ternary values, signs), so an epoch only
 indexes a tensor: a few hundred megabytes for SNIPS, and a GPU run is not held up by the projection.

@@ -201,8 +201,7 @@ def at_last_epoch(*tables: pd.DataFrame) -> str:
 def intent_quoted(t3_intent: pd.DataFrame, paper_en: float) -> dict[str, str]:
     """The intent-only test models' numbers the Table 3 paragraph quotes (means over their seeds, with the spread),
     and whether the mean 8-bit accuracy is within one point of the paper's."""
-    rows = t3_intent if "seed" in t3_intent.columns else t3_intent.assign(seed=0)
-    q, f = rows[rows["precision"] == "int8"], rows[rows["precision"] == "float32"]
+    q, f = t3_intent[t3_intent["precision"] == "int8"], t3_intent[t3_intent["precision"] == "float32"]
     acc = q["intent_acc"].mean()
     gap = acc - paper_en
     n = len(q)
