@@ -211,7 +211,12 @@ class SuperbloomForMaskedLM(SuperbloomPreTrainedModel):
               k: int, exhaustive: bool = False, **beam_options: object) -> TopK:
         """The top-``k`` ids for the item starting at token ``item_positions[b]`` of each sequence (its m tokens
         masked), by Algorithm 1's beam search (``beam_options``: ``beam``, ``max_iterations``) or exhaustively."""
-        log_probs = self.item_log_probs(input_ids, attention_mask, item_positions)
+        return self.decode(self.item_log_probs(input_ids, attention_mask, item_positions), k, exhaustive,
+                           **beam_options)
+
+    def decode(self, log_probs: torch.Tensor, k: int, exhaustive: bool = False, **beam_options: object) -> TopK:
+        """The top-``k`` ids of ``(batch, m, T)`` hash log-probabilities (:meth:`item_log_probs`), by Algorithm 1's
+        beam search (``beam_options``: ``beam``, ``max_iterations``) or exhaustively."""
         if exhaustive:
             return exhaustive_topk(log_probs, self.maps, k)
         return beam_topk(log_probs, self.maps, k, **beam_options)

@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.decoding.beam import beam_topk, exhaustive_topk
+from hashlib_core.decoding.beam import beam_topk
 from hashlib_core.papers.superbloom.data import (
     IdSets,
     ItemMaskingCollator,
@@ -154,11 +154,8 @@ def evaluate(model: SuperbloomForMaskedLM, res: Resources, ks: Sequence[int], ba
     test, k_max = res.test, max(ks)
     rows = []
     for start, log_probs in _masked_log_probs(model, res, len(test.segments), batch):
-        if exhaustive:
-            out = exhaustive_topk(log_probs, model.maps, k_max)
-        else:
-            out = beam_topk(log_probs, model.maps, k_max, beam=beam if beam is not None else k_max,
-                            max_iterations=max_iterations)
+        out = model.decode(log_probs, k_max, exhaustive, beam=beam if beam is not None else k_max,
+                           max_iterations=max_iterations)
         targets = torch.as_tensor(test.targets[start:start + len(log_probs)], device=log_probs.device)
         ranks = (out.ids == targets[:, None])
         for b in range(len(targets)):
