@@ -270,19 +270,33 @@ def test_latency_view_and_ratios():
     bench = {"data": {"cpu": "Some CPU", "paper": {"projection_ms": 0.4, "total_ms": 2.4, "projection_share": 1 / 6},
                       "latency": {"projection_cached": stat(0.2), "projection_uncached": stat(0.8),
                                   "model_mixer_float32": stat(3.8), "total_mixer_float32": stat(4.0),
-                                  "model_transformer_float32": stat(9.5)},
-                      "ratios": {"fraction_of_core_matmul_model_mixer_float32": 0.5},
-                      "matmul": {"core_gflops_per_s": 80.0}}}
+                                  "model_transformer_float32": stat(9.5), "model_mixer_float32_lean": stat(1.9),
+                                  "total_mixer_float32_lean": stat(2.0)},
+                      "ratios": {"fraction_of_core_matmul_model_mixer_float32": 0.5,
+                                 "fraction_of_core_matmul_model_mixer_float32_lean": 0.7,
+                                 "fraction_of_interleaved_matmul_model_mixer_float32_lean": 0.8},
+                      "flops_per_sentence": {"mixer": 150, "transformer": 100},
+                      "matmul": {"core_gflops_per_s": 80.0, "shapes": {"interleaved": {"gflops_per_s": 70.0}}}}}
     r = tables.latency_ratios(bench)
     assert r["projection_share"] == pytest.approx(0.05) and r["cache_speedup"] == pytest.approx(4.0)
-    assert r["mixer_vs_transformer"] == pytest.approx(2.5)
-    assert tables.transformer_sentence(2.5).startswith("the Mixer is 2.5 times as fast, which meets")
-    assert tables.transformer_sentence(0.6).startswith("the Mixer takes 1.7 times as long")
+    assert r["mixer_vs_transformer"] == pytest.approx(2.5) and r["mixer_vs_transformer_lean"] == pytest.approx(5.0)
+    assert r["matmul_fraction_lean"] == 0.7 and r["projection_share_lean"] == pytest.approx(0.1)
+    assert r["matmul_fraction_lean_in_turn"] == 0.8 and r["gflops_in_turn"] == 70.0
+    assert r["mixer_over_transformer_flops"] == pytest.approx(1.5)
+    assert tables.transformer_sentence(2.5) == ("the Mixer is 2.5 times as fast as the Transformer, which meets the "
+                                                "goal of at least twice as fast")
+    assert tables.transformer_sentence(0.6).startswith("the Mixer takes 1.7 times as long as the Transformer, so")
+    assert tables.transformer_sentence(0.6, 2.0) == (
+        "the Mixer takes 1.7 times as long as the Transformer and its lean inference path is 2.0 times as fast, "
+        "which meets the goal of at least twice as fast")
+    assert tables.transformer_sentence(0.6, 0.8).endswith("takes 1.2 times as long, so the goal (a Mixer at least "
+                                                          "twice as fast) is not met")
     assert tables.matmul_sentence(0.61) == "which meets our goal of 60%"
     assert tables.matmul_sentence(0.42).startswith("short of our goal of 60%")
     view = tables.latency_view(bench).set_index("stage")
     assert view.loc["projection (cached)", "paper (ms)"] == 0.4
     assert view.loc["model: Transformer, float32", "median (ms)"] == 9.5
+    assert view.loc["total: MLP-Mixer, float32, lean path", "median (ms)"] == 2.0
 
 
 def test_figures_on_fixed_inputs():

@@ -10,10 +10,11 @@ pytest.importorskip("torchao")
 from hashlib_core.benchmarks.pnlp_mixer_latency import (  # noqa: E402
     _config_for,
     build_payload,
-    linear_flops,
+    matmul_flops,
     main,
     mixer_flops,
     summarize,
+    time_interleaved,
 )
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig  # noqa: E402
 from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification  # noqa: E402
@@ -107,10 +108,22 @@ def test_flop_count_by_hand():
     assert mixer_flops(config) == by_hand
     model = PNLPMixerForSequenceClassification(config).eval()
     inputs = _inputs(1, config)
-    assert linear_flops(model, **inputs) == by_hand
+    assert matmul_flops(model, **inputs) == by_hand
     paper = PNLPMixerConfig(num_labels=18)
     assert mixer_flops(paper) == 2 * (64 * 512 * 256 + 5 * (256 * 2 * 64 * 256 + 64 * 2 * 256 * 256)
                                       + 256 * 256 + 256 * 18)
+
+
+def test_transformer_flop_count_by_hand_includes_attention():
+    config = PNLPMixerConfig(num_labels=3, max_seq_len=4, bloom_size=8, hidden_size=8, channel_mixing_dim=6,
+                             classifier_hidden=9, encoder="transformer")
+    # bottleneck 4 rows 8 -> 8; per layer (2): Q, K, V and output projections (4 of 8 -> 8 on 4 rows), Q K^T and
+    # A V (4 x 4 x 8 each, over the heads), the feed-forward 8 -> 6 -> 8 on 4 rows; head 8 -> 9 -> 3.
+    by_hand = 2 * (4 * 8 * 8 + 2 * (4 * 4 * 8 * 8 + 2 * 4 * 4 * 8 + 4 * (8 * 6 + 6 * 8)) + (8 * 9 + 9 * 3))
+    model = PNLPMixerForSequenceClassification(config).eval()
+    assert torch.backends.mha.get_fastpath_enabled()
+    assert matmul_flops(model, **_inputs(1, config)) == by_hand
+    assert torch.backends.mha.get_fastpath_enabled()        # restored after counting
 
 
 def test_payload_keys_and_ratios():
@@ -131,6 +144,25 @@ def test_payload_keys_and_ratios():
     assert r["uncached_over_cached_projection"] == 3.0
     with pytest.raises(ValueError):
         summarize([])
+    interleaved = {"interleaved": {"flops": 1, "seconds": 1.0, "gflops_per_s": 16.0}, **matmul}
+    payload = build_payload(timings=timings, flops={"mixer": 40_000_000}, matmul=interleaved, sizes={}, meta={})
+    assert payload["matmul"]["core_gflops_per_s"] == 20.0          # the best probe stays the core's throughput
+    assert payload["ratios"]["fraction_of_core_matmul_model_mixer_float32"] == 0.5
+    assert payload["ratios"]["fraction_of_interleaved_matmul_model_mixer_float32"] == 0.625
+
+
+def test_time_interleaved_runs_jobs_round_robin():
+    calls = []
+    jobs = {"a": (lambda x: calls.append(("a", x)), [1, 2, 3]), "b": (lambda x: calls.append(("b", x)), [4, 5, 6])}
+    times = time_interleaved(jobs, warmup=1, block=2)
+    assert calls == [("a", 1), ("b", 4),                                  # warm-up
+                     ("a", 1), ("a", 1), ("a", 2), ("b", 4), ("b", 4), ("b", 5),  # block 1: untimed first, 2 timed
+                     ("a", 3), ("a", 3), ("b", 6), ("b", 6)]              # block 2
+    assert {k: len(v) for k, v in times.items()} == {"a": 3, "b": 3} and min(times["a"] + times["b"]) >= 0
+    with pytest.raises(ValueError, match="as many items"):
+        time_interleaved({"a": (len, [1]), "b": (len, [1, 2])}, warmup=0)
+    with pytest.raises(ValueError, match="block"):
+        time_interleaved({"a": (len, [1])}, warmup=0, block=0)
 
 
 def test_models_option_builds_each_encoder_and_refuses_unknown_ones():
