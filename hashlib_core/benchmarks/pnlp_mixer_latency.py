@@ -93,8 +93,8 @@ def matmul_flops(model: nn.Module, **inputs: torch.Tensor) -> int:
     fast_path = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
     try:
-        counter = FlopCounterMode(display=False,
-                                  custom_mapping={torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: attention})
+        cpu_attention = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+        counter = FlopCounterMode(display=False, custom_mapping={cpu_attention: attention})
         with torch.inference_mode(), counter:
             model(**inputs)
     finally:
@@ -279,14 +279,15 @@ def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",),
         timings = time_interleaved(jobs, warmup)
     timings.pop("matmul_probe")
     probe_flops = sum(2 * r * k * c for r, k, c in shapes)
-    probe_s = statistics.median(probe_seconds[-len(sentences):])
+    probe_s = statistics.median(probe_seconds[-len(sentences):])   # it times itself: any call after the warm-up
     matmul = {"interleaved": {"flops": probe_flops, "seconds": probe_s,
                               "gflops_per_s": round(probe_flops / probe_s / 1e9, 3),
                               "shapes": [f"{r}x{k}@{k}x{c}" for r, k, c in shapes]},
               **matmul_gflops(shapes)}
     meta = {
         "cpu": cpu_name(), "torch": torch.__version__, "cpu_count": os.cpu_count(),
-        "load_average_before_after": [load_before, os.getloadavg() if hasattr(os, "getloadavg") else None], "threads": torch.get_num_threads(), "batch_size": 1,
+        "load_average_before_after": [load_before, os.getloadavg() if hasattr(os, "getloadavg") else None],
+        "threads": torch.get_num_threads(), "batch_size": 1,
         "models": list(models), "precisions": list(precisions), "num_labels": num_labels,
         "sentences": {"n": len(sentences), "source": source, "warmup": warmup,
                       "mean_words": round(float(np.mean([len(x) for x in sentences])), 2)},

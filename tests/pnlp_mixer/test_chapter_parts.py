@@ -246,6 +246,20 @@ def test_comparison_and_ordering_on_fixed_inputs():
                                                                                     "1.0M"]
 
 
+def test_snips_rows_have_no_paper_numbers_but_an_ordering():
+    atis = _results("projection")
+    both = pd.concat([atis, atis.assign(task="snips", val_intent_acc=[99.0, 98.0, 97.0, 96.0])])
+    view = tables.comparison_view(both, "projection").set_index(["task", "model"])
+    assert view.loc[("ATIS", "MinHash (Ours)"), "intent (paper)"] == 98.57
+    snips = view.loc["SNIPS"]                           # the paper prints no SNIPS column
+    assert snips[["intent (paper)", "EM (paper)", "gap"]].isna().all().all()
+    assert snips.loc["Binary", "intent (ours)"] == 99.0
+    assert tables.snips_sentence(both, "projection") == (
+        "On SNIPS (validation; the paper prints no SNIPS numbers) the best is Binary, and Kendall's tau against the "
+        "paper's multiATIS ranking is -1.00.")
+    assert tables.snips_sentence(atis, "projection").startswith("This profile compares on ATIS only")
+
+
 def test_test_mtop_and_quantization_views():
     t3 = pd.DataFrame({"task": "atis", "precision": ["float32", "int8"], "test_sentences": 893,
                        "size_bytes": [4_000_000, 1_100_000], "parameters": 1_046_670, "best_epoch": 5,
@@ -263,6 +277,9 @@ def test_test_mtop_and_quantization_views():
     assert mtop["language"].tolist() == ["DE"] and mtop["exact match (paper, 8-bit)"].tolist() == [76.9]
     q = tables.quantization_view(t3, t4)
     assert q["ratio"].tolist() == [0.275, 0.275] and q["intent acc. change"].iloc[0] == pytest.approx(-0.1)
+    facts = tables.quantization_facts(q.assign(**{"same predictions (%)": [99.5, 98.2]}))
+    assert facts["q_met"] == "1 of 2" and facts["q_worst"] == "98.2" and facts["q_worst_task"] == "MTOP-DE"
+    assert facts["q_ratio"] == "0.275" and facts["q_goal"] == "99"
 
 
 def test_latency_view_and_ratios():
@@ -292,7 +309,8 @@ def test_latency_view_and_ratios():
     assert tables.transformer_sentence(0.6, 0.8).endswith("takes 1.2 times as long, so the goal (a Mixer at least "
                                                           "twice as fast) is not met")
     assert tables.matmul_sentence(0.61) == "which meets our goal of 60%"
-    assert tables.matmul_sentence(0.42).startswith("short of our goal of 60%")
+    assert tables.matmul_sentence(0.42).startswith("short of our goal of 60%: at batch one")
+    assert tables.matmul_sentence(0.42, why=False) == "short of our goal of 60%"
     view = tables.latency_view(bench).set_index("stage")
     assert view.loc["projection (cached)", "paper (ms)"] == 0.4
     assert view.loc["model: Transformer, float32", "median (ms)"] == 9.5

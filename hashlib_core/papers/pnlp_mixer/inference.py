@@ -2,9 +2,10 @@
 evaluation, with the per-module Python overhead taken out.
 
 At batch one on one CPU thread the eager model
-(:class:`~hashlib_core.papers.pnlp_mixer.heads.PNLPMixerForSequenceClassification` in ``eval()``) spends a large share of its time outside its matrix products: dozens of module calls
-(``Sequential``, ``Linear``, ``LayerNorm``, ``GELU``, the dropouts that are the identity in evaluation) and, in every
-block, a transpose and a copy around the token-mixing MLP. :class:`MixerForInference` holds a snapshot of the trained
+(:class:`~hashlib_core.papers.pnlp_mixer.heads.PNLPMixerForSequenceClassification` in ``eval()``) spends a large
+share of its time outside its matrix products: dozens of module calls (``Sequential``, ``Linear``, ``LayerNorm``,
+``GELU``, the dropouts that are the identity in evaluation) and, in every block, a transpose and a copy around the
+token-mixing MLP. :class:`MixerForInference` holds a snapshot of the trained
 weights laid out for the products it runs, and runs the forward as a flat sequence of ``torch`` functions:
 
 * the token-mixing weights are the *left* factor, ``W1 @ LN(X) + b1`` on ``(s, h)``, so ``X`` is never transposed;

@@ -14,9 +14,9 @@ from scipy.stats import kendalltau
 
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering", "sizes_view",
-           "test_view", "mtop_view", "quantization_view", "latency_view", "latency_ratios", "transformer_sentence",
-           "quoted"]
+__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
+           "snips_sentence", "sizes_view", "test_view", "mtop_view", "quantization_view", "quantization_facts",
+           "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
@@ -42,13 +42,15 @@ def paper_rows(which: str) -> tuple[dict[str, str], pd.DataFrame]:
 def comparison_view(results: pd.DataFrame, which: str) -> pd.DataFrame:
     """Table 1 (``which="projection"``) or Table 2 (``"encoder"``): our validation scores per task beside the
     paper's (``intent (paper)``: multiATIS EN intent accuracy; ``EM (paper)``: MTOP EN slot exact match), with the
-    gap in intent accuracy (points)."""
+    gap in intent accuracy (points). The paper has no SNIPS column: SNIPS rows leave the paper's columns empty
+    (their ordering is compared by :func:`ordering`)."""
     labels, paper = paper_rows(which)
     rows = []
     for _, r in results.iterrows():
         label = labels[r[which]]
-        p_intent = paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"])
-        p_em = paper_number(paper.loc[label, "MTOP_EN_Exact_Match_Acc"])
+        on_atis = r["task"] == "atis"
+        p_intent = paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"]) if on_atis else np.nan
+        p_em = paper_number(paper.loc[label, "MTOP_EN_Exact_Match_Acc"]) if on_atis else np.nan
         row = {"task": r["task"].upper(), "model": label, "intent (ours)": r["val_intent_acc"],
                "intent (paper)": p_intent, "gap": r["val_intent_acc"] - p_intent,
                "EM (ours)": r["val_exact_match"], "EM (paper)": p_em, "slot F1": r["val_slot_f1"],
@@ -74,6 +76,17 @@ def ordering(results: pd.DataFrame, which: str, task: str, metric: str = "val_in
     best_ours = names[int(np.argmax(ours.values))]
     return {"tau": float(tau), "paper_best": labels[best_paper], "our_best": labels[best_ours],
             "same_best": best_paper == best_ours, "n": len(names)}
+
+
+def snips_sentence(results: pd.DataFrame, which: str) -> str:
+    """The prose on SNIPS's ordering (Table 1 or 2): our best row and Kendall's tau against the paper's multiATIS
+    ranking (the paper has no SNIPS column), or that this profile did not compare on SNIPS."""
+    if "snips" not in set(results["task"]):
+        return "This profile compares on ATIS only (SNIPS: see the list at the end of the page)."
+    o = ordering(results, which, "snips")
+    tau = f"{o['tau']:+.2f}" if np.isfinite(o["tau"]) else "undefined (tied scores)"
+    return (f"On SNIPS (validation; the paper prints no SNIPS numbers) the best is {o['our_best']}, and Kendall's "
+            f"tau against the paper's multiATIS ranking is {tau}.")
 
 
 def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
@@ -138,6 +151,16 @@ def quantization_view(t3: pd.DataFrame, t4: pd.DataFrame) -> pd.DataFrame:
                      "exact match change": q["exact_match"] - f["exact_match"],
                      "same predictions (%)": q["agreement_with_float_%"]})
     return pd.DataFrame(rows)
+
+
+def quantization_facts(view: pd.DataFrame, goal: float = 99.0) -> dict[str, str]:
+    """The 8-bit section's sentences from :func:`quantization_view`: how many models keep the same predictions on
+    at least ``goal``% of their test sentences, the lowest agreement and its task, the largest size ratio."""
+    agree = view["same predictions (%)"]
+    worst = view.loc[agree.idxmin()]
+    return {"q_met": f"{int((agree >= goal).sum())} of {len(view)}", "q_goal": f"{goal:.0f}",
+            "q_worst": f"{worst['same predictions (%)']:.1f}", "q_worst_task": str(worst["task"]),
+            "q_ratio": f"{view['ratio'].max():.3f}", "q_em_change": f"{view['exact match change'].abs().max():.1f}"}
 
 
 def latency_view(bench: dict) -> pd.DataFrame:
@@ -205,12 +228,14 @@ def transformer_sentence(speedup: float, lean: float | None = None) -> str:
     return f"the Mixer {_speed(speedup)} as the Transformer and its lean inference path {_speed(lean)}, {verdict}"
 
 
-def matmul_sentence(fraction: float, goal: float = 0.6) -> str:
-    """The prose for the share of the core's matmul throughput the float Mixer reaches at batch one."""
+def matmul_sentence(fraction: float, goal: float = 0.6, why: bool = True) -> str:
+    """The prose for the share of the core's matmul throughput the float Mixer reaches at batch one (``why``: with
+    the reason when it falls short)."""
     if fraction >= goal:
         return f"which meets our goal of {100 * goal:.0f}%"
-    return (f"short of our goal of {100 * goal:.0f}%: at batch one the model is a chain of small matrix products "
-            f"with a normalisation or an activation between them")
+    reason = (": at batch one the model is a chain of small matrix products with a normalisation or an activation "
+              "between them") if why else ""
+    return f"short of our goal of {100 * goal:.0f}%{reason}"
 
 
 def at_last_epoch(*tables: pd.DataFrame) -> str:
@@ -262,6 +287,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                                            else "undefined (tied scores)")
             out[f"{prefix}_{task}_best"] = o["our_best"]
             out[f"{prefix}_{task}_paper_best"] = o["paper_best"]
+        out[f"{prefix}_snips"] = snips_sentence(table, which)
     paper1 = paper_rows("projection")[1]["multiATIS_EN_Intent_Acc"].map(paper_number)
     out["t1_paper_spread"] = f"{paper1.max() - paper1.min():.1f}"
     t3 = shown.table("table3").set_index("precision")
@@ -295,6 +321,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
     floors = [outside_only_share(load_task(task)) for task in t4["task"].unique()]
     out["t4_all_o"] = f"{np.mean(floors):.1f}"
+    out.update(quantization_facts(quantization_view(shown.table("table3"), t4)))
     if bench is not None:
         r = latency_ratios(bench)
         lat = {k: v["median_ms"] for k, v in bench.get("data", bench)["latency"].items()}
@@ -310,7 +337,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
             out.update(lat_matmul_lean=f"{100 * r['matmul_fraction_lean']:.0f}%",
                        lat_matmul_lean_in_turn=f"{100 * r['matmul_fraction_lean_in_turn']:.0f}%",
                        lat_gflops_in_turn=f"{r['gflops_in_turn']:.0f}",
-                       lat_matmul_lean_verdict=matmul_sentence(r["matmul_fraction_lean"]),
+                       lat_matmul_lean_verdict=matmul_sentence(r["matmul_fraction_lean"], why=False),
                        lat_total_lean=f"{lat['total_mixer_float32_lean']:.2f}",
                        lat_share_lean=f"{100 * r['projection_share_lean']:.1f}%")
         if "mixer_vs_transformer" in r:
