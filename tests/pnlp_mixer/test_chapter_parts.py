@@ -290,15 +290,13 @@ def test_latency_view_and_ratios():
                                   "model_transformer_float32": stat(9.5), "model_mixer_float32_lean": stat(1.9),
                                   "total_mixer_float32_lean": stat(2.0)},
                       "ratios": {"fraction_of_core_matmul_model_mixer_float32": 0.5,
-                                 "fraction_of_core_matmul_model_mixer_float32_lean": 0.7,
-                                 "fraction_of_interleaved_matmul_model_mixer_float32_lean": 0.8},
+                                 "fraction_of_core_matmul_model_mixer_float32_lean": 0.7},
                       "flops_per_sentence": {"mixer": 150, "transformer": 100},
-                      "matmul": {"core_gflops_per_s": 80.0, "shapes": {"interleaved": {"gflops_per_s": 70.0}}}}}
+                      "matmul": {"core_gflops_per_s": 80.0}}}
     r = tables.latency_ratios(bench)
     assert r["projection_share"] == pytest.approx(0.05) and r["cache_speedup"] == pytest.approx(4.0)
     assert r["mixer_vs_transformer"] == pytest.approx(2.5) and r["mixer_vs_transformer_lean"] == pytest.approx(5.0)
     assert r["matmul_fraction_lean"] == 0.7 and r["projection_share_lean"] == pytest.approx(0.1)
-    assert r["matmul_fraction_lean_in_turn"] == 0.8 and r["gflops_in_turn"] == 70.0
     assert r["mixer_over_transformer_flops"] == pytest.approx(1.5)
     assert tables.transformer_sentence(2.5) == ("the Mixer is 2.5 times as fast as the Transformer, which meets the "
                                                 "goal of at least twice as fast")

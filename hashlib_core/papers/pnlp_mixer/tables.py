@@ -198,10 +198,6 @@ def latency_ratios(bench: dict) -> dict[str, float]:
     lean = "model_mixer_float32_lean" in lat
     if lean:
         out["matmul_fraction_lean"] = data["ratios"]["fraction_of_core_matmul_model_mixer_float32_lean"]
-        out["matmul_fraction_lean_in_turn"] = data["ratios"].get(
-            "fraction_of_interleaved_matmul_model_mixer_float32_lean", float("nan"))
-        out["gflops_in_turn"] = data["matmul"].get("shapes", {}).get("interleaved", {}).get("gflops_per_s",
-                                                                                             float("nan"))
         out["projection_share_lean"] = lat["projection_cached"] / lat["total_mixer_float32_lean"]
     if "model_transformer_float32" in lat:
         out["mixer_vs_transformer"] = lat["model_transformer_float32"] / lat["model_mixer_float32"]
@@ -335,8 +331,6 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                    lat_cpu=str(bench.get("data", bench).get("cpu", "unknown CPU")))
         if "matmul_fraction_lean" in r:
             out.update(lat_matmul_lean=f"{100 * r['matmul_fraction_lean']:.0f}%",
-                       lat_matmul_lean_in_turn=f"{100 * r['matmul_fraction_lean_in_turn']:.0f}%",
-                       lat_gflops_in_turn=f"{r['gflops_in_turn']:.0f}",
                        lat_matmul_lean_verdict=matmul_sentence(r["matmul_fraction_lean"], why=False),
                        lat_total_lean=f"{lat['total_mixer_float32_lean']:.2f}",
                        lat_share_lean=f"{100 * r['projection_share_lean']:.1f}%")
