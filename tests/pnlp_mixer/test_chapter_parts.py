@@ -306,6 +306,10 @@ def test_latency_view_and_ratios():
         "which meets the goal of at least twice as fast")
     assert tables.transformer_sentence(0.6, 0.8).endswith("takes 1.2 times as long, so the goal (a Mixer at least "
                                                           "twice as fast) is not met")
+    assert tables.transformer_sentence(0.6, 0.96).endswith("lean inference path takes 1.04 times as long, so the goal "
+                                                           "(a Mixer at least twice as fast) is not met")
+    assert tables.share_sentence(0.046) == "within our goal of at most 5% with the fingerprint cache"
+    assert tables.share_sentence(0.066).startswith("above our goal")
     assert tables.matmul_sentence(0.61) == "which meets our goal of 60%"
     assert tables.matmul_sentence(0.42).startswith("short of our goal of 60%: at batch one")
     assert tables.matmul_sentence(0.42, why=False) == "short of our goal of 60%"

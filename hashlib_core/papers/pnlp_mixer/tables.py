@@ -16,7 +16,7 @@ from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
            "snips_sentence", "sizes_view", "test_view", "mtop_view", "quantization_view", "quantization_facts",
-           "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "quoted"]
+           "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "share_sentence", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
@@ -145,7 +145,8 @@ def quantization_view(t3: pd.DataFrame, t4: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for task, g in pd.concat([t3, t4]).groupby("task", sort=False):
         f, q = g.set_index("precision").loc["float32"], g.set_index("precision").loc["int8"]
-        rows.append({"task": task.upper(), "float32 (bytes)": int(f["size_bytes"]), "8-bit (bytes)": int(q["size_bytes"]),
+        rows.append({"task": task.upper(), "float32 (bytes)": int(f["size_bytes"]),
+                     "8-bit (bytes)": int(q["size_bytes"]),
                      "ratio": q["size_bytes"] / f["size_bytes"],
                      "intent acc. change": q["intent_acc"] - f["intent_acc"],
                      "exact match change": q["exact_match"] - f["exact_match"],
@@ -210,7 +211,15 @@ def latency_ratios(bench: dict) -> dict[str, float]:
 
 
 def _speed(speedup: float) -> str:
-    return f"is {speedup:.1f} times as fast" if speedup >= 1 else f"takes {1 / speedup:.1f} times as long"
+    ratio = speedup if speedup >= 1 else 1 / speedup
+    shown = f"{ratio:.2f}" if ratio < 1.1 else f"{ratio:.1f}"     # near 1, one decimal would read "1.0 times"
+    return f"is {shown} times as fast" if speedup >= 1 else f"takes {shown} times as long"
+
+
+def share_sentence(share: float, goal: float = 0.05) -> str:
+    """The verdict on the cached projection's share of the total time (our goal: at most 5%)."""
+    return (f"{'within' if share <= goal else 'above'} our goal of at most {100 * goal:.0f}% with the fingerprint "
+            f"cache")
 
 
 def transformer_sentence(speedup: float, lean: float | None = None) -> str:
@@ -324,6 +333,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         out.update(lat_total=f"{lat['total_mixer_float32']:.2f}", lat_proj=f"{lat['projection_cached']:.2f}",
                    lat_proj_uncached=f"{lat['projection_uncached']:.2f}",
                    lat_share=f"{100 * r['projection_share']:.1f}%",
+                   lat_share_verdict=share_sentence(r["projection_share"]),
                    lat_paper_share=f"{100 * r['paper_projection_share']:.0f}%",
                    lat_matmul=f"{100 * r['matmul_fraction']:.0f}%", lat_gflops=f"{r['core_gflops']:.0f}",
                    lat_matmul_verdict=matmul_sentence(r["matmul_fraction"]),
