@@ -328,8 +328,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out["t4_all_o"] = f"{np.mean(floors):.1f}"
     out.update(quantization_facts(quantization_view(shown.table("table3"), t4)))
     if bench is not None:
-        r = latency_ratios(bench)
-        lat = {k: v["median_ms"] for k, v in bench.get("data", bench)["latency"].items()}
+        r, data = latency_ratios(bench), bench.get("data", bench)
+        lat = {k: v["median_ms"] for k, v in data["latency"].items()}
         out.update(lat_total=f"{lat['total_mixer_float32']:.2f}", lat_proj=f"{lat['projection_cached']:.2f}",
                    lat_proj_uncached=f"{lat['projection_uncached']:.2f}",
                    lat_share=f"{100 * r['projection_share']:.1f}%",
@@ -338,7 +338,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                    lat_matmul=f"{100 * r['matmul_fraction']:.0f}%", lat_gflops=f"{r['core_gflops']:.0f}",
                    lat_matmul_verdict=matmul_sentence(r["matmul_fraction"]),
                    lat_cache=f"{r['cache_speedup']:.1f}",
-                   lat_cpu=str(bench.get("data", bench).get("cpu", "unknown CPU")))
+                   lat_cpu=str(data.get("cpu", "unknown CPU")))
         if "matmul_fraction_lean" in r:
             out.update(lat_matmul_lean=f"{100 * r['matmul_fraction_lean']:.0f}%",
                        lat_matmul_lean_verdict=matmul_sentence(r["matmul_fraction_lean"], why=False),
@@ -348,7 +348,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
             out["lat_vs_transformer"] = transformer_sentence(r["mixer_vs_transformer"],
                                                              r.get("mixer_vs_transformer_lean"))
         if "mixer_over_transformer_flops" in r:
-            flops = bench.get("data", bench)["flops_per_sentence"]
+            flops = data["flops_per_sentence"]
             out.update(lat_flops_ratio=f"{r['mixer_over_transformer_flops']:.1f}",
                        lat_flops_needed=f"{2 * r['mixer_over_transformer_flops']:.1f}",
                        lat_flops_mixer=f"{flops['mixer'] / 1e6:.0f}",
