@@ -176,6 +176,8 @@ def test_tie_break_on_validation_loss():
                                                          warmup_epochs=0, select_on="intent", tie_break="loss"))
     best = max(summary["curve"], key=lambda c: (c["val_intent_acc"], -c["val_loss"]))
     assert summary["best_epoch"] == best["epoch"] and summary["val_loss"] == best["val_loss"]
+    # the curve keeps the training loss and the validation loss apart (one must not overwrite the other)
+    assert all(c["loss"] != c["val_loss"] for c in summary["curve"])
 
 
 def test_intent_errors_split_by_gold_label():
@@ -342,6 +344,25 @@ def test_encoded_split_gives_the_per_batch_features_and_predictions():
     model = _toy_model(task)
     assert predict(model, _features, task.validation, batch_size=7, encoded=encoded) == \
         predict(model, _features, task.validation, batch_size=7)
+
+
+def test_validation_loss_comes_from_the_prediction_pass():
+    """``fit`` with ``tie_break="loss"`` reads the validation loss off the forward pass that predicts: the same
+    loss as a separate :func:`mean_loss` pass, the same predictions as :func:`predict`."""
+    from hashlib_core.papers.pnlp_mixer.fit import _predict, encode_split, mean_loss
+
+    task = _toy_task()
+    encoded = encode_split(_features, task.validation, 8)
+    model = _toy_model(task)
+    intents, slots, loss = _predict(model, _features, task.validation, 7, encoded, want_loss=True)
+    assert (intents, slots) == predict(model, _features, task.validation, batch_size=7)
+    with torch.no_grad():
+        by_hand = [(float(model(**encoded.batch(slice(i, i + 7))).loss), len(encoded.batch(slice(i, i + 7))["labels"]))
+                   for i in range(0, len(encoded), 7)]
+    assert loss == mean_loss(model, encoded, batch_size=7) == sum(l * n for l, n in by_hand) / len(encoded) > 0
+    assert _predict(model, _features, task.validation, 7, encoded)[2] is None
+    with pytest.raises(ValueError, match="encoded="):
+        _predict(model, _features, task.validation, want_loss=True)
 
 
 def test_outside_only_share_is_the_all_o_taggers_exact_match():

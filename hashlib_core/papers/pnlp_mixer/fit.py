@@ -121,17 +121,30 @@ class _IndexCollator:
         return self.data.batch(torch.as_tensor(indices))
 
 
-@torch.no_grad()
 def mean_loss(model: torch.nn.Module, encoded: EncodedSplit, batch_size: int = 256) -> float:
     """The model's own loss (what it trains on) over an encoded split, averaged over sentences."""
+    return _forward(model, encoded, batch_size, want_loss=True)[2]
+
+
+@torch.no_grad()
+def _forward(model: torch.nn.Module, encoded: EncodedSplit, batch_size: int, want_loss: bool
+             ) -> tuple[list[int], list[list[int]], float | None]:
+    """One pass of ``model`` (in eval mode) over an encoded split: intent ids, per-position slot ids and, with
+    ``want_loss``, the model's loss averaged over sentences (labels change the loss, not the logits)."""
     model.eval()
     device = next(model.parameters()).device
+    keys = None if want_loss else ("input_features", "attention_mask")
+    intents: list[int] = []
+    tags: list[list[int]] = []
     total = 0.0
     for start in range(0, len(encoded), batch_size):
         batch = encoded.batch(slice(start, start + batch_size))
-        out = model(**{k: v.to(device) for k, v in batch.items()})
-        total += float(out.loss) * batch["labels"].shape[0]
-    return total / len(encoded)
+        out = model(**{k: v.to(device) for k, v in batch.items() if keys is None or k in keys})
+        intents += out.intent_logits.argmax(-1).tolist()
+        tags += out.slot_logits.argmax(-1).tolist()
+        if want_loss:
+            total += float(out.loss) * batch["labels"].shape[0]
+    return intents, tags, (total / len(encoded) if want_loss else None)
 
 
 @torch.no_grad()
@@ -139,23 +152,20 @@ def predict(model: torch.nn.Module, projector: Callable, split: Split, batch_siz
             encoded: EncodedSplit | None = None) -> tuple[list[int], list[list[int]]]:
     """Predicted intent ids and per-word slot ids; words beyond ``max_seq_len`` get tag 0 (``O``). ``encoded``:
     the split's features computed once (:func:`encode_split`) instead of projecting every call."""
-    model.eval()
-    device = next(model.parameters()).device
-    intents: list[int] = []
-    slots: list[list[int]] = []
-    for start in range(0, len(split), batch_size):
-        words = split.words[start : start + batch_size]
-        if encoded is None:
-            inputs = projector(words)
-        else:
-            inputs = encoded.batch(slice(start, start + batch_size))
-            inputs = {k: inputs[k] for k in ("input_features", "attention_mask")}
-        out = model(**{k: v.to(device) for k, v in inputs.items()})
-        intents += out.intent_logits.argmax(-1).tolist()
-        tags = out.slot_logits.argmax(-1).tolist()
-        for w, t in zip(words, tags):
-            slots.append((t + [0] * len(w))[: len(w)])
-    return intents, slots
+    return _predict(model, projector, split, batch_size, encoded)[:2]
+
+
+def _predict(model: torch.nn.Module, projector: Callable, split: Split, batch_size: int = 256,
+             encoded: EncodedSplit | None = None, want_loss: bool = False
+             ) -> tuple[list[int], list[list[int]], float | None]:
+    """:func:`predict`, and with ``want_loss`` (``encoded`` needed) the mean loss from the same forward pass."""
+    if encoded is None:
+        if want_loss:
+            raise ValueError("the validation loss needs the encoded split (its labels): pass encoded=")
+        encoded = encode_split(projector, split, model.config.max_seq_len, chunk=batch_size)
+    intents, tags, loss = _forward(model, encoded, batch_size, want_loss)
+    slots = [(t + [0] * len(w))[: len(w)] for w, t in zip(split.words, tags)]
+    return intents, slots, loss
 
 
 def score(intents: Sequence[int], slots: Sequence[Sequence[int]], split: Split, slot_names: Sequence[str]
@@ -194,9 +204,11 @@ def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: F
     def after_step(step: int, loss: float) -> bool:
         if step % per_epoch:
             return False
-        scores = score(*predict(model, projector, val_split, encoded=val_encoded), val_split, task.slot_names)
-        if settings.tie_break == "loss":
-            scores["loss"] = mean_loss(model, val_encoded)
+        want_loss = settings.tie_break == "loss"
+        intents, slots, val_loss = _predict(model, projector, val_split, encoded=val_encoded, want_loss=want_loss)
+        scores = score(intents, slots, val_split, task.slot_names)
+        if want_loss:
+            scores["loss"] = val_loss
         model.train()
         selection = settings.selection_key(scores, scores.get("loss"))
         curve.append({"epoch": step // per_epoch, "loss": loss, **{f"val_{k}": v for k, v in scores.items()}})
