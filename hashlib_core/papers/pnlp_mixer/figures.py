@@ -4,9 +4,15 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from hashlib_core.papers.pnlp_mixer.tables import ENCODER_LABELS, PROJECTION_LABELS, paper_number, paper_rows
+from hashlib_core.papers.pnlp_mixer.tables import (
+    ENCODER_LABELS,
+    PROJECTION_LABELS,
+    paper_number,
+    paper_rows,
+    scaling_view,
+)
 
-__all__ = ["accuracy_vs_size", "validation_curves"]
+__all__ = ["accuracy_vs_size", "validation_curves", "cost_vs_length"]
 
 
 def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str = "atis"):
@@ -49,5 +55,30 @@ def validation_curves(curves: pd.DataFrame, by: str, task: str = "atis"):
         ax.set_title(f"{task.upper()} validation: {title}", fontsize=9)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def cost_vs_length(bench: dict, chapter_length: int = 64):
+    """The scaling benchmark (:mod:`hashlib_core.benchmarks.pnlp_mixer_scaling`): matrix-product MFLOP per sentence
+    (left) and median milliseconds at batch 1 on one thread (right) against the number of positions, for the
+    Mixer (eager and lean path) and the Transformer of Table 2; a dotted line marks the chapter's length."""
+    view = scaling_view(bench)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.6))
+    left.plot(view.index, view["Mixer MFLOP"], marker="o", ms=3, label="MLP-Mixer")
+    left.plot(view.index, view["Transformer MFLOP"], marker="s", ms=3, label="Transformer")
+    right.plot(view.index, view["Mixer (ms)"], marker="o", ms=3, label="MLP-Mixer (eager)")
+    if "Mixer, lean (ms)" in view:
+        right.plot(view.index, view["Mixer, lean (ms)"], marker="o", ms=3, ls="--", label="MLP-Mixer (lean path)")
+    right.plot(view.index, view["Transformer (ms)"], marker="s", ms=3, label="Transformer")
+    for ax, title in ((left, "matrix-product MFLOP per sentence"), (right, "median ms per sentence")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("positions per sentence")
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+        if view.index.min() <= chapter_length <= view.index.max():
+            ax.axvline(chapter_length, color="grey", ls=":", lw=1)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -12,16 +12,25 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
+from hashlib_core.papers.pnlp_mixer.latency import (
+    ENCODER_LABELS,
+    latency_ratios,
+    latency_view,
+    matmul_sentence,
+    scaling_facts,
+    scaling_view,
+    share_sentence,
+    transformer_sentence,
+)
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
            "snips_sentence", "sizes_view", "test_view", "mtop_view", "quantization_view", "quantization_facts",
-           "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "share_sentence", "quoted"]
+           "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "share_sentence",
+           "scaling_view", "scaling_facts", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
-ENCODER_LABELS = {"projection-only": "Projection-only", "cnn": "CNN", "lstm": "LSTM", "transformer": "Transformer",
-                  "mixer": "MLP-Mixer"}
 _MTOP_LANGS = {"en": "EN", "es": "ES", "fr": "FR", "de": "DE", "hi": "HI", "th": "TH"}
 
 
@@ -164,85 +173,6 @@ def quantization_facts(view: pd.DataFrame, goal: float = 99.0) -> dict[str, str]
             "q_ratio": f"{view['ratio'].max():.3f}", "q_em_change": f"{view['exact match change'].abs().max():.1f}"}
 
 
-def latency_view(bench: dict) -> pd.DataFrame:
-    """The latency benchmark's per-sentence times (batch 1, one thread), beside the paper's footnote (8-bit model
-    on a Xeon E5-2690v4): projection 0.4 ms, total 2.4 ms. Absolute times do not transfer between CPUs."""
-    data = bench.get("data", bench)
-    paper = data.get("paper", {})
-    rows = []
-    for name, v in data["latency"].items():
-        kind, _, rest = name.partition("_")
-        if kind == "projection":
-            stage, paper_ms = f"projection ({rest})", paper.get("projection_ms") if rest == "cached" else None
-        else:
-            model, _, precision = rest.partition("_")
-            precision = precision.replace("_lean", ", lean path").replace("_", " ")
-            stage = f"{kind}: {ENCODER_LABELS.get(model, model)}, {precision}"
-            paper_ms = paper.get("total_ms") if kind == "total" and model == "mixer" and precision.startswith("int8") \
-                else None
-        rows.append({"stage": stage, "median (ms)": v["median_ms"], "mean (ms)": v["mean_ms"],
-                     "paper (ms)": np.nan if paper_ms is None else paper_ms})
-    return pd.DataFrame(rows)
-
-
-def latency_ratios(bench: dict) -> dict[str, float]:
-    """The issue's same-run ratios: projection share of the total (cached), the share of the core's matmul
-    throughput the float Mixer reaches (``_lean``: through its lean inference path, if timed), and the Mixer's
-    speed and FLOPs against the same-size Transformer (if timed)."""
-    data = bench.get("data", bench)
-    lat = {k: v["median_ms"] for k, v in data["latency"].items()}
-    out = {"projection_share": lat["projection_cached"] / lat["total_mixer_float32"],
-           "paper_projection_share": data.get("paper", {}).get("projection_share", float("nan")),
-           "matmul_fraction": data["ratios"]["fraction_of_core_matmul_model_mixer_float32"],
-           "core_gflops": data["matmul"]["core_gflops_per_s"],
-           "cache_speedup": lat["projection_uncached"] / lat["projection_cached"]}
-    lean = "model_mixer_float32_lean" in lat
-    if lean:
-        out["matmul_fraction_lean"] = data["ratios"]["fraction_of_core_matmul_model_mixer_float32_lean"]
-        out["projection_share_lean"] = lat["projection_cached"] / lat["total_mixer_float32_lean"]
-    if "model_transformer_float32" in lat:
-        out["mixer_vs_transformer"] = lat["model_transformer_float32"] / lat["model_mixer_float32"]
-        if lean:
-            out["mixer_vs_transformer_lean"] = lat["model_transformer_float32"] / lat["model_mixer_float32_lean"]
-        flops = data.get("flops_per_sentence", {})
-        if "mixer" in flops and "transformer" in flops:
-            out["mixer_over_transformer_flops"] = flops["mixer"] / flops["transformer"]
-    return out
-
-
-def _speed(speedup: float) -> str:
-    ratio = speedup if speedup >= 1 else 1 / speedup
-    shown = f"{ratio:.2f}" if ratio < 1.1 else f"{ratio:.1f}"     # near 1, one decimal would read "1.0 times"
-    return f"is {shown} times as fast" if speedup >= 1 else f"takes {shown} times as long"
-
-
-def share_sentence(share: float, goal: float = 0.05) -> str:
-    """The verdict on the cached projection's share of the total time (our goal: at most 5%)."""
-    return (f"{'within' if share <= goal else 'above'} our goal of at most {100 * goal:.0f}% with the fingerprint "
-            f"cache")
-
-
-def transformer_sentence(speedup: float, lean: float | None = None) -> str:
-    """The prose for the Mixer's speed against the same-size Transformer (``speedup`` = Transformer / Mixer time;
-    ``lean``: the same for the Mixer's lean inference path)."""
-    best = max(speedup, lean or 0.0)
-    verdict = ("which meets the goal of at least twice as fast" if best >= 2
-               else "so the goal (a Mixer at least twice as fast) is not met")
-    if lean is None:
-        return f"the Mixer {_speed(speedup)} as the Transformer, {verdict}"
-    return f"the Mixer {_speed(speedup)} as the Transformer and its lean inference path {_speed(lean)}, {verdict}"
-
-
-def matmul_sentence(fraction: float, goal: float = 0.6, why: bool = True) -> str:
-    """The prose for the share of the core's matmul throughput the float Mixer reaches at batch one (``why``: with
-    the reason when it falls short)."""
-    if fraction >= goal:
-        return f"which meets our goal of {100 * goal:.0f}%"
-    reason = (": at batch one the model is a chain of small matrix products with a normalisation or an activation "
-              "between them") if why else ""
-    return f"short of our goal of {100 * goal:.0f}%{reason}"
-
-
 def at_last_epoch(*tables: pd.DataFrame) -> str:
     """How many of the models in ``tables`` (rows with ``epochs`` and ``best_epoch``) were best at their last epoch,
     i.e. still improving when their schedule ended: "k of n"."""
@@ -275,11 +205,12 @@ def intent_quoted(t3_intent: pd.DataFrame, paper_en: float) -> dict[str, str]:
     return out
 
 
-def quoted(shown, bench: dict | None = None) -> dict[str, str]:
+def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results."""
     p = shown.profile
     out: dict[str, str] = {"max_epochs": str(p.max_epochs), "patience": str(p.patience), "batch": str(p.batch_size),
-                           "mtop_max_epochs": str(p.mtop_max_epochs), "mtop_patience": str(p.mtop_patience)}
+                           "mtop_max_epochs": str(p.mtop_max_epochs), "mtop_patience": str(p.mtop_patience),
+                           "max_seq_len": str(p.max_seq_len)}
     t1 = shown.table("table1")
     atis = t1[t1["task"] == "atis"].iloc[0]
     out.update(atis_train=f"{int(atis['train_sentences']):,}", atis_val=f"{int(atis['validation_sentences']):,}",
@@ -353,4 +284,6 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                        lat_flops_needed=f"{2 * r['mixer_over_transformer_flops']:.1f}",
                        lat_flops_mixer=f"{flops['mixer'] / 1e6:.0f}",
                        lat_flops_transformer=f"{flops['transformer'] / 1e6:.0f}")
+    if scaling is not None:
+        out.update(scaling_facts(scaling))
     return out
