@@ -66,8 +66,8 @@ def test_scaling_view_and_facts_on_fixed_numbers():
                      mixer_flops_=[1e8, 2e8, 4e8, 8e8], transformer_flops=[5e7, 1.5e8, 4e8, 1.6e9])
     view = tables.scaling_view(bench)
     assert list(view.index) == [32, 64, 128, 256]
-    assert view.loc[256, "FLOP ratio (T / M)"] == 2.0 and view.loc[64, "speed (T / M)"] == 5.0 / 8.0
-    assert view.loc[256, "speed (T / M lean)"] == 50.0 / 9.0 and view.loc[32, "Mixer parameters"] == 1032
+    assert view.loc[256, "FLOP T/M"] == 2.0 and view.loc[64, "time T/M"] == 5.0 / 8.0
+    assert view.loc[256, "time T/M, lean"] == 50.0 / 9.0 and view.loc[32, "Mixer params (M)"] == 1032 / 1e6
     facts = tables.scaling_facts(bench)
     assert facts["sc_lengths"] == "32, 64, 128, 256" and facts["sc_longest"] == "256"
     assert facts["sc_flops_even"] == "from 128 positions on" and facts["sc_flops_2x"] == "from 256 positions on"
@@ -76,6 +76,7 @@ def test_scaling_view_and_facts_on_fixed_numbers():
     assert facts["sc_2x"] == "from 256 positions on" and facts["sc_speed_longest"] == "5.6"
     assert facts["sc_flops_ratio_longest"] == "2.0"
     assert facts["sc_rate_t_longest"] == "32" and facts["sc_rate_m_longest"] == "40"
+    assert facts["sc_t_params"] == "1,000"
 
 
 def test_facts_say_when_a_goal_is_not_reached_or_is_lost_again():

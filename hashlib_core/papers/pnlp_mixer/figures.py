@@ -67,10 +67,10 @@ def cost_vs_length(bench: dict, chapter_length: int = 64):
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 3.6))
     left.plot(view.index, view["Mixer MFLOP"], marker="o", ms=3, label="MLP-Mixer")
     left.plot(view.index, view["Transformer MFLOP"], marker="s", ms=3, label="Transformer")
-    right.plot(view.index, view["Mixer (ms)"], marker="o", ms=3, label="MLP-Mixer (eager)")
-    if "Mixer, lean (ms)" in view:
-        right.plot(view.index, view["Mixer, lean (ms)"], marker="o", ms=3, ls="--", label="MLP-Mixer (lean path)")
-    right.plot(view.index, view["Transformer (ms)"], marker="s", ms=3, label="Transformer")
+    right.plot(view.index, view["Mixer ms"], marker="o", ms=3, label="MLP-Mixer (eager)")
+    if "lean ms" in view:
+        right.plot(view.index, view["lean ms"], marker="o", ms=3, ls="--", label="MLP-Mixer (lean path)")
+    right.plot(view.index, view["Transformer ms"], marker="s", ms=3, label="Transformer")
     for ax, title in ((left, "matrix-product MFLOP per sentence"), (right, "median ms per sentence")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")

@@ -105,22 +105,26 @@ def _scaling_rows(bench: dict) -> pd.DataFrame:
 
 
 def scaling_view(bench: dict) -> pd.DataFrame:
-    """One row per sequence length: each model's matrix-product MFLOP and median milliseconds, and the Transformer
-    over the Mixer for both (above 1: the Mixer is cheaper / faster); ``lean`` is the Mixer's lean path."""
+    """One row per sequence length (the index, ``positions``): the Transformer over the Mixer in matrix-product
+    FLOPs and in median time (above 1: the Mixer is cheaper / faster; ``lean``: the Mixer's lean path), each
+    model's milliseconds and MFLOP, and the Mixer's parameters in millions (its token-mixing weights are as wide as
+    the sequence; the Transformer's parameters do not change, :func:`scaling_facts` gives them)."""
     rows = _scaling_rows(bench)
     flops = rows.pivot(index="seq_len", columns="model", values="flops")
     ms = rows.pivot(index="seq_len", columns="model", values="median_ms")
     params = rows.pivot(index="seq_len", columns="model", values="parameters")
-    out = pd.DataFrame({"Mixer parameters": params["mixer"], "Transformer parameters": params["transformer"],
-                        "Mixer MFLOP": flops["mixer"] / 1e6, "Transformer MFLOP": flops["transformer"] / 1e6,
-                        "FLOP ratio (T / M)": flops["transformer"] / flops["mixer"],
-                        "Mixer (ms)": ms["mixer"]})
-    if "mixer_lean" in ms:
-        out["Mixer, lean (ms)"] = ms["mixer_lean"]
-    out["Transformer (ms)"] = ms["transformer"]
-    out["speed (T / M)"] = ms["transformer"] / ms["mixer"]
-    if "mixer_lean" in ms:
-        out["speed (T / M lean)"] = ms["transformer"] / ms["mixer_lean"]
+    lean = "mixer_lean" in ms
+    out = pd.DataFrame({"FLOP T/M": flops["transformer"] / flops["mixer"],
+                        "time T/M": ms["transformer"] / ms["mixer"]})
+    if lean:
+        out["time T/M, lean"] = ms["transformer"] / ms["mixer_lean"]
+    out["Mixer ms"] = ms["mixer"]
+    if lean:
+        out["lean ms"] = ms["mixer_lean"]
+    out["Transformer ms"] = ms["transformer"]
+    out["Mixer MFLOP"] = flops["mixer"] / 1e6
+    out["Transformer MFLOP"] = flops["transformer"] / 1e6
+    out["Mixer params (M)"] = params["mixer"] / 1e6
     out.index.name = "positions"
     return out
 
@@ -138,12 +142,13 @@ def _from(view: pd.DataFrame, holds: pd.Series) -> str:
 def scaling_facts(bench: dict) -> dict[str, str]:
     """The page's numbers on scaling: the lengths measured; from which length on the Mixer needs no more and at most
     half the Transformer's FLOPs, and runs at least as fast and at least twice as fast (eager, or the better of
-    eager and its lean path); both ratios and the models' achieved GFLOP/s at the longest length."""
+    eager and its lean path); both ratios and the models' achieved GFLOP/s at the longest length; the
+    Transformer's parameters (one number: they do not depend on the length)."""
     view = scaling_view(bench)
     rows = _scaling_rows(bench).set_index(["seq_len", "model"])
-    speed = view["speed (T / M)"]
-    best = view[[c for c in ("speed (T / M)", "speed (T / M lean)") if c in view]].max(axis=1)
-    flops = view["FLOP ratio (T / M)"]
+    speed = view["time T/M"]
+    best = view[[c for c in ("time T/M", "time T/M, lean") if c in view]].max(axis=1)
+    flops = view["FLOP T/M"]
     longest = int(view.index[-1])
     return {"sc_lengths": ", ".join(str(int(s)) for s in view.index), "sc_longest": str(longest),
             "sc_flops_even": _from(view, flops >= 1), "sc_flops_2x": _from(view, flops >= 2),
@@ -151,4 +156,6 @@ def scaling_facts(bench: dict) -> dict[str, str]:
             "sc_2x": _from(view, best >= 2),
             "sc_flops_ratio_longest": f"{flops.loc[longest]:.1f}", "sc_speed_longest": f"{best.loc[longest]:.1f}",
             "sc_rate_t_longest": f"{rows.loc[(longest, 'transformer'), 'gflops_per_s']:.0f}",
-            "sc_rate_m_longest": f"{rows.loc[(longest, 'mixer'), 'gflops_per_s']:.0f}"}
+            "sc_rate_m_longest": f"{rows.loc[(longest, 'mixer'), 'gflops_per_s']:.0f}",
+            "sc_t_params": ", ".join(f"{int(n):,}"
+                                     for n in rows.xs("transformer", level="model")["parameters"].unique())}
