@@ -12,11 +12,12 @@ benchmark (:mod:`hashlib_core.benchmarks.pnlp_mixer_latency`) compares the two e
 paper's Mixer (§4's sizes; its token-mixing weights are ``s`` wide, so its parameters grow with ``s``) and Table 2's
 Transformer (2 layers, 4 heads, sinusoidal positions: the same parameters at every length) for sequence
 classification, randomly initialised (time does not depend on the weights), and a sentence of ``s`` real tokens
-(random Bloom counts, every position unmasked). It counts each model's matrix-product FLOPs
+(random Bloom counts; no attention mask, as there is no padding to mask). It counts each model's matrix-product FLOPs
 (:func:`~hashlib_core.benchmarks.pnlp_mixer_latency.matmul_flops`: attention included) and times the eager Mixer,
 its lean inference path (:class:`~hashlib_core.papers.pnlp_mixer.inference.MixerForInference`) and the eager
-Transformer in turn, ``--samples`` calls each (:func:`~hashlib_core.benchmarks.pnlp_mixer_latency.time_interleaved`,
-so the models of one length are timed at the same machine speed). The result goes to
+Transformer (with and without PyTorch's fused inference path) in turn, ``--samples`` calls each
+(:func:`~hashlib_core.benchmarks.pnlp_mixer_latency.time_interleaved`, so the models of one length are timed at the
+same machine speed). The result goes to
 ``results/benchmarks/quick/pnlp_mixer_scaling.json``; :func:`hashlib_core.papers.pnlp_mixer.tables.scaling_view`
 and :func:`hashlib_core.papers.pnlp_mixer.figures.cost_vs_length` read it.
 """
@@ -34,8 +35,20 @@ from hashlib_core.benchmarks.pnlp_mixer_latency import cpu_name, matmul_flops, s
 __all__ = ["LENGTHS", "MODELS", "run_scaling", "main"]
 
 LENGTHS = (32, 64, 128, 256, 512, 1024, 2048)
-#: the timed forwards at every length: the eager Mixer, its lean path, the eager Transformer
-MODELS = ("mixer", "mixer_lean", "transformer")
+#: the timed forwards at every length: the eager Mixer, its lean path, and the eager Transformer with
+#: ``nn.TransformerEncoderLayer``'s fused inference path (PyTorch's default) and without it (at long lengths the
+#: unfused layers were the faster on our CPU; the page takes the faster of the two)
+MODELS = ("mixer", "mixer_lean", "transformer", "transformer_unfused")
+
+
+def _unfused(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``model(**inputs).logits`` with the Transformer layers' fused inference path switched off (and restored)."""
+    fast_path = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        return model(**inputs).logits
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fast_path)
 
 
 def _check_lengths(lengths: Sequence[int]) -> list[int]:
@@ -68,18 +81,21 @@ def run_scaling(lengths: Sequence[int] = LENGTHS, *, samples: int = 30, warmup: 
                    for name in ("mixer", "transformer")}
         eager = {name: PNLPMixerForSequenceClassification(c).eval() for name, c in configs.items()}
         generator = torch.Generator().manual_seed(seed + s)
+        # every position is a real token, so no attention mask: an all-ones mask would not change any output, but
+        # it sends nn.TransformerEncoderLayer's inference fast path to a masked attention kernel that is several
+        # times slower at long lengths
         inputs = {"input_features": torch.randint(0, 4, (1, s, configs["mixer"].projection_features),
-                                                  generator=generator).float(),
-                  "attention_mask": torch.ones(1, s, dtype=torch.long)}
+                                                  generator=generator).float()}
         forwards = {"mixer": lambda x, m=eager["mixer"]: m(**x).logits,
                     "mixer_lean": lambda x, lean=MixerForInference(eager["mixer"]): lean(**x),
-                    "transformer": lambda x, m=eager["transformer"]: m(**x).logits}
+                    "transformer": lambda x, m=eager["transformer"]: m(**x).logits,
+                    "transformer_unfused": lambda x, m=eager["transformer"]: _unfused(m, x)}
         with torch.inference_mode():
             lean_equal = torch.allclose(forwards["mixer_lean"](inputs), forwards["mixer"](inputs), rtol=1e-4,
                                         atol=1e-5)
             timings = time_interleaved({name: (fn, [inputs] * samples) for name, fn in forwards.items()}, warmup)
         for name in MODELS:
-            model = eager[name.removesuffix("_lean")]
+            model = eager[name.split("_")[0]]
             flops = matmul_flops(model, **inputs)
             stats = summarize(timings[name])
             rows.append({"seq_len": s, "model": name, "parameters": sum(p.numel() for p in model.parameters()),

@@ -22,13 +22,14 @@ def test_run_scaling_counts_and_times_every_model_at_every_length():
     payload = run_scaling([12, 4], samples=2, warmup=0, num_labels=3, **TINY)
     rows = pd.DataFrame(payload["rows"])
     assert payload["lengths"] == [4, 12] and payload["threads"] == 1
-    assert list(rows["seq_len"]) == [4, 4, 4, 12, 12, 12] and list(rows["model"]) == list(MODELS) * 2
+    assert list(rows["seq_len"]) == [4] * 4 + [12] * 4 and list(rows["model"]) == list(MODELS) * 2
     assert (rows["n"] == 2).all() and (rows["median_ms"] > 0).all()
     for s in (4, 12):
         at = rows[rows["seq_len"] == s].set_index("model")
         config = PNLPMixerConfig(num_labels=3, max_seq_len=s, **TINY)
         # the Mixer's count is the hand formula's; the lean path is the same model, so the same count
         assert at.loc["mixer", "flops"] == at.loc["mixer_lean", "flops"] == mixer_flops(config)
+        assert at.loc["transformer", "flops"] == at.loc["transformer_unfused", "flops"]
         assert at.loc["mixer_lean", "lean_equals_eager"]
     # the token-mixing weights are s wide: the Mixer's parameters grow with s; the Transformer's do not
     params = rows.pivot(index="seq_len", columns="model", values="parameters")
@@ -50,11 +51,15 @@ def test_bad_samples_are_refused_and_the_cli_says_so(capsys):
     assert "must not repeat" in capsys.readouterr().err
 
 
-def _payload(mixer_ms, lean_ms, transformer_ms, mixer_flops_, transformer_flops, lengths=(32, 64, 128, 256)):
+def _payload(mixer_ms, lean_ms, transformer_ms, mixer_flops_, transformer_flops, lengths=(32, 64, 128, 256),
+             unfused_ms=None):
     rows = []
     for i, s in enumerate(lengths):
-        for model, ms, flops in (("mixer", mixer_ms[i], mixer_flops_[i]), ("mixer_lean", lean_ms[i], mixer_flops_[i]),
-                                 ("transformer", transformer_ms[i], transformer_flops[i])):
+        models = [("mixer", mixer_ms[i], mixer_flops_[i]), ("mixer_lean", lean_ms[i], mixer_flops_[i]),
+                  ("transformer", transformer_ms[i], transformer_flops[i])]
+        if unfused_ms is not None:
+            models.append(("transformer_unfused", unfused_ms[i], transformer_flops[i]))
+        for model, ms, flops in models:
             rows.append({"seq_len": s, "model": model, "parameters": 1000 + (s if model != "transformer" else 0),
                          "flops": flops, "median_ms": ms, "gflops_per_s": flops / ms / 1e6})
     return {"data": {"rows": rows}}
@@ -79,6 +84,17 @@ def test_scaling_view_and_facts_on_fixed_numbers():
     assert facts["sc_t_params"] == "1,000"
 
 
+def test_the_transformer_is_timed_on_its_faster_path():
+    bench = _payload(mixer_ms=[4.0, 8.0, 10.0, 20.0], lean_ms=[3.0, 6.0, 9.0, 9.0],
+                     transformer_ms=[2.0, 5.0, 12.0, 50.0], unfused_ms=[3.0, 4.0, 12.0, 25.0],
+                     mixer_flops_=[1e8, 2e8, 4e8, 8e8], transformer_flops=[5e7, 1.5e8, 4e8, 1.6e9])
+    view = tables.scaling_view(bench)
+    assert list(view["Transformer ms"]) == [2.0, 4.0, 12.0, 25.0]
+    assert view.loc[256, "time T/M"] == 25.0 / 20.0
+    facts = tables.scaling_facts(bench)
+    assert facts["sc_rate_t_longest"] == "64" and facts["sc_speed_longest"] == f"{25.0 / 9.0:.1f}"
+
+
 def test_facts_say_when_a_goal_is_not_reached_or_is_lost_again():
     bench = _payload(mixer_ms=[4.0, 4.0, 4.0, 4.0], lean_ms=[4.0, 4.0, 4.0, 4.0], transformer_ms=[5.0, 9.0, 3.0, 5.0],
                      mixer_flops_=[1e8] * 4, transformer_flops=[5e7] * 4)
@@ -101,7 +117,8 @@ def test_cost_vs_length_figure():
                      mixer_flops_=[1e8, 2e8, 4e8, 8e8], transformer_flops=[5e7, 1.5e8, 4e8, 1.6e9])
     fig = figures.cost_vs_length(bench, chapter_length=64)
     left, right = fig.axes
-    # two models on the left, three forwards on the right, each panel with the chapter's length marked
+    # two models on the left, three forwards on the right (the Transformer's faster path), each panel with the
+    # chapter's length marked
     assert len(left.lines) == 2 + 1 and len(right.lines) == 3 + 1
     assert list(left.lines[0].get_xdata()) == [32, 64, 128, 256]
     assert list(right.lines[2].get_ydata()) == [2.0, 5.0, 12.0, 50.0]
