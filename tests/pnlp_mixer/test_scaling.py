@@ -82,6 +82,9 @@ def test_scaling_view_and_facts_on_fixed_numbers():
     assert facts["sc_flops_ratio_longest"] == "2.0"
     assert facts["sc_rate_t_longest"] == "32" and facts["sc_rate_m_longest"] == "40"
     assert facts["sc_t_params"] == "1,000"
+    assert facts["sc_goal"] == "is met from 256 positions on"
+    assert tables.scaling_facts(bench, chapter_length=64)["sc_goal"] == (
+        "is met from 256 positions on, not at the 64 positions of this chapter's models")
 
 
 def test_the_transformer_is_timed_on_its_faster_path():
@@ -103,6 +106,7 @@ def test_facts_say_when_a_goal_is_not_reached_or_is_lost_again():
     assert facts["sc_faster"] == "from 256 positions on"
     assert facts["sc_2x"] == "not even at 256 positions, the longest measured"
     assert facts["sc_flops_even"] == "not even at 256 positions, the longest measured"
+    assert tables.scaling_facts(bench, 64)["sc_goal"] == "is not met at any length up to 256 positions"
 
 
 def test_scaling_needs_both_models():

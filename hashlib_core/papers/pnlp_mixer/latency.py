@@ -147,18 +147,24 @@ def _from(view: pd.DataFrame, holds: pd.Series) -> str:
     return f"from {int(first)} positions on"
 
 
-def scaling_facts(bench: dict) -> dict[str, str]:
+def scaling_facts(bench: dict, chapter_length: int | None = None) -> dict[str, str]:
     """The page's numbers on scaling: the lengths measured; from which length on the Mixer needs no more and at most
     half the Transformer's FLOPs, and runs at least as fast and at least twice as fast (eager, or the better of
     eager and its lean path); both ratios and the models' achieved GFLOP/s at the longest length; the
-    Transformer's parameters (one number: they do not depend on the length)."""
+    Transformer's parameters (one number: they do not depend on the length); ``sc_goal``, the verdict on the goal of
+    a Mixer at least twice as fast, with ``chapter_length`` (the chapter's models' positions) when it is given."""
     view = scaling_view(bench)
     rows = _scaling_rows(bench).set_index(["seq_len", "model"])
     speed = view["time T/M"]
     best = view[[c for c in ("time T/M", "time T/M, lean") if c in view]].max(axis=1)
     flops = view["FLOP T/M"]
     longest = int(view.index[-1])
-    return {"sc_lengths": ", ".join(str(int(s)) for s in view.index), "sc_longest": str(longest),
+    goal = f"is met {_from(view, best >= 2)}" if bool(best.iloc[-1] >= 2) else \
+        f"is not met at any length up to {longest} positions"
+    if chapter_length is not None and bool(best.iloc[-1] >= 2) and not (
+            chapter_length in view.index and bool(best.loc[chapter_length] >= 2)):
+        goal += f", not at the {chapter_length} positions of this chapter's models"
+    return {"sc_goal": goal,"sc_lengths": ", ".join(str(int(s)) for s in view.index), "sc_longest": str(longest),
             "sc_flops_even": _from(view, flops >= 1), "sc_flops_2x": _from(view, flops >= 2),
             "sc_faster": _from(view, speed >= 1), "sc_faster_best": _from(view, best >= 1),
             "sc_2x": _from(view, best >= 2),

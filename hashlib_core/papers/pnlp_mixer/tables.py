@@ -285,5 +285,5 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                        lat_flops_mixer=f"{flops['mixer'] / 1e6:.0f}",
                        lat_flops_transformer=f"{flops['transformer'] / 1e6:.0f}")
     if scaling is not None:
-        out.update(scaling_facts(scaling))
+        out.update(scaling_facts(scaling, p.max_seq_len))
     return out
