@@ -3,7 +3,7 @@ on one CPU thread.
 
 Usage::
 
-    python -m hashlib_core.benchmarks.pnlp_mixer_scaling                       # lengths 32 ... 2048
+    python -m hashlib_core.benchmarks.pnlp_mixer_scaling                       # lengths 32 ... 4096
     python -m hashlib_core.benchmarks.pnlp_mixer_scaling --lengths 64 256 --samples 10
 
 The paper motivates the MLP-Mixer by its "linear scalability in the sequence length" (§1); the chapter's latency
@@ -34,7 +34,7 @@ from hashlib_core.benchmarks.pnlp_mixer_latency import cpu_name, matmul_flops, s
 
 __all__ = ["LENGTHS", "MODELS", "run_scaling", "main"]
 
-LENGTHS = (32, 64, 128, 256, 512, 1024, 2048)
+LENGTHS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
 #: the timed forwards at every length: the eager Mixer, its lean path, and the eager Transformer with
 #: ``nn.TransformerEncoderLayer``'s fused inference path (PyTorch's default) and without it (at long lengths the
 #: unfused layers were the faster on our CPU; the page takes the faster of the two)

@@ -23,6 +23,6 @@ Where each part of the paper is implemented (the chapter: ``book/pnlp_mixer.ipyn
 §4, metrics                     :mod:`~hashlib_core.papers.pnlp_mixer.metrics` (intent accuracy, exact match, seqeval slot F1, the community's non-O accuracy)
 Tables 1-4, 8-bit, latency      :mod:`~hashlib_core.papers.pnlp_mixer.experiments`, :mod:`~hashlib_core.papers.pnlp_mixer.quantization`, :mod:`hashlib_core.benchmarks.pnlp_mixer_latency`
 §6, lean inference (latency)    :class:`~hashlib_core.papers.pnlp_mixer.inference.MixerForInference`
-§1, cost against the length     :mod:`hashlib_core.benchmarks.pnlp_mixer_scaling` (Mixer and Transformer, 32-2,048)
+§1, cost against the length     :mod:`hashlib_core.benchmarks.pnlp_mixer_scaling` (Mixer and Transformer, 32-4,096)
 ==============================  ====================================================================================
 """
