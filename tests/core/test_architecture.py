@@ -116,7 +116,7 @@ INPUT_COLUMNS = {
     # benchmark settings
     "chunk_size", "chunk_size_requested", "dims", "row_tile", "tokens", "torch_threads", "items", "n_tokens",
     "batch_shape", "repeats_per_run", "cpu_count", "scripts", "largest_tensor_bytes", "workers", "num_ids", "alpha",
-    "tokens_per_map",
+    "tokens_per_map", "seq_len", "lengths",
     # Superbloom: settings and ids (vocabulary sizes of §4, the paper's page count, a test segment's target id)
     "bigrams", "unigrams", "wordpiece_pieces", "vocabulary", "train_windows", "#samples", "hash_tokens", "ids",
     "target", "label_frequency", "num_sampled", "num_ids",
