@@ -63,16 +63,27 @@ def _check_lengths(lengths: Sequence[int]) -> list[int]:
 def run_scaling(lengths: Sequence[int] = LENGTHS, *, samples: int = 30, warmup: int = 3, seed: int = 0,
                 num_labels: int = 18, **config_fields: Any) -> dict[str, Any]:
     """One row per (length, model) with ``parameters``, matrix-product ``flops`` per sentence, the timing summary
-    (milliseconds) and the achieved ``gflops_per_s``; ``config_fields`` change §4's sizes (for quick runs)."""
+    (milliseconds) and the achieved ``gflops_per_s``; ``config_fields`` change §4's sizes (for quick runs). Runs on
+    one thread with ``torch.manual_seed(seed)``; the caller's thread count and random state are restored."""
+    lengths = _check_lengths(lengths)
+    if samples < 1 or warmup < 0:
+        raise ValueError(f"samples must be >= 1 and warmup >= 0, got {samples} and {warmup}")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng():      # the caller's random state and thread count are left as they were
+            torch.manual_seed(seed)
+            return _run(lengths, samples, warmup, seed, num_labels, config_fields)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(lengths: list[int], samples: int, warmup: int, seed: int, num_labels: int,
+         config_fields: dict[str, Any]) -> dict[str, Any]:
     from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
     from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification
     from hashlib_core.papers.pnlp_mixer.inference import MixerForInference
 
-    lengths = _check_lengths(lengths)
-    if samples < 1 or warmup < 0:
-        raise ValueError(f"samples must be >= 1 and warmup >= 0, got {samples} and {warmup}")
-    torch.set_num_threads(1)
-    torch.manual_seed(seed)
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()

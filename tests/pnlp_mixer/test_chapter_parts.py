@@ -344,6 +344,28 @@ def test_encoded_split_gives_the_per_batch_features_and_predictions():
     model = _toy_model(task)
     assert predict(model, _features, task.validation, batch_size=7, encoded=encoded) == \
         predict(model, _features, task.validation, batch_size=7)
+    # the oracle: project each batch and run the model on it directly
+    model.eval()
+    intents, slots = [], []
+    with torch.no_grad():
+        for start in range(0, len(task.validation), 7):
+            words = task.validation.words[start : start + 7]
+            out = model(**_features(words))
+            intents += out.intent_logits.argmax(-1).tolist()
+            slots += [(t + [0] * len(w))[: len(w)] for w, t in zip(words, out.slot_logits.argmax(-1).tolist())]
+    assert predict(model, _features, task.validation, batch_size=7) == (intents, slots)
+
+
+def test_predict_on_an_empty_split_and_on_a_mismatched_encoding():
+    from hashlib_core.papers.pnlp_mixer.fit import encode_split
+
+    task = _toy_task()
+    model = _toy_model(task)
+    assert predict(model, _features, Split([], [], [])) == ([], [])
+    with pytest.raises(ValueError, match="empty split"):
+        encode_split(_features, Split([], [], []), 8)
+    with pytest.raises(ValueError, match="encoded holds"):
+        predict(model, _features, task.validation, encoded=encode_split(_features, task.test.head(5), 8))
 
 
 def test_validation_loss_comes_from_the_prediction_pass():

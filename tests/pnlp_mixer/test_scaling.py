@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
 
 from hashlib_core.benchmarks.pnlp_mixer_latency import mixer_flops  # noqa: E402
 from hashlib_core.benchmarks.pnlp_mixer_scaling import MODELS, main, run_scaling  # noqa: E402
@@ -19,9 +20,16 @@ TINY = dict(hidden_size=8, token_mixing_dim=6, channel_mixing_dim=8, classifier_
 
 
 def test_run_scaling_counts_and_times_every_model_at_every_length():
+    threads = torch.get_num_threads()
+    torch.manual_seed(123)
+    expected_next = torch.rand(1)
+    torch.manual_seed(123)
     payload = run_scaling([12, 4], samples=2, warmup=0, num_labels=3, **TINY)
+    # one thread and its own seed while it runs; the caller's thread count and random stream afterwards
+    assert payload["threads"] == 1 and torch.get_num_threads() == threads
+    assert torch.equal(torch.rand(1), expected_next)
     rows = pd.DataFrame(payload["rows"])
-    assert payload["lengths"] == [4, 12] and payload["threads"] == 1
+    assert payload["lengths"] == [4, 12]
     assert list(rows["seq_len"]) == [4] * 4 + [12] * 4 and list(rows["model"]) == list(MODELS) * 2
     assert (rows["n"] == 2).all() and (rows["median_ms"] > 0).all()
     for s in (4, 12):
@@ -78,13 +86,28 @@ def test_scaling_view_and_facts_on_fixed_numbers():
     assert facts["sc_flops_even"] == "from 128 positions on" and facts["sc_flops_2x"] == "from 256 positions on"
     assert facts["sc_faster"] == "from 128 positions on"            # eager: 12 / 10 at 128
     assert facts["sc_faster_best"] == "from 128 positions on"       # lean: 5 / 6 at 64 is still slower
-    assert facts["sc_2x"] == "from 256 positions on" and facts["sc_speed_longest"] == "5.6"
+    assert facts["sc_2x"] == facts["sc_2x_eager"] == "from 256 positions on"
+    assert facts["sc_speed_longest"] == "is 5.6 times as fast"
     assert facts["sc_flops_ratio_longest"] == "2.0"
     assert facts["sc_rate_t_longest"] == "32" and facts["sc_rate_m_longest"] == "40"
-    assert facts["sc_t_params"] == "1,000"
+    assert facts["sc_t_params"] == "the Transformer's stay at 1,000"
     assert facts["sc_goal"] == "is met from 256 positions on"
     assert tables.scaling_facts(bench, chapter_length=64)["sc_goal"] == (
         "is met from 256 positions on, not at the 64 positions of this chapter's models")
+    # a chapter length that was not measured is not named
+    assert tables.scaling_facts(bench, chapter_length=100)["sc_goal"] == "is met from 256 positions on"
+
+
+def test_eager_and_lean_verdicts_are_kept_apart():
+    # the lean path is twice as fast from 128 on, the eager Mixer only at 256
+    bench = _payload(mixer_ms=[4.0, 4.0, 8.0, 4.0], lean_ms=[4.0, 4.0, 4.0, 4.0], transformer_ms=[2.0, 4.0, 9.0, 9.0],
+                     mixer_flops_=[1e8] * 4, transformer_flops=[1e8] * 4)
+    facts = tables.scaling_facts(bench)
+    assert facts["sc_2x"] == "from 128 positions on" and facts["sc_2x_eager"] == "from 256 positions on"
+    assert facts["sc_speed_longest"] == "is 2.2 times as fast"
+    slower = _payload(mixer_ms=[4.0] * 4, lean_ms=[4.0] * 4, transformer_ms=[3.0] * 4, mixer_flops_=[1e8] * 4,
+                      transformer_flops=[1e8] * 4)
+    assert tables.scaling_facts(slower)["sc_speed_longest"] == "takes 1.3 times as long"
 
 
 def test_the_transformer_is_timed_on_its_faster_path():
@@ -95,7 +118,7 @@ def test_the_transformer_is_timed_on_its_faster_path():
     assert list(view["Transformer ms"]) == [2.0, 4.0, 12.0, 25.0]
     assert view.loc[256, "time T/M"] == 25.0 / 20.0
     facts = tables.scaling_facts(bench)
-    assert facts["sc_rate_t_longest"] == "64" and facts["sc_speed_longest"] == f"{25.0 / 9.0:.1f}"
+    assert facts["sc_rate_t_longest"] == "64" and facts["sc_speed_longest"] == f"is {25.0 / 9.0:.1f} times as fast"
 
 
 def test_facts_say_when_a_goal_is_not_reached_or_is_lost_again():
@@ -106,7 +129,21 @@ def test_facts_say_when_a_goal_is_not_reached_or_is_lost_again():
     assert facts["sc_faster"] == "from 256 positions on"
     assert facts["sc_2x"] == "not even at 256 positions, the longest measured"
     assert facts["sc_flops_even"] == "not even at 256 positions, the longest measured"
-    assert tables.scaling_facts(bench, 64)["sc_goal"] == "is not met at any length up to 256 positions"
+    # twice as fast at 64 (9 / 4) only: met somewhere, lost at the longest length
+    assert tables.scaling_facts(bench, 64)["sc_goal"] == "is met at 64 positions but not at 256, the longest measured"
+    never = _payload(mixer_ms=[4.0] * 4, lean_ms=[4.0] * 4, transformer_ms=[5.0] * 4, mixer_flops_=[1e8] * 4,
+                     transformer_flops=[1e8] * 4)
+    assert tables.scaling_facts(never, 64)["sc_goal"] == "is not met at any length up to 256 positions"
+
+
+def test_lean_timings_of_another_function_are_refused():
+    bench = _payload(mixer_ms=[4.0] * 4, lean_ms=[4.0] * 4, transformer_ms=[5.0] * 4, mixer_flops_=[1e8] * 4,
+                     transformer_flops=[1e8] * 4)
+    for row in bench["data"]["rows"]:
+        if row["model"] == "mixer_lean":
+            row["lean_equals_eager"] = row["seq_len"] != 64
+    with pytest.raises(ValueError, match="lean path's logits differed"):
+        tables.scaling_view(bench)
 
 
 def test_scaling_needs_both_models():

@@ -103,12 +103,18 @@ class EncodedSplit:
 
 def encode_split(projector: Callable, split: Split, max_seq_len: int, chunk: int = 512) -> EncodedSplit:
     """Project every sentence of ``split`` once (the same features :class:`Collator` computes per batch)."""
+    if len(split) == 0:
+        raise ValueError("cannot encode an empty split: it has no sentences")
     collate = Collator(projector, max_seq_len)
-    parts = [collate(_items(split)[i : i + chunk]) for i in range(0, len(split), chunk)]
-    features = torch.cat([p["input_features"] for p in parts])
-    packed = features.to(torch.int8)
-    if torch.equal(packed.float(), features):
-        features = packed
+    items = _items(split)
+    parts = [collate(items[i : i + chunk]) for i in range(0, len(split), chunk)]
+    chunks, small = [], True     # each chunk packed to int8 as it comes, while every value so far fits
+    for part in parts:
+        values = part.pop("input_features")
+        packed = values.to(torch.int8)
+        small = small and torch.equal(packed.float(), values)
+        chunks.append(packed if small else values)
+    features = torch.cat(chunks if small else [c.float() for c in chunks])
     return EncodedSplit(features, torch.cat([p["attention_mask"] for p in parts]),
                         torch.cat([p["labels"] for p in parts]), torch.cat([p["slot_labels"] for p in parts]))
 
@@ -151,7 +157,10 @@ def _forward(model: torch.nn.Module, encoded: EncodedSplit, batch_size: int, wan
 def predict(model: torch.nn.Module, projector: Callable, split: Split, batch_size: int = 256, *,
             encoded: EncodedSplit | None = None) -> tuple[list[int], list[list[int]]]:
     """Predicted intent ids and per-word slot ids; words beyond ``max_seq_len`` get tag 0 (``O``). ``encoded``:
-    the split's features computed once (:func:`encode_split`) instead of projecting every call."""
+    the split's features computed once (:func:`encode_split`) instead of projecting every call; without it the split
+    is encoded here (``projector`` must return ``input_features`` and ``attention_mask``, as
+    :class:`~hashlib_core.papers.pnlp_mixer.projection.SentenceProjector` does; ``model.config.max_seq_len`` sets
+    the padding). An empty split gives two empty lists."""
     return _predict(model, projector, split, batch_size, encoded)[:2]
 
 
@@ -162,7 +171,12 @@ def _predict(model: torch.nn.Module, projector: Callable, split: Split, batch_si
     if encoded is None:
         if want_loss:
             raise ValueError("the validation loss needs the encoded split (its labels): pass encoded=")
+        if len(split) == 0:
+            return [], [], None
         encoded = encode_split(projector, split, model.config.max_seq_len, chunk=batch_size)
+    if len(encoded) != len(split):
+        raise ValueError(f"encoded holds {len(encoded)} sentences but the split {len(split)}: encode this split "
+                         f"with encode_split(projector, split, max_seq_len)")
     intents, tags, loss = _forward(model, encoded, batch_size, want_loss)
     slots = [(t + [0] * len(w))[: len(w)] for w, t in zip(split.words, tags)]
     return intents, slots, loss
