@@ -15,6 +15,8 @@ reports the median and mean in milliseconds (the jobs below are timed in turn, t
 * ``projection_uncached``: the same WordPiece pieces, but every piece's MinHash fingerprint computed afresh by the
   :class:`MinHashFingerprinter` (as if there were no cache);
 * ``model_<name>_<float32|int8_weight_only|int8_dynamic>``: the model's forward alone on the projected features;
+* ``model_transformer_float32_unfused`` (with ``--models ... transformer``): the float Transformer with PyTorch's
+  fused inference path switched off (:func:`unfused_forward`; the page compares the Mixer with the faster of the two);
 * ``model_mixer_float32_lean``: the same float Mixer through its lean inference path
   (:class:`~hashlib_core.papers.pnlp_mixer.inference.MixerForInference`: the same logits, no per-module overhead;
   ``lean_equals_eager`` records that its logits matched the eager model's on the timed sentences);
@@ -100,6 +102,18 @@ def matmul_flops(model: nn.Module, **inputs: torch.Tensor) -> int:
     finally:
         torch.backends.mha.set_fastpath_enabled(fast_path)
     return int(counter.get_total_flops())
+
+
+def unfused_forward(model: nn.Module, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``model(**inputs).logits`` with ``nn.TransformerEncoderLayer``'s fused inference path switched off (and
+    restored): on our CPU the unfused layers were sometimes the faster, so the benchmarks time the Transformer both
+    ways and the pages take the faster."""
+    fast_path = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        return model(**inputs).logits
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fast_path)
 
 
 def summarize(seconds: Sequence[float]) -> dict[str, float]:
@@ -249,6 +263,8 @@ def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",),
             sizes[f"{name}_{p}"] = model_size_bytes(m)
             jobs[f"model_{name}_{p}"] = (lambda x, m=m: m(**x).logits, inputs)
             jobs[f"total_{name}_{p}"] = (lambda s, m=m: m(**projector([s])).logits, sentences)
+        if name == "transformer" and "float32" in precisions:
+            jobs["model_transformer_float32_unfused"] = (lambda x, m=model: unfused_forward(m, x), inputs)
         if name == "mixer" and "float32" in precisions:
             lean = MixerForInference(model)
             with torch.inference_mode():

@@ -30,7 +30,13 @@ from typing import Any, Sequence
 
 import torch
 
-from hashlib_core.benchmarks.pnlp_mixer_latency import cpu_name, matmul_flops, summarize, time_interleaved
+from hashlib_core.benchmarks.pnlp_mixer_latency import (
+    cpu_name,
+    matmul_flops,
+    summarize,
+    time_interleaved,
+    unfused_forward,
+)
 
 __all__ = ["LENGTHS", "MODELS", "run_scaling", "main"]
 
@@ -41,14 +47,6 @@ LENGTHS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
 MODELS = ("mixer", "mixer_lean", "transformer", "transformer_unfused")
 
 
-def _unfused(model: torch.nn.Module, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-    """``model(**inputs).logits`` with the Transformer layers' fused inference path switched off (and restored)."""
-    fast_path = torch.backends.mha.get_fastpath_enabled()
-    torch.backends.mha.set_fastpath_enabled(False)
-    try:
-        return model(**inputs).logits
-    finally:
-        torch.backends.mha.set_fastpath_enabled(fast_path)
 
 
 def _check_lengths(lengths: Sequence[int]) -> list[int]:
@@ -100,7 +98,7 @@ def _run(lengths: list[int], samples: int, warmup: int, seed: int, num_labels: i
         forwards = {"mixer": lambda x, m=eager["mixer"]: m(**x).logits,
                     "mixer_lean": lambda x, lean=MixerForInference(eager["mixer"]): lean(**x),
                     "transformer": lambda x, m=eager["transformer"]: m(**x).logits,
-                    "transformer_unfused": lambda x, m=eager["transformer"]: _unfused(m, x)}
+                    "transformer_unfused": lambda x, m=eager["transformer"]: unfused_forward(m, x)}
         with torch.inference_mode():
             lean_equal = torch.allclose(forwards["mixer_lean"](inputs), forwards["mixer"](inputs), rtol=1e-4,
                                         atol=1e-5)

@@ -300,6 +300,15 @@ def test_latency_view_and_ratios():
     assert r["mixer_vs_transformer"] == pytest.approx(2.5) and r["mixer_vs_transformer_lean"] == pytest.approx(5.0)
     assert r["matmul_fraction_lean"] == 0.7 and r["projection_share_lean"] == pytest.approx(0.1)
     assert r["mixer_over_transformer_flops"] == pytest.approx(1.5)
+    # with the unfused Transformer timed too, the faster of its two paths counts
+    faster = dict(bench["data"]["latency"], model_transformer_float32_unfused=stat(7.6))
+    r2 = tables.latency_ratios({"data": {**bench["data"], "latency": faster}})
+    assert r2["mixer_vs_transformer"] == pytest.approx(2.0) and r2["mixer_vs_transformer_lean"] == pytest.approx(4.0)
+    slower = dict(bench["data"]["latency"], model_transformer_float32_unfused=stat(12.0))
+    assert tables.latency_ratios({"data": {**bench["data"], "latency": slower}})["mixer_vs_transformer"] == \
+        pytest.approx(2.5)
+    stages = tables.latency_view({"data": {**bench["data"], "latency": faster}})["stage"].tolist()
+    assert "model: Transformer, float32, unfused path" in stages
     assert tables.transformer_sentence(2.5) == ("the Mixer is 2.5 times as fast as the Transformer, which meets the "
                                                 "goal of at least twice as fast")
     assert tables.transformer_sentence(0.6).startswith("the Mixer takes 1.7 times as long as the Transformer, so")

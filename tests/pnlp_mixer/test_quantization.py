@@ -126,6 +126,21 @@ def test_transformer_flop_count_by_hand_includes_attention():
     assert torch.backends.mha.get_fastpath_enabled()        # restored after counting
 
 
+def test_unfused_forward_gives_the_same_logits_and_restores_the_fast_path():
+    from hashlib_core.benchmarks.pnlp_mixer_latency import unfused_forward
+
+    config = PNLPMixerConfig(num_labels=3, max_seq_len=4, bloom_size=8, hidden_size=8, channel_mixing_dim=6,
+                             classifier_hidden=9, encoder="transformer")
+    model = PNLPMixerForSequenceClassification(config).eval()
+    inputs = _inputs(1, config)
+    with torch.inference_mode():
+        torch.testing.assert_close(unfused_forward(model, inputs), model(**inputs).logits, rtol=1e-5, atol=1e-6)
+        assert torch.backends.mha.get_fastpath_enabled()
+        with pytest.raises(TypeError):
+            unfused_forward(model, {"input_features": "not a tensor"})
+    assert torch.backends.mha.get_fastpath_enabled()       # restored after an error too
+
+
 def test_payload_keys_and_ratios():
     timings = {"projection_cached": [0.001, 0.001, 0.002], "projection_uncached": [0.003, 0.003],
                "model_mixer_float32": [0.004, 0.004], "total_mixer_float32": [0.005, 0.005]}
