@@ -42,14 +42,16 @@ import os
 import platform
 import statistics
 import time
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["MODEL_CHOICES", "PRECISIONS", "cpu_name", "mixer_flops", "matmul_flops", "summarize", "matmul_gflops",
-           "time_interleaved", "build_payload", "run_benchmark", "main"]
+__all__ = ["MODEL_CHOICES", "PRECISIONS", "cpu_name", "mixer_flops", "matmul_flops", "fused_path_off",
+           "unfused_forward", "lean_matches_eager", "summarize", "matmul_gflops", "time_interleaved", "build_payload",
+           "run_benchmark", "main"]
 
 MODEL_CHOICES = ("mixer", "transformer", "cnn", "lstm", "projection-only")
 PRECISIONS = ("float32", "int8_weight_only", "int8_dynamic")
@@ -92,28 +94,37 @@ def matmul_flops(model: nn.Module, **inputs: torch.Tensor) -> int:
     def attention(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
         return sdpa_flop_count(query_shape, key_shape, value_shape)
 
-    fast_path = torch.backends.mha.get_fastpath_enabled()
-    torch.backends.mha.set_fastpath_enabled(False)
-    try:
-        cpu_attention = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
-        counter = FlopCounterMode(display=False, custom_mapping={cpu_attention: attention})
-        with torch.inference_mode(), counter:
-            model(**inputs)
-    finally:
-        torch.backends.mha.set_fastpath_enabled(fast_path)
+    cpu_attention = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+    counter = FlopCounterMode(display=False, custom_mapping={cpu_attention: attention})
+    with fused_path_off(), torch.inference_mode(), counter:
+        model(**inputs)
     return int(counter.get_total_flops())
 
 
-def unfused_forward(model: nn.Module, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-    """``model(**inputs).logits`` with ``nn.TransformerEncoderLayer``'s fused inference path switched off (and
-    restored): on our CPU the unfused layers were sometimes the faster, so the benchmarks time the Transformer both
-    ways and the pages take the faster."""
+@contextmanager
+def fused_path_off() -> Iterator[None]:
+    """``nn.TransformerEncoderLayer``'s fused inference path switched off inside the block, restored after it."""
     fast_path = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
     try:
-        return model(**inputs).logits
+        yield
     finally:
         torch.backends.mha.set_fastpath_enabled(fast_path)
+
+
+def unfused_forward(model: nn.Module, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``model(**inputs).logits`` with the fused inference path off (:func:`fused_path_off`): on our CPU the
+    unfused layers were sometimes the faster, so the benchmarks time the Transformer both ways and the pages take
+    the faster."""
+    with fused_path_off():
+        return model(**inputs).logits
+
+
+def lean_matches_eager(lean: Callable[..., torch.Tensor], model: nn.Module,
+                       inputs: Sequence[dict[str, torch.Tensor]]) -> bool:
+    """Whether the lean inference path gives the eager model's logits (up to float rounding) on every input."""
+    with torch.inference_mode():
+        return all(torch.allclose(lean(**x), model(**x).logits, rtol=1e-4, atol=1e-5) for x in inputs)
 
 
 def summarize(seconds: Sequence[float]) -> dict[str, float]:
@@ -267,9 +278,7 @@ def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",),
             jobs["model_transformer_float32_unfused"] = (lambda x, m=model: unfused_forward(m, x), inputs)
         if name == "mixer" and "float32" in precisions:
             lean = MixerForInference(model)
-            with torch.inference_mode():
-                lean_equals_eager = all(torch.allclose(lean(**x), model(**x).logits, rtol=1e-4, atol=1e-5)
-                                        for x in inputs)
+            lean_equals_eager = lean_matches_eager(lean, model, inputs)
             jobs["model_mixer_float32_lean"] = (lambda x, lean=lean: lean(**x), inputs)
             jobs["total_mixer_float32_lean"] = (lambda s, lean=lean: lean(**projector([s])), sentences)
     s, h, mm = first.max_seq_len, first.hidden_size, first.projection_features

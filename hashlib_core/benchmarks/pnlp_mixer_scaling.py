@@ -32,6 +32,7 @@ import torch
 
 from hashlib_core.benchmarks.pnlp_mixer_latency import (
     cpu_name,
+    lean_matches_eager,
     matmul_flops,
     summarize,
     time_interleaved,
@@ -95,22 +96,23 @@ def _run(lengths: list[int], samples: int, warmup: int, seed: int, num_labels: i
         # times slower at long lengths
         inputs = {"input_features": torch.randint(0, 4, (1, s, configs["mixer"].projection_features),
                                                   generator=generator).float()}
+        lean = MixerForInference(eager["mixer"])
         forwards = {"mixer": lambda x, m=eager["mixer"]: m(**x).logits,
-                    "mixer_lean": lambda x, lean=MixerForInference(eager["mixer"]): lean(**x),
+                    "mixer_lean": lambda x, lean=lean: lean(**x),
                     "transformer": lambda x, m=eager["transformer"]: m(**x).logits,
                     "transformer_unfused": lambda x, m=eager["transformer"]: unfused_forward(m, x)}
+        lean_equal = lean_matches_eager(lean, eager["mixer"], [inputs])
         with torch.inference_mode():
-            lean_equal = torch.allclose(forwards["mixer_lean"](inputs), forwards["mixer"](inputs), rtol=1e-4,
-                                        atol=1e-5)
             timings = time_interleaved({name: (fn, [inputs] * samples) for name, fn in forwards.items()}, warmup)
+        # each model's count and size once per length (a forward each), shared by its timed paths
+        counts = {name: (matmul_flops(m, **inputs), sum(p.numel() for p in m.parameters()))
+                  for name, m in eager.items()}
         for name in MODELS:
-            model = eager[name.split("_")[0]]
-            flops = matmul_flops(model, **inputs)
+            flops, parameters = counts[name.split("_")[0]]
             stats = summarize(timings[name])
-            rows.append({"seq_len": s, "model": name, "parameters": sum(p.numel() for p in model.parameters()),
-                         "flops": flops, **stats,
+            rows.append({"seq_len": s, "model": name, "parameters": parameters, "flops": flops, **stats,
                          "gflops_per_s": round(flops / (stats["median_ms"] / 1e3) / 1e9, 3),
-                         **({"lean_equals_eager": bool(lean_equal)} if name == "mixer_lean" else {})})
+                         **({"lean_equals_eager": lean_equal} if name == "mixer_lean" else {})})
     return {"cpu": cpu_name(), "torch": torch.__version__, "threads": torch.get_num_threads(), "batch_size": 1,
             "lengths": lengths, "models": list(MODELS), "samples": samples, "warmup": warmup,
             "num_labels": num_labels, "config_fields": config_fields, "rows": rows,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["ENCODER_LABELS", "latency_view", "latency_ratios", "share_sentence", "transformer_sentence",
+__all__ = ["ENCODER_LABELS", "latency_view", "medians", "latency_ratios", "share_sentence", "transformer_sentence",
            "matmul_sentence", "scaling_view", "scaling_facts"]
 
 #: our names -> the paper's row labels (Table 2)
@@ -38,13 +38,18 @@ def latency_view(bench: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def medians(bench: dict) -> dict[str, float]:
+    """The latency benchmark's median milliseconds per stage (``model_mixer_float32``, ``projection_cached``, ...)."""
+    return {k: v["median_ms"] for k, v in bench.get("data", bench)["latency"].items()}
+
+
 def latency_ratios(bench: dict) -> dict[str, float]:
     """The issue's same-run ratios: projection share of the total (cached), the share of the core's matmul
     throughput the float Mixer reaches (``_lean``: through its lean inference path, if timed), and the Mixer's
     speed and FLOPs against the same-size Transformer (if timed; its time is the faster of its fused and unfused
     paths when both were timed)."""
     data = bench.get("data", bench)
-    lat = {k: v["median_ms"] for k, v in data["latency"].items()}
+    lat = medians(bench)
     out = {"projection_share": lat["projection_cached"] / lat["total_mixer_float32"],
            "paper_projection_share": data.get("paper", {}).get("projection_share", float("nan")),
            "matmul_fraction": data["ratios"]["fraction_of_core_matmul_model_mixer_float32"],

@@ -17,6 +17,7 @@ from hashlib_core.papers.pnlp_mixer.latency import (
     latency_ratios,
     latency_view,
     matmul_sentence,
+    medians,
     scaling_facts,
     scaling_view,
     share_sentence,
@@ -87,13 +88,18 @@ def ordering(results: pd.DataFrame, which: str, task: str, metric: str = "val_in
             "same_best": best_paper == best_ours, "n": len(names)}
 
 
+def _tau_text(tau: float) -> str:
+    """Kendall's tau as the prose prints it (signed, two decimals), or why there is none."""
+    return f"{tau:+.2f}" if np.isfinite(tau) else "undefined (tied scores)"
+
+
 def snips_sentence(results: pd.DataFrame, which: str) -> str:
     """The prose on SNIPS's ordering (Table 1 or 2): our best row and Kendall's tau against the paper's multiATIS
     ranking (the paper has no SNIPS column), or that this profile did not compare on SNIPS."""
     if "snips" not in set(results["task"]):
         return "This profile compares on ATIS only (SNIPS: see the list at the end of the page)."
     o = ordering(results, which, "snips")
-    tau = f"{o['tau']:+.2f}" if np.isfinite(o["tau"]) else "undefined (tied scores)"
+    tau = _tau_text(o["tau"])
     return (f"On SNIPS (validation; the paper prints no SNIPS numbers) the best is {o['our_best']}, and Kendall's "
             f"tau against the paper's multiATIS ranking is {tau}.")
 
@@ -219,8 +225,7 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
         table = shown.table(name)
         for task in table["task"].unique():
             o = ordering(table, which, task)
-            out[f"{prefix}_{task}_tau"] = (f"{o['tau']:+.2f}" if np.isfinite(o["tau"])
-                                           else "undefined (tied scores)")
+            out[f"{prefix}_{task}_tau"] = _tau_text(o["tau"])
             out[f"{prefix}_{task}_best"] = o["our_best"]
             out[f"{prefix}_{task}_paper_best"] = o["paper_best"]
         out[f"{prefix}_snips"] = snips_sentence(table, which)
@@ -259,8 +264,7 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
     out["t4_all_o"] = f"{np.mean(floors):.1f}"
     out.update(quantization_facts(quantization_view(shown.table("table3"), t4)))
     if bench is not None:
-        r, data = latency_ratios(bench), bench.get("data", bench)
-        lat = {k: v["median_ms"] for k, v in data["latency"].items()}
+        r, data, lat = latency_ratios(bench), bench.get("data", bench), medians(bench)
         out.update(lat_total=f"{lat['total_mixer_float32']:.2f}", lat_proj=f"{lat['projection_cached']:.2f}",
                    lat_proj_uncached=f"{lat['projection_uncached']:.2f}",
                    lat_share=f"{100 * r['projection_share']:.1f}%",
