@@ -11,6 +11,7 @@ from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
 from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData, _from_names, load_task, mtop_words_and_tags
 from hashlib_core.papers.pnlp_mixer.fit import Collator, FitSettings, fit, predict, score
 from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
+from hashlib_core.papers.pnlp_mixer.profiles import PROFILES
 from hashlib_core.papers.pnlp_mixer.metrics import slot_f1
 
 matplotlib.use("Agg")
@@ -330,6 +331,22 @@ def test_latency_view_and_ratios():
     assert view.loc["total: MLP-Mixer, float32, lean path", "median (ms)"] == 2.0
 
 
+def test_snips_schedule_sentence_on_fixed_inputs():
+    atis = pd.DataFrame({"task": "atis", "train_sentences": [4478, 4478], "epochs": [6, 5]})
+    cpu = PROFILES.get("cpu", snips_max_epochs=2)
+    assert tables.snips_schedule(atis, 13084, 4478, cpu).startswith(
+        "The `cpu` profile compares on ATIS only: SNIPS has 13,084 training sentences, 2.9 times ATIS")
+    both = pd.concat([atis, pd.DataFrame({"task": "snips", "train_sentences": [13084], "epochs": [2]})])
+    # ATIS: ceil(4478 / 128) = 35 steps an epoch, 6 epochs; SNIPS: 103 steps an epoch, 2 epochs
+    assert tables.snips_schedule(both, 13084, 4478, cpu) == (
+        "SNIPS has 13,084 training sentences, 2.9 times ATIS, so to fit the `cpu` profile's budget its models train "
+        "for at most 2 epochs: 206 optimiser steps, where ATIS's get 210. Early stopping has little room at so few "
+        "epochs, and SNIPS's scores are those of short runs.")
+    same = PROFILES.get("small")
+    assert tables.snips_schedule(both, 13084, 4478, same).startswith(
+        f"SNIPS's models follow ATIS's schedule (at most {same.max_epochs} epochs, patience {same.patience})")
+
+
 def test_figures_on_fixed_inputs():
     t2 = _results("encoder")
     sizes = pd.DataFrame({"encoder": list(tables.ENCODER_LABELS), "parameters": [2e5, 1e6, 1.2e6, 1e6, 1.03e6]})
@@ -339,6 +356,20 @@ def test_figures_on_fixed_inputs():
                            "val_intent_acc": [80.0, 90.0, 95.0], "val_exact_match": [40.0, 60.0, 70.0]})
     fig = figures.validation_curves(curves, "projection")
     assert [len(ax.lines) for ax in fig.axes] == [1, 1]
+    # SNIPS rows too: a triangle per architecture beside ATIS's circles, one legend key more; a row of curves per task
+    both = pd.concat([t2, t2.assign(task="snips", val_intent_acc=t2["val_intent_acc"] + 1)])
+    fig = figures.accuracy_vs_size(both, sizes)
+    assert len(fig.axes[0].collections) == 3 * 5 + 3
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2] == ["ours (ATIS validation)",
+                                                                                "ours (SNIPS validation)"]
+    assert len(figures.accuracy_vs_size(both, sizes, task="snips").axes[0].collections) == 2 * 5 + 2
+    two = pd.concat([curves, curves.assign(task="snips"), curves.assign(projection="binary", task="snips")])
+    fig = figures.validation_curves(two, "projection")
+    assert [len(ax.lines) for ax in fig.axes] == [1, 1, 2, 2]
+    assert [ax.get_title() for ax in fig.axes][::2] == ["ATIS validation: intent accuracy (%)",
+                                                        "SNIPS validation: intent accuracy (%)"]
+    with pytest.raises(ValueError, match="no comparison task"):
+        figures.validation_curves(curves.assign(task="mtop-en"), "projection")
 
 
 def test_encoded_split_gives_the_per_batch_features_and_predictions():
@@ -410,7 +441,6 @@ def test_the_test_table_model_has_its_own_schedule_only_when_the_profile_sets_on
     """``test_max_epochs`` gives Table 3's model the paper's longer schedule; 0 reuses Table 1's settings; the
     comparison and MTOP schedules never change with it."""
     from hashlib_core.papers.pnlp_mixer.experiments import Resources
-    from hashlib_core.papers.pnlp_mixer.profiles import PROFILES
 
     cpu = PROFILES.get("cpu")
     assert (cpu.test_max_epochs, cpu.test_patience) == (30, 5)
@@ -426,6 +456,13 @@ def test_the_test_table_model_has_its_own_schedule_only_when_the_profile_sets_on
     assert (comparison.max_epochs, comparison.patience) == (cpu.max_epochs, cpu.patience)
     mtop = settings(cpu, "mtop-en", "test")
     assert (mtop.max_epochs, mtop.patience) == (cpu.mtop_max_epochs, cpu.mtop_patience)
+    snips = settings(cpu, "snips", "comparison")
+    assert (snips.max_epochs, snips.patience) == (cpu.snips_max_epochs or cpu.max_epochs, cpu.patience)
+    assert settings(PROFILES.get("cpu", snips_max_epochs=3), "snips", "comparison").max_epochs == 3
+    assert settings(PROFILES.get("cpu", snips_max_epochs=3), "atis", "comparison").max_epochs == cpu.max_epochs
+    assert settings(PROFILES.get("cpu", snips_max_epochs=0), "snips", "comparison").max_epochs == cpu.max_epochs
+    with pytest.raises(ValueError, match="snips_max_epochs must be >= 0"):
+        PROFILES.get("cpu", snips_max_epochs=-1)
     reuse = PROFILES.get("cpu", test_max_epochs=0)
     assert settings(reuse, "atis", "test") == settings(reuse, "atis", "comparison")
     with pytest.raises(ValueError, match="test_max_epochs must be >= 0"):

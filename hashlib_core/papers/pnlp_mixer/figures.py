@@ -15,22 +15,45 @@ from hashlib_core.papers.pnlp_mixer.tables import (
 __all__ = ["accuracy_vs_size", "validation_curves", "cost_vs_length"]
 
 
-def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str = "atis"):
-    """Validation intent accuracy against parameters for Table 2's architectures: ours (filled, on ``task``) and the
-    paper's (open, multiATIS EN)."""
+#: a marker per comparison task, in the order the figures draw them
+_TASK_MARKERS = {"atis": "o", "snips": "^"}
+
+
+def _tasks(table: pd.DataFrame, task: str | None) -> list[str]:
+    """``[task]``, or every comparison task in ``table`` (ATIS first) when ``task`` is None."""
+    if task is not None:
+        return [task]
+    present = set(table["task"])
+    tasks = [t for t in _TASK_MARKERS if t in present]
+    if not tasks:
+        raise ValueError(f"no comparison task in the table (tasks: {sorted(present)}); expected 'atis' or 'snips'")
+    return tasks
+
+
+def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str | None = None):
+    """Validation intent accuracy against parameters for Table 2's architectures: ours (filled: a circle on ATIS, a
+    triangle on SNIPS; every task in ``table2`` unless ``task`` names one) and the paper's (open, multiATIS EN)."""
     paper = paper_rows("encoder")[1]
-    ours = table2[table2["task"] == task].set_index("encoder")
     params = sizes.set_index("encoder")["parameters"]
+    tasks = _tasks(table2, task)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for encoder, label in ENCODER_LABELS.items():
-        if encoder not in ours.index:
-            continue
-        colour = ax.scatter(params[encoder], ours.loc[encoder, "val_intent_acc"], s=45, zorder=3).get_facecolor()[0]
-        ax.scatter(paper_number(paper.loc[label, "#Param."]), paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"]),
-                   s=45, facecolors="none", edgecolors=[colour], zorder=3)
-        ax.annotate(label, (params[encoder], ours.loc[encoder, "val_intent_acc"]), textcoords="offset points",
-                    xytext=(5, -11), fontsize=8)
-    ax.scatter([], [], s=45, color="grey", label=f"ours ({task.upper()} validation)")
+    colours = {}
+    for t in tasks:
+        ours = table2[table2["task"] == t].set_index("encoder")
+        for encoder, label in ENCODER_LABELS.items():
+            if encoder not in ours.index:
+                continue
+            point = ax.scatter(params[encoder], ours.loc[encoder, "val_intent_acc"], s=45, zorder=3,
+                               marker=_TASK_MARKERS.get(t, "o"), color=colours.get(encoder))
+            if encoder not in colours:
+                colours[encoder] = point.get_facecolor()[0]
+                ax.scatter(paper_number(paper.loc[label, "#Param."]),
+                           paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"]),
+                           s=45, facecolors="none", edgecolors=[colours[encoder]], zorder=3)
+            if t == tasks[0]:
+                ax.annotate(label, (params[encoder], ours.loc[encoder, "val_intent_acc"]),
+                            textcoords="offset points", xytext=(5, -11), fontsize=8)
+        ax.scatter([], [], s=45, color="grey", marker=_TASK_MARKERS.get(t, "o"), label=f"ours ({t.upper()} validation)")
     ax.scatter([], [], s=45, facecolors="none", edgecolors="grey", label="paper (multiATIS EN validation)")
     ax.set_xscale("log")
     ax.set_xlabel("parameters (18-intent head)")
@@ -41,20 +64,22 @@ def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str = "ati
     return fig
 
 
-def validation_curves(curves: pd.DataFrame, by: str, task: str = "atis"):
+def validation_curves(curves: pd.DataFrame, by: str, task: str | None = None):
     """Validation intent accuracy and exact match per epoch for each row of Table 1 (``by="projection"``) or
-    Table 2 (``by="encoder"``) on ``task``."""
+    Table 2 (``by="encoder"``): one row of panels per task (every task in ``curves`` unless ``task`` names one)."""
     labels = PROJECTION_LABELS if by == "projection" else ENCODER_LABELS
-    sub = curves[curves["task"] == task]
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4), sharex=True)
-    for name, g in sub.groupby(by, sort=False):
-        for ax, metric in zip(axes, ("val_intent_acc", "val_exact_match")):
-            ax.plot(g["epoch"], g[metric], marker="o", ms=3, label=labels.get(name, name))
-    for ax, title in zip(axes, ("intent accuracy (%)", "slot exact match (%)")):
-        ax.set_xlabel("epoch")
-        ax.set_title(f"{task.upper()} validation: {title}", fontsize=9)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    tasks = _tasks(curves, task)
+    fig, axes = plt.subplots(len(tasks), 2, figsize=(9.0, 3.4 * len(tasks)), squeeze=False)
+    for row, t in zip(axes, tasks):
+        for name, g in curves[curves["task"] == t].groupby(by, sort=False):
+            for ax, metric in zip(row, ("val_intent_acc", "val_exact_match")):
+                ax.plot(g["epoch"], g[metric], marker="o", ms=3, label=labels.get(name, name))
+        for ax, title in zip(row, ("intent accuracy (%)", "slot exact match (%)")):
+            ax.set_xlabel("epoch")
+            ax.set_title(f"{t.upper()} validation: {title}", fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.xaxis.get_major_locator().set_params(integer=True)
+        row[0].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
