@@ -326,6 +326,7 @@ class Chapter:
         # every device the experiments ran on (a GPU run counts its parameters on the CPU), the accelerator first
         places = list(dict.fromkeys(
             f"{m.get('device')} ({m.get('device_name') or m.get('device')}"
+            f"{', ' + str(m['cpu_capability']) if m.get('cpu_capability') else ''}"
             f"{', ' + str(m['cpu_count']) + ' cores' if m.get('cpu_count') else ''})"
             for m in sorted(metas, key=lambda m: str(m.get("device")) == "cpu")))
         where = f"`results/{self.slug}/{profile.name}/`"

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 from contextlib import contextmanager
@@ -49,6 +48,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from hashlib_core.results.store import cpu_name
+
 __all__ = ["MODEL_CHOICES", "PRECISIONS", "cpu_name", "mixer_flops", "matmul_flops", "fused_path_off",
            "unfused_forward", "lean_matches_eager", "summarize", "matmul_gflops", "time_interleaved", "build_payload",
            "run_benchmark", "main"]
@@ -57,18 +58,6 @@ MODEL_CHOICES = ("mixer", "transformer", "cnn", "lstm", "projection-only")
 PRECISIONS = ("float32", "int8_weight_only", "int8_dynamic")
 PAPER = {"total_ms": 2.4, "projection_ms": 0.4, "projection_share": 0.4 / 2.4, "cpu": "Intel Xeon E5-2690 v4",
          "precision": "8bit"}
-
-
-def cpu_name() -> str:
-    """The CPU's model name from ``/proc/cpuinfo`` (``platform.processor()`` elsewhere)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def mixer_flops(config: Any) -> int:

@@ -90,6 +90,29 @@ def _package_versions() -> dict[str, str | None]:
     return versions
 
 
+def cpu_name() -> str:
+    """The CPU's model name from ``/proc/cpuinfo`` (``platform.processor()`` or the machine type elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_capability() -> str | None:
+    """The vector instruction set torch's CPU kernels use here (e.g. ``AVX2``, ``AVX512``), or None without torch.
+    Two CPUs with different ones round differently, so the same seed can train to different numbers on them."""
+    try:
+        import torch
+
+        return str(torch.backends.cpu.get_cpu_capability())
+    except Exception:  # noqa: BLE001 - provenance only: a result is still worth writing without it
+        return None
+
+
 def _describe_device(device: Any) -> dict[str, Any]:
     """Device as a string plus, for CUDA, the accelerator's name (never a host name)."""
     text = str(device) if device is not None else "cpu"
@@ -105,7 +128,8 @@ def _describe_device(device: Any) -> dict[str, Any]:
         except Exception as exc:  # a result is still worth writing if the query fails
             info["device_name"] = f"unknown ({type(exc).__name__})"
     else:
-        info["device_name"] = platform.processor() or platform.machine()
+        info["device_name"] = cpu_name()
+        info["cpu_capability"] = cpu_capability()
         info["cpu_count"] = os.cpu_count()
     return info
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 import pytest
+import torch
 
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.profiles import Profile, ProfileSet
@@ -182,6 +183,11 @@ def test_banner_names_every_device_the_experiments_ran_on(tmp_path, clean_commit
     chapter.run(PROFILES.cpu.override(device="cpu"), progress=False, results_root=tmp_path)
     meta_path = tmp_path / "toy" / "cpu" / "squares.meta.json"
     meta = json.loads(meta_path.read_text())
+    # a CPU run names the CPU model and the instruction set torch uses (they change the numbers a seed trains to)
+    assert meta["device_name"] == results_store.cpu_name() and meta["device_name"] not in ("", "unknown")
+    assert meta["cpu_capability"] == str(torch.backends.cpu.get_cpu_capability())
+    cpu_banner = chapter.show("smoke", "cpu", "committed", results_root=tmp_path).banner
+    assert f"cpu ({meta['device_name']}, {meta['cpu_capability']}, {meta['cpu_count']} cores)" in cpu_banner
     meta.update(device="cuda", device_name="NVIDIA H100 80GB HBM3")
     meta_path.write_text(json.dumps(meta))
     banner = chapter.show("smoke", "cpu", "committed", results_root=tmp_path).banner

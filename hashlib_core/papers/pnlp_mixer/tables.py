@@ -280,7 +280,11 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                t3_ceiling=f"{100 * (1 - unseen / len(test_intents)):.1f}")
     t2 = shown.table("table2")
     out["t12_at_last"] = at_last_epoch(t1, t2[t2["encoder"] != "mixer"])
-    out["snips_limit"] = snips_schedule(t1, len(load_task("snips").train), len(atis_task.train), p)
+    snips_task = load_task("snips")
+    out["snips_limit"] = snips_schedule(t1, len(snips_task.train), len(atis_task.train), p)
+    out.update(snips_sizes=" / ".join(f"{len(split):,}" for split in (snips_task.train, snips_task.validation,
+                                                                         snips_task.test)),
+               snips_intents=str(snips_task.num_intents))
     t4 = shown.table("table4")
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
     floors = [outside_only_share(load_task(task)) for task in t4["task"].unique()]
