@@ -38,7 +38,8 @@ import os
 import random
 import typing
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, ClassVar, Generic, Sequence, TypeVar, get_type_hints
+from types import MappingProxyType
+from typing import Any, Callable, ClassVar, Generic, Mapping, Sequence, TypeVar, get_type_hints
 
 import numpy as np
 
@@ -75,6 +76,8 @@ class Profile:
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset()
     #: int settings where 0 means "no limit" (every example, every word); the book shows them as "all"
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset()
+    #: int settings where 0 defers to another setting, and what the book shows for 0 there (e.g. "= max_epochs")
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     def __post_init__(self) -> None:
         if self.name not in PROFILE_NAMES:
