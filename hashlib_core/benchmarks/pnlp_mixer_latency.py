@@ -48,7 +48,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from hashlib_core.results.store import cpu_name
+from hashlib_core.results.store import cpu_capability, cpu_name
 
 __all__ = ["MODEL_CHOICES", "PRECISIONS", "cpu_name", "mixer_flops", "matmul_flops", "fused_path_off",
            "unfused_forward", "lean_matches_eager", "summarize", "matmul_gflops", "time_interleaved", "build_payload",
@@ -299,7 +299,8 @@ def run_benchmark(n_sentences: int = 100, *, models: Sequence[str] = ("mixer",),
                               "shapes": [f"{r}x{k}@{k}x{c}" for r, k, c in shapes]},
               **matmul_gflops(shapes)}
     meta = {
-        "cpu": cpu_name(), "torch": torch.__version__, "cpu_count": os.cpu_count(),
+        "cpu": cpu_name(), "cpu_capability": cpu_capability(), "torch": torch.__version__,
+        "cpu_count": os.cpu_count(),
         "load_average_before_after": [load_before, os.getloadavg() if hasattr(os, "getloadavg") else None],
         "threads": torch.get_num_threads(), "batch_size": 1,
         "models": list(models), "precisions": list(precisions), "num_labels": num_labels,

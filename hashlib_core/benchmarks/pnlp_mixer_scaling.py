@@ -31,13 +31,13 @@ from typing import Any, Sequence
 import torch
 
 from hashlib_core.benchmarks.pnlp_mixer_latency import (
-    cpu_name,
     lean_matches_eager,
     matmul_flops,
     summarize,
     time_interleaved,
     unfused_forward,
 )
+from hashlib_core.results.store import cpu_capability, cpu_name
 
 __all__ = ["LENGTHS", "MODELS", "run_scaling", "main"]
 
@@ -113,9 +113,10 @@ def _run(lengths: list[int], samples: int, warmup: int, seed: int, num_labels: i
             rows.append({"seq_len": s, "model": name, "parameters": parameters, "flops": flops, **stats,
                          "gflops_per_s": round(flops / (stats["median_ms"] / 1e3) / 1e9, 3),
                          **({"lean_equals_eager": lean_equal} if name == "mixer_lean" else {})})
-    return {"cpu": cpu_name(), "torch": torch.__version__, "threads": torch.get_num_threads(), "batch_size": 1,
-            "lengths": lengths, "models": list(MODELS), "samples": samples, "warmup": warmup,
-            "num_labels": num_labels, "config_fields": config_fields, "rows": rows,
+    return {"cpu": cpu_name(), "cpu_capability": cpu_capability(), "torch": torch.__version__,
+            "threads": torch.get_num_threads(), "batch_size": 1, "lengths": lengths, "models": list(MODELS),
+            "samples": samples, "warmup": warmup, "num_labels": num_labels, "config_fields": config_fields,
+            "rows": rows,
             "run_s": round(time.perf_counter() - start, 2),
             "load_average_before_after": [load_before, os.getloadavg() if hasattr(os, "getloadavg") else None]}
 

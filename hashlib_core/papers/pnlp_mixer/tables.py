@@ -300,7 +300,8 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                    lat_matmul=f"{100 * r['matmul_fraction']:.0f}%", lat_gflops=f"{r['core_gflops']:.0f}",
                    lat_matmul_verdict=matmul_sentence(r["matmul_fraction"]),
                    lat_cache=f"{r['cache_speedup']:.1f}",
-                   lat_cpu=str(data.get("cpu", "unknown CPU")))
+                   lat_cpu=str(data.get("cpu", "unknown CPU")) + (f", {data['cpu_capability']} kernels"
+                                                                   if data.get("cpu_capability") else ""))
         if "matmul_fraction_lean" in r:
             out.update(lat_matmul_lean=f"{100 * r['matmul_fraction_lean']:.0f}%",
                        lat_matmul_lean_verdict=matmul_sentence(r["matmul_fraction_lean"], why=False),
