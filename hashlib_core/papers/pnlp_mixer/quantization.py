@@ -14,9 +14,9 @@ Two schemes (``scheme=``):
   on a CPU torch build, and its storage is the paper's 8-bit model.
 * ``"dynamic"`` (:class:`torchao.quantization.Int8DynamicActivationInt8WeightConfig`): activations are quantised per
   token on the fly and the matmuls are int8 x int8 (the scheme closest to PyTorch's old dynamic quantisation). It
-  runs on CPU and agrees with the float model as closely, but torchao 0.18's CPU path for it is about twenty times
-  slower than float32 at batch 1 in our measurements (``hashlib_core.benchmarks.pnlp_mixer_latency``), so it is
-  kept for comparison only.
+  runs on CPU and agrees with the float model as closely, but torchao 0.18's CPU path for it is slower than float32
+  at batch 1 on every CPU we measured (by how much depends on the CPU: ``hashlib_core.benchmarks.pnlp_mixer_latency``
+  records it), so it is kept for comparison only.
 
 Importing torchao 0.18 on a CPU-only torch logs two warnings that do not concern CPU inference: it fails to load its
 CUDA-only kernels (``_C_mxfp8``, ``_C_cutlass_90a``; "Could not load this library"), and torch's pytree says
