@@ -334,17 +334,17 @@ def test_latency_view_and_ratios():
 def test_snips_schedule_sentence_on_fixed_inputs():
     atis = pd.DataFrame({"task": "atis", "train_sentences": [4478, 4478], "epochs": [6, 5]})
     cpu = PROFILES.get("cpu", snips_max_epochs=2)
-    assert tables.snips_schedule(atis, 13084, 4478, cpu).startswith(
-        "The `cpu` profile compares on ATIS only: SNIPS has 13,084 training sentences, 2.9 times ATIS")
+    assert tables.snips_schedule(atis, cpu) == ("The cpu profile compares on ATIS only; the small and paper profiles "
+                                                "compare on both.")
     both = pd.concat([atis, pd.DataFrame({"task": "snips", "train_sentences": [13084], "epochs": [2]})])
     # ATIS: ceil(4478 / 128) = 35 steps an epoch, 6 epochs; SNIPS: 103 steps an epoch, 2 epochs
-    assert tables.snips_schedule(both, 13084, 4478, cpu) == (
-        "SNIPS has 13,084 training sentences, 2.9 times ATIS, so to fit the `cpu` profile's budget its models train "
-        "for at most 2 epochs: 206 optimiser steps, where ATIS's get 210. Early stopping has little room at so few "
-        "epochs, and SNIPS's scores are those of short runs.")
+    assert tables.snips_schedule(both, cpu) == (
+        "To fit the cpu profile's budget its models train for at most 2 epochs, 206 optimiser steps (ATIS's: 210), so "
+        "early stopping has little room and SNIPS's scores are those of short runs.")
     same = PROFILES.get("small")
-    assert tables.snips_schedule(both, 13084, 4478, same).startswith(
-        f"SNIPS's models follow ATIS's schedule (at most {same.max_epochs} epochs, patience {same.patience})")
+    assert tables.snips_schedule(both, same) == (
+        f"Its models follow ATIS's schedule (at most {same.max_epochs} epochs, patience {same.patience}): 206 "
+        f"optimiser steps at most, ATIS's 210.")
 
 
 def test_figures_on_fixed_inputs():
