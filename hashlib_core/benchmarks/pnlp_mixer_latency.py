@@ -1,5 +1,6 @@
 """Per-sentence CPU latency of a pNLP-Mixer (Fusco et al., §6 footnote: "average latency across 100 samples on a
-Xeon E5-2690v4 and a PyTorch runtime": 2.4 ms in all, 0.4 ms of it the projection), at batch 1 on one thread.
+Xeon E5-2690v4 and a PyTorch runtime": 2.4 ms in all for the non-quantized model, 0.4 ms of it the projection), at
+batch 1 on one thread.
 
 Usage::
 
@@ -57,7 +58,7 @@ __all__ = ["MODEL_CHOICES", "PRECISIONS", "cpu_name", "mixer_flops", "matmul_flo
 MODEL_CHOICES = ("mixer", "transformer", "cnn", "lstm", "projection-only")
 PRECISIONS = ("float32", "int8_weight_only", "int8_dynamic")
 PAPER = {"total_ms": 2.4, "projection_ms": 0.4, "projection_share": 0.4 / 2.4, "cpu": "Intel Xeon E5-2690 v4",
-         "precision": "8bit"}
+         "precision": "float32"}   # §6: "for the non-quantized pNLP-Mixer model ... 2.4ms", footnote 1: the CPU
 
 
 def mixer_flops(config: Any) -> int:
