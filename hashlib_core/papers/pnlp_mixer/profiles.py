@@ -120,8 +120,8 @@ PROFILES: ProfileSet[PNLPMixerProfile] = ProfileSet(
     # 6 epochs, 42 optimiser steps, a first run left every language at tagging all words O, and at 16 Thai fell below
     # that floor). The test table's intent model alone follows the paper's protocol: at most 30 epochs, patience 5;
     # it is trained with 2 seeds, because in an earlier run one model's test accuracy moved by more than a point with
-    # nothing but the dropout masks changed (`small` and `paper` train 3). The committed run's wall time and CPU are in its results;
-    # the times above are for that CPU (an AMD EPYC host of earlier runs took nearly twice as long).
+    # nothing but the dropout masks changed (`small` and `paper` train 3). The committed run's wall time and CPU are
+    # in its results; the times above are for that CPU (an AMD EPYC host of earlier runs took nearly twice as long).
     cpu=PNLPMixerProfile(name="cpu", budget_minutes=60.0, max_epochs=6, patience=2, comparison_tasks=("atis", "snips"),
                          snips_max_epochs=2, mtop_max_epochs=25, test_max_epochs=30, test_patience=5, test_seeds=2),
     # small: one GPU: the paper's model and schedule (at most 40 epochs, patience 5) with Tables 1 and 2 on ATIS and

@@ -7,7 +7,6 @@ the notebook only displays them. Our validation scores are ATIS's and SNIPS's; t
 from __future__ import annotations
 
 import math
-
 from typing import Any
 
 import numpy as np
@@ -28,8 +27,8 @@ from hashlib_core.papers.pnlp_mixer.latency import (
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
-           "snips_sentence", "snips_schedule", "sizes_view", "test_view", "mtop_view", "quantization_view", "quantization_facts",
-           "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "share_sentence",
+           "snips_sentence", "snips_schedule", "sizes_view", "test_view", "mtop_view", "quantization_view",
+           "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "share_sentence",
            "scaling_view", "scaling_facts", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
@@ -110,18 +109,18 @@ def snips_schedule(table1: pd.DataFrame, profile) -> str:
     """The page's sentence on SNIPS's schedule in Tables 1 and 2: that the profile leaves SNIPS out, or how many
     optimiser steps its models got beside ATIS's (the longest run of each task in ``table1``)."""
     if "snips" not in set(table1["task"]):
-        return (f"The {profile.name} profile compares on ATIS only; the small and paper profiles compare on both.")
+        return f"The {profile.name} profile compares on ATIS only; the small and paper profiles compare on both."
 
     def steps(task: str) -> int:
         rows = table1[table1["task"] == task]
         return int(max(math.ceil(n / profile.batch_size) * e for n, e in zip(rows["train_sentences"], rows["epochs"])))
 
     if not profile.snips_max_epochs:
-        return (f"Its models follow ATIS's schedule (at most {profile.max_epochs} epochs, patience {profile.patience}): "
-                f"{steps('snips'):,} optimiser steps at most, ATIS's {steps('atis'):,}.")
+        return (f"Its models follow ATIS's schedule (at most {profile.max_epochs} epochs, patience "
+                f"{profile.patience}): {steps('snips'):,} optimiser steps at most, ATIS's {steps('atis'):,}.")
     return (f"To fit the {profile.name} profile's budget its models train for at most {profile.snips_max_epochs} "
-            f"epochs, {steps('snips'):,} optimiser steps (ATIS's: {steps('atis'):,}), so early stopping has little room "
-            f"and SNIPS's scores are those of short runs.")
+            f"epochs, {steps('snips'):,} optimiser steps (ATIS's: {steps('atis'):,}), so early stopping has little "
+            f"room and SNIPS's scores are those of short runs.")
 
 
 def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
