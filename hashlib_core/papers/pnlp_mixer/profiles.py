@@ -114,7 +114,7 @@ PROFILES: ProfileSet[PNLPMixerProfile] = ProfileSet(
         latency_samples=10,
     ),
     # cpu: two CPU cores, under an hour: the paper's model and batch on every ATIS and SNIPS training sentence. An
-    # ATIS epoch of the Mixer costs about 30 s on two cores and Tables 1 and 2 train 8 models per task, so ATIS's
+    # ATIS epoch of the Mixer costs about 20 s on two cores and Tables 1 and 2 train 8 models per task, so ATIS's
     # models get at most 6 epochs with patience 2, and SNIPS's (three times ATIS's sentences) at most 2 epochs, about
     # as many optimiser steps. The MTOP subset in six languages gets at most 25 epochs with the paper's patience 5 (at
     # 6 epochs, 42 optimiser steps, a first run left every language at tagging all words O, and at 16 Thai fell below
