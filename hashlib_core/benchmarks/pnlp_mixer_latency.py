@@ -51,7 +51,7 @@ from torch import nn
 
 from hashlib_core.results.store import cpu_capability, cpu_name
 
-__all__ = ["MODEL_CHOICES", "PRECISIONS", "cpu_name", "mixer_flops", "matmul_flops", "fused_path_off",
+__all__ = ["MODEL_CHOICES", "PRECISIONS", "mixer_flops", "matmul_flops", "fused_path_off",
            "unfused_forward", "lean_matches_eager", "summarize", "matmul_gflops", "time_interleaved", "build_payload",
            "run_benchmark", "main"]
 

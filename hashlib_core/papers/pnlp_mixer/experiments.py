@@ -168,8 +168,8 @@ def encoder_sizes(profile: PNLPMixerProfile, encoders) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@CHAPTER.experiment("sizes", outputs=("sizes",), independent_of=_MTOP_ONLY + _TEST_ONLY + _TRAINING + (
-    "comparison_tasks", "projections", "snips_max_epochs", "max_epochs", "patience"))
+@CHAPTER.experiment("sizes", outputs=("sizes",), independent_of=_MTOP_ONLY + _TEST_ONLY + _TRAINING + tuple(
+    k for k in _ATIS_ONLY if k != "encoders"))
 def _sizes(ctx: RunContext) -> dict:
     return {"sizes": encoder_sizes(ctx.profile, ctx.profile.encoders)}
 
