@@ -16,7 +16,8 @@ Each writes ``results/pnlp_mixer/<profile>/<name>.csv``; run them with
 ``test_intent``
     The test table's intent model (``test_intent_only``): the same MinHash Mixer trained and selected on intents
     alone, as the paper trains its multiATIS models, with at most ``test_max_epochs`` epochs and ``test_patience``
-    (Table 1's schedule when ``test_max_epochs`` is 0); test intent accuracy in float32 and 8-bit.
+    (Table 1's schedule when ``test_max_epochs`` is 0), its learning rate, weight decay and dropout tuned on
+    validation over the profile's ``test_tuning`` points (``tuning``); test intent accuracy in float32 and 8-bit.
 ``mtop``
     Table 4 analog: one MinHash Mixer per language of the staged MTOP subset (trained on 90% of its dev items,
     selected on the rest, scored on its test items), float32 and 8-bit.
@@ -32,7 +33,7 @@ import pandas as pd
 
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.pnlp_mixer.fit import FitSettings, fit, predict, score
-from hashlib_core.papers.pnlp_mixer.profiles import PROFILES, PNLPMixerProfile
+from hashlib_core.papers.pnlp_mixer.profiles import PROFILES, TUNED, PNLPMixerProfile
 
 __all__ = ["CHAPTER", "Resources"]
 
@@ -48,7 +49,7 @@ class Resources:
         self.vocab = load_wordpiece_vocab("bert-base-multilingual-cased")
         self._projectors: dict[str, Any] = {}
         self._tasks: dict[str, Any] = {}
-        self._trained: dict[tuple[str, str, str], tuple[Any, dict]] = {}
+        self._trained: dict[tuple, tuple[Any, dict]] = {}
 
     def projector(self, name: str = "minhash") -> Any:
         """The sentence projector of a §5.1 projection over the mBERT-cased vocabulary (built once)."""
@@ -72,16 +73,19 @@ class Resources:
             self._tasks[name] = load_task(name)
         return self._tasks[name]
 
-    def config(self, task: Any, encoder: str = "mixer", projection: str = "minhash") -> Any:
+    def config(self, task: Any, encoder: str = "mixer", projection: str = "minhash",
+               dropout: float | None = None) -> Any:
         return self.profile.model_config(bloom_size=self.projector(projection).projection.width,
                                          num_labels=task.num_intents, num_slot_labels=task.num_slots,
-                                         encoder=encoder)
+                                         encoder=encoder, dropout=self.profile.dropout if dropout is None else dropout)
 
     def settings(self, task_name: str, schedule: str = "comparison", objective: str = "joint",
-                 seed_offset: int = 0) -> FitSettings:
+                 seed_offset: int = 0, learning_rate: float | None = None,
+                 weight_decay: float | None = None) -> FitSettings:
         """The optimisation of ``task_name``'s models: the MTOP subset has its own epochs and patience, and so has
         the test table's intent model (``schedule="test"``) when the profile sets ``test_max_epochs``; SNIPS has its
-        own epochs when the profile sets ``snips_max_epochs``."""
+        own epochs when the profile sets ``snips_max_epochs``. ``learning_rate``, ``weight_decay``: a tuning point's
+        instead of the profile's."""
         p = self.profile
         if task_name.startswith("mtop-"):
             epochs, patience = p.mtop_max_epochs, p.mtop_patience
@@ -91,33 +95,38 @@ class Resources:
             epochs, patience = p.snips_max_epochs, p.patience
         else:
             epochs, patience = p.max_epochs, p.patience
-        return FitSettings(batch_size=p.batch_size, learning_rate=p.learning_rate, weight_decay=p.weight_decay,
-                           max_epochs=epochs, patience=patience, seed=p.seed + seed_offset,
+        return FitSettings(batch_size=p.batch_size,
+                           learning_rate=p.learning_rate if learning_rate is None else learning_rate,
+                           weight_decay=p.weight_decay if weight_decay is None else weight_decay, max_epochs=epochs, patience=patience, seed=p.seed + seed_offset,
                            select_on="intent" if objective == "intent" else "intent+exact_match",
                            tie_break="loss" if objective == "intent" else "first")
 
     def trained(self, task_name: str, projection: str = "minhash", encoder: str = "mixer",
-                schedule: str = "comparison", objective: str = "joint", seed_offset: int = 0) -> tuple[Any, dict]:
+                schedule: str = "comparison", objective: str = "joint", seed_offset: int = 0,
+                point: tuple[float, float, float] | None = None) -> tuple[Any, dict]:
         """The model of (task, projection, encoder) trained with early stopping, and its summary (trained once);
         ``schedule="test"``: with the test table's epochs and patience (the comparison model when they are not set);
         ``objective="intent"``: trained and selected on intents only (its slot head is not trained);
-        ``seed_offset``: initialised and trained with the profile's seed plus it."""
+        ``seed_offset``: initialised and trained with the profile's seed plus it; ``point``: a tuning point's
+        (learning rate, weight decay, dropout) instead of the profile's."""
         from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
         from hashlib_core.profiles import seed_everything
 
         if schedule == "test" and not self.profile.test_max_epochs:
             schedule = "comparison"
-        key = (task_name, projection, encoder, schedule, objective, seed_offset)
+        p = self.profile
+        lr, wd, dropout = point if point is not None else (p.learning_rate, p.weight_decay, p.dropout)
+        key = (task_name, projection, encoder, schedule, objective, seed_offset, lr, wd, dropout)
         if key not in self._trained:
             task = self.task(task_name)
             seed_everything(self.profile.seed + seed_offset)
-            config = self.config(task, encoder, projection)
+            config = self.config(task, encoder, projection, dropout)
             config.slot_loss_weight = 0.0 if objective == "intent" else 1.0
             model = PNLPMixerForIntentAndSlots(config).to(self.ctx.device)
             self.ctx.log(f"training {encoder} / {projection} on {task_name} ({len(task.train)} sentences, "
                          f"{objective}, seed {self.profile.seed + seed_offset})")
             model, summary = fit(model, self.projector(projection), task,
-                                 self.settings(task_name, schedule, objective, seed_offset),
+                                 self.settings(task_name, schedule, objective, seed_offset, lr, wd),
                                  device=self.ctx.device,
                                  progress=False, train_examples=self.profile.train_examples,
                                  eval_examples=self.profile.eval_examples)
@@ -133,7 +142,7 @@ _MTOP_ONLY = ("mtop_languages", "mtop_max_epochs", "mtop_patience")
 #: what chooses the rows of Tables 1 and 2 (the test tables train ATIS's MinHash Mixer whatever they are)
 _COMPARISON_ROWS = ("comparison_tasks", "projections", "encoders", "snips_max_epochs")
 _ATIS_ONLY = _COMPARISON_ROWS + ("max_epochs", "patience")
-_TEST_ONLY = ("test_max_epochs", "test_patience", "test_intent_only", "test_seeds")
+_TEST_ONLY = ("test_max_epochs", "test_patience", "test_intent_only", "test_seeds", "test_tuning")
 _TRAINING = ("batch_size", "learning_rate", "weight_decay", "dropout", "train_examples", "eval_examples", "seed")
 
 
@@ -182,23 +191,25 @@ def _projections(ctx: RunContext) -> dict:
 
 
 def _test_rows(res: Resources, task_name: str, schedule: str = "comparison", objective: str = "joint",
-               seed_offset: int = 0) -> list[dict[str, Any]]:
+               seed_offset: int = 0, point: tuple[float, float, float] | None = None) -> list[dict[str, Any]]:
     """Test scores of the task's MinHash Mixer in float32 and 8-bit, with sizes and agreement; ``objective="intent"``:
     the intent-only model, scored on intents alone (its slot head is untrained), trained with the profile's seed
-    plus ``seed_offset``."""
+    plus ``seed_offset`` and the tuning ``point`` (learning rate, weight decay, dropout; the profile's when None)."""
     from hashlib_core.papers.pnlp_mixer.data import UNSEEN
     from hashlib_core.papers.pnlp_mixer.metrics import intent_accuracy, intent_errors
     from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
 
     intent_only = objective == "intent"
-    model, summary = res.trained(task_name, schedule=schedule, objective=objective, seed_offset=seed_offset)
+    model, summary = res.trained(task_name, schedule=schedule, objective=objective, seed_offset=seed_offset,
+                                 point=point)
     task, projector = res.task(task_name), res.projector()
     cpu_model = model.to("cpu")
     rows, preds = [], {}
     for precision, m in (("float32", cpu_model), ("int8", quantize_int8(cpu_model))):
         intents, slots = predict(m, projector, task.test)
         preds[precision] = intents if intent_only else (intents, slots)
-        row = {"task": task_name, **({"objective": objective, "seed": res.profile.seed + seed_offset}
+        row = {"task": task_name, **({"objective": objective, "seed": res.profile.seed + seed_offset,
+                                      **dict(zip(TUNED, point or res.profile.tuning_points()[0]))}
                                      if intent_only else {}), "precision": precision,
                "test_sentences": len(task.test), "size_bytes": model_size_bytes(m), "parameters": summary["parameters"],
                "epochs": summary["epochs"], "best_epoch": summary["best_epoch"]}
@@ -226,14 +237,35 @@ def _test(ctx: RunContext) -> dict:
     return {"table3": pd.DataFrame(_test_rows(ctx.resources, "atis"))}
 
 
-@CHAPTER.experiment("test_intent", outputs=("table3_intent",), when=lambda profile: profile.test_intent_only,
+@CHAPTER.experiment("test_intent", outputs=("table3_intent", "tuning"), when=lambda profile: profile.test_intent_only,
                     independent_of=_MTOP_ONLY + _COMPARISON_ROWS)
 def _test_intent(ctx: RunContext) -> dict:
     """The test table's intent model: the same MinHash Mixer trained and selected on intents alone, as the paper
-    trains its multiATIS models, once per seed (``test_seeds``); scored on intents."""
-    return {"table3_intent": pd.DataFrame([r for offset in range(ctx.profile.test_seeds)
-                                           for r in _test_rows(ctx.resources, "atis", schedule="test",
-                                                               objective="intent", seed_offset=offset)])}
+    trains its multiATIS models; tuned on validation over the profile's points (:func:`tune`), then trained once per
+    seed (``test_seeds``) at the chosen point, the first seed's model being the tuning run's; scored on intents."""
+    res: Resources = ctx.resources
+    tuning = tune(res)
+    chosen = tuple(tuning.loc[tuning["chosen"], list(TUNED)].iloc[0])
+    return {"tuning": tuning,
+            "table3_intent": pd.DataFrame([r for offset in range(ctx.profile.test_seeds)
+                                           for r in _test_rows(res, "atis", schedule="test", objective="intent",
+                                                               seed_offset=offset, point=chosen)])}
+
+
+def tune(res: Resources) -> pd.DataFrame:
+    """The intent model trained at each of the profile's tuning points (the profile's seed), scored on ATIS
+    validation only: one row per point, ``chosen`` marking the best (validation intent accuracy, ties to the lower
+    validation loss, then to the earlier point)."""
+    rows = []
+    for point in res.profile.tuning_points():
+        summary = res.trained("atis", schedule="test", objective="intent", point=point)[1]
+        rows.append({**dict(zip(TUNED, point)), "seed": res.profile.seed, "epochs": summary["epochs"],
+                     "best_epoch": summary["best_epoch"], "val_intent_acc": summary["val_intent_acc"],
+                     "val_loss": summary["val_loss"], "wall_time_s": summary["wall_time_s"]})
+    table = pd.DataFrame(rows)
+    best = min(range(len(rows)), key=lambda i: (-rows[i]["val_intent_acc"], rows[i]["val_loss"], i))
+    table["chosen"] = [i == best for i in range(len(rows))]
+    return table
 
 
 @CHAPTER.experiment("mtop", outputs=("table4",), independent_of=_ATIS_ONLY + _TEST_ONLY)
