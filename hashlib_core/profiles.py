@@ -76,7 +76,8 @@ class Profile:
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset()
     #: int settings where 0 means "no limit" (every example, every word); the book shows them as "all"
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset()
-    #: int settings where 0 defers to another setting, and what the book shows for 0 there (e.g. "as max_epochs")
+    #: settings where 0 (or, for a list, the empty list) defers to another setting or means "none", and what the book
+    #: shows for it there (e.g. "as max_epochs")
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     def __post_init__(self) -> None:

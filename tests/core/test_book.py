@@ -38,22 +38,25 @@ class _Toy(Profile):
     examples: int = 100
     tasks: tuple[str, ...] = ("a",)
     extra_epochs: int = 0
+    grid: tuple[str, ...] = ()
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"examples"})
-    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"extra_epochs": "as width"})
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"extra_epochs": "as width", "grid": "none"})
 
 
-_TOYS = ProfileSet(smoke=_Toy(name="smoke"), cpu=_Toy(name="cpu", examples=0, tasks=("a", "b"), extra_epochs=3),
+_TOYS = ProfileSet(smoke=_Toy(name="smoke"), cpu=_Toy(name="cpu", examples=0, tasks=("a", "b"), extra_epochs=3,
+                                                      grid=("x=1", "y=2")),
                    small=_Toy(name="small", accelerator="gpu", width=16000, tasks=()),
                    paper=_Toy(name="paper", accelerator="gpu", width=64))
 
 
 def test_profiles_table_shows_every_profile_side_by_side():
-    table = book.profiles_table(_TOYS, ["width", "examples", "tasks", "extra_epochs"]).set_index("setting")
+    table = book.profiles_table(_TOYS, ["width", "examples", "tasks", "extra_epochs", "grid"]).set_index("setting")
     assert list(table.columns) == ["smoke", "cpu", "small", "paper"]
     assert table.loc["width"].tolist() == ["4", "4", "16,000", "64"]
     assert table.loc["examples", "cpu"] == "all" and table.loc["examples", "smoke"] == "100"   # 0 means all
     assert table.loc["tasks", "cpu"] == "a, b" and table.loc["tasks", "small"] == "(all)"
     assert table.loc["extra_epochs"].tolist() == ["as width", "3", "as width", "as width"]   # 0 defers to another
+    assert table.loc["grid"].tolist() == ["none", "x=1, y=2", "none", "none"]   # an empty list has its own text
     assert table.index[0] == "budget_minutes"
     with pytest.raises(KeyError, match="no profile setting"):
         book.profiles_table(_TOYS, ["depth"])

@@ -469,3 +469,76 @@ def test_the_test_table_model_has_its_own_schedule_only_when_the_profile_sets_on
     assert settings(reuse, "atis", "test") == settings(reuse, "atis", "comparison")
     with pytest.raises(ValueError, match="test_max_epochs must be >= 0"):
         PROFILES.get("cpu", test_max_epochs=-1)
+
+
+def test_tuning_points_one_setting_at_a_time_and_bad_entries():
+    """``test_tuning`` varies one of §4's tuned settings at a time around the profile's own values (the first point)."""
+    base = PROFILES.get("cpu", test_tuning="")
+    assert base.tuning_points() == ((base.learning_rate, base.weight_decay, base.dropout),)
+    tuned = PROFILES.get("cpu", test_tuning="learning_rate=0.004, dropout=0.3,weight_decay=0")
+    assert tuned.tuning_points() == ((1e-3, 0.01, 0.1), (4e-3, 0.01, 0.1), (1e-3, 0.01, 0.3), (1e-3, 0.0, 0.1))
+    for bad, match in (("lr=0.1", "setting=value"), ("dropout", "setting=value"), ("dropout=x", "needs a number"),
+                       ("dropout=1.0", "out of range"), ("learning_rate=0", "out of range"),
+                       ("weight_decay=-1", "out of range"), ("learning_rate=0.001", "repeats"),
+                       ("dropout=0.2,dropout=0.2", "repeats")):
+        with pytest.raises(ValueError, match=match):
+            PROFILES.get("cpu", test_tuning=bad)
+    for name in ("smoke", "cpu", "small", "paper"):      # every profile tunes, around its own values
+        points = PROFILES.get(name).tuning_points()
+        assert len(points) >= 2 and len(set(points)) == len(points)
+
+
+def test_tuning_selects_on_validation_and_reuses_the_chosen_seed_zero_model(monkeypatch):
+    """:func:`tune` trains every point with the profile's seed and marks the best validation accuracy, ties to the
+    lower validation loss; the test rows then train at the chosen point, the first seed reusing its model."""
+    from hashlib_core.papers.pnlp_mixer import experiments
+
+    profile = PROFILES.get("smoke", test_tuning="learning_rate=0.002,dropout=0.2,weight_decay=0.1", test_seeds=2)
+    scores = {(1e-3, 0.01, 0.1): (96.0, 0.20), (2e-3, 0.01, 0.1): (97.0, 0.30), (1e-3, 0.01, 0.2): (97.0, 0.25),
+              (1e-3, 0.1, 0.1): (95.0, 0.10)}
+    calls = []
+
+    test_split = Split([["a"], ["b"], ["c"], ["d"]], [0, 1, 1, 0], [[0], [0], [0], [0]])
+    # each point's model predicts the first k test intents right (k = its index + 1), so its test accuracy is known
+    right = {point: i + 1 for i, point in enumerate(profile.tuning_points())}
+
+    class FakeResources:
+        def __init__(self):
+            self.profile = profile
+
+        def task(self, name):
+            return TaskData(name, test_split, test_split, test_split, ["x", "y"], ["O"])
+
+        def projector(self):
+            return None
+
+        def trained(self, task, schedule="comparison", objective="joint", seed_offset=0, point=None):
+            calls.append((task, schedule, objective, seed_offset, point))
+            acc, loss = scores[point]
+            return point, {"epochs": 9, "best_epoch": 4, "val_intent_acc": acc, "val_loss": loss,
+                           "wall_time_s": 1.0}
+
+    def fake_predict(model, projector, split):
+        k = right[model]
+        return [g if i < k else 1 - g for i, g in enumerate(split.intents)], [[0]] * len(split)
+
+    monkeypatch.setattr(experiments, "predict", fake_predict)
+    res = FakeResources()
+    table = experiments.tune(res)
+    assert table["chosen"].tolist() == [False, False, True, False]       # 97.0 twice: the lower loss wins
+    assert table["test_intent_acc"].tolist() == [25.0, 50.0, 75.0, 100.0]
+    assert {c[4] for c in calls} == set(profile.tuning_points()) and {c[3] for c in calls} == {0}
+    assert {c[:3] for c in calls} == {("atis", "test", "intent")}
+    facts = tables.tuning_facts(table)
+    assert facts == {"tune_n": "4 points", "tune_chosen": "dropout 0.2", "tune_range": "95.0 to 97.0",
+                     "tune_base": "learning rate 0.001, weight decay 0.01, dropout 0.1",
+                     "tune_test_range": "25.0 to 100.0", "tune_test_chosen": "75.0",
+                     "tune_test_verdict": "one other point scores higher on test than the chosen one (best: 100.0, "
+                                          "validation 95.0)"}
+    assert tables.tuning_facts(table.assign(test_intent_acc=[1.0, 2.0, 3.0, 0.0]))["tune_test_verdict"] == \
+        "the chosen point also scores best on test"
+    assert tables.tuning_facts(table.assign(chosen=[True, False, False, False]))["tune_chosen"] == \
+        "the profile's own values"
+    view = tables.tuning_view(table)
+    assert view["chosen"].tolist() == ["", "", "✓", ""] and view.columns[-1] == "test intent acc. (not used to choose)"
+    assert list(view.columns[:3]) == ["learning rate", "weight decay", "dropout"]

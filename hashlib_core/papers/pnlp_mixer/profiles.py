@@ -81,7 +81,8 @@ class PNLPMixerProfile(Profile):
 
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"train_examples", "eval_examples"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"snips_max_epochs": "as max_epochs",
-                                                                "test_max_epochs": "as max_epochs"})
+                                                                "test_max_epochs": "as max_epochs",
+                                                                "test_tuning": "none (untuned)"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"latency_samples"})
 
     def __post_init__(self) -> None:

@@ -29,7 +29,7 @@ from hashlib_core.results import load_paper_table, parse_printed
 __all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
            "snips_sentence", "snips_schedule", "sizes_view", "test_view", "mtop_view", "quantization_view",
            "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "share_sentence",
-           "scaling_view", "scaling_facts", "quoted"]
+           "scaling_view", "scaling_facts", "tuning_view", "tuning_facts", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
@@ -230,6 +230,44 @@ def intent_quoted(t3_intent: pd.DataFrame, paper_en: float) -> dict[str, str]:
     return out
 
 
+_TUNED_LABELS = {"learning_rate": "learning rate", "weight_decay": "weight decay", "dropout": "dropout"}
+
+
+def tuning_view(tuning: pd.DataFrame) -> pd.DataFrame:
+    """The intent model's tuning points with their validation scores, the chosen one marked."""
+    out = tuning.rename(columns={**_TUNED_LABELS, "val_intent_acc": "validation intent acc.",
+                                 "val_loss": "validation loss", "best_epoch": "best epoch",
+                                 "test_intent_acc": "test intent acc. (not used to choose)"})
+    out["chosen"] = tuning["chosen"].map({True: "✓", False: ""})
+    return out[[*_TUNED_LABELS.values(), "validation intent acc.", "validation loss", "best epoch", "epochs",
+                "chosen", *(["test intent acc. (not used to choose)"] if "test_intent_acc" in tuning else [])]]
+
+
+def tuning_facts(tuning: pd.DataFrame) -> dict[str, str]:
+    """What the prose says of the tuning: how many points, which was chosen (named by how it differs from the first
+    point, the profile's own values) and the spread of their validation accuracies."""
+    base, chosen = tuning.iloc[0], tuning[tuning["chosen"]].iloc[0]
+    changed = [f"{_TUNED_LABELS[k]} {chosen[k]:g}" for k in _TUNED_LABELS if chosen[k] != base[k]]
+    acc = tuning["val_intent_acc"]
+    return {"tune_n": f"{len(tuning)} point{'s' if len(tuning) != 1 else ''}",
+            "tune_chosen": ("the profile's own values" if not changed else " and ".join(changed)),
+            "tune_base": ", ".join(f"{_TUNED_LABELS[k]} {base[k]:g}" for k in _TUNED_LABELS),
+            "tune_range": f"{acc.min():.1f} to {acc.max():.1f}",
+            **(_tuning_test_facts(tuning, chosen) if "test_intent_acc" in tuning else {})}
+
+
+def _tuning_test_facts(tuning: pd.DataFrame, chosen: pd.Series) -> dict[str, str]:
+    test = tuning["test_intent_acc"]
+    best_test = tuning.loc[test.idxmax()]
+    rank = int((test > chosen["test_intent_acc"]).sum())
+    return {"tune_test_range": f"{test.min():.1f} to {test.max():.1f}",
+            "tune_test_chosen": f"{chosen['test_intent_acc']:.1f}",
+            "tune_test_verdict": ("the chosen point also scores best on test" if rank == 0 else
+                                  f"{'one other point scores' if rank == 1 else f'{rank} other points score'} "
+                                  f"higher on test than the chosen one (best: "
+                                  f"{best_test['test_intent_acc']:.1f}, validation {best_test['val_intent_acc']:.1f})")}
+
+
 def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results."""
     p = shown.profile
@@ -262,6 +300,11 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
     if shown.has("table3_intent"):
         out.update(intent_quoted(shown.table("table3_intent"), paper_number(paper3.loc["pNLP-Mixer", "EN"])))
+    if shown.has("tuning"):
+        tuning = shown.table("tuning")
+        out.update(tuning_facts(tuning))
+        spread = tuning["val_intent_acc"].max() - tuning["val_intent_acc"].min()
+        out["tune_apart"] = str(round(spread * atis["validation_sentences"] / 100))
     out["t3_training"] = f"at most {p.max_epochs} epochs, patience {p.patience}"
     out["t3i_schedule"] = (f"at most {p.test_max_epochs} epochs with a patience of {p.test_patience}"
                            if p.test_max_epochs else f"Table 1's schedule, at most {p.max_epochs} epochs")
