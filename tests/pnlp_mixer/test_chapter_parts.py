@@ -540,5 +540,6 @@ def test_tuning_selects_on_validation_and_reuses_the_chosen_seed_zero_model(monk
     assert tables.tuning_facts(table.assign(chosen=[True, False, False, False]))["tune_chosen"] == \
         "the profile's own values"
     view = tables.tuning_view(table)
-    assert view["chosen"].tolist() == ["", "", "✓", ""] and view.columns[-1] == "test intent acc. (not used to choose)"
+    assert view["chosen"].tolist() == ["", "", "✓", ""] and view.columns[-1] == "test acc. (after the choice)"
+    assert view["best epoch"].tolist() == ["4 of 9"] * 4
     assert list(view.columns[:3]) == ["learning rate", "weight decay", "dropout"]

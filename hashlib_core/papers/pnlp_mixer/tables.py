@@ -234,13 +234,14 @@ _TUNED_LABELS = {"learning_rate": "learning rate", "weight_decay": "weight decay
 
 
 def tuning_view(tuning: pd.DataFrame) -> pd.DataFrame:
-    """The intent model's tuning points with their validation scores, the chosen one marked."""
-    out = tuning.rename(columns={**_TUNED_LABELS, "val_intent_acc": "validation intent acc.",
-                                 "val_loss": "validation loss", "best_epoch": "best epoch",
-                                 "test_intent_acc": "test intent acc. (not used to choose)"})
+    """The intent model's tuning points with their validation scores, the chosen one marked, and (when scored) each
+    point's test accuracy, measured after the choice."""
+    out = tuning.rename(columns={**_TUNED_LABELS, "val_intent_acc": "validation acc.", "val_loss": "validation loss",
+                                 "test_intent_acc": "test acc. (after the choice)"})
+    out["best epoch"] = [f"{int(b)} of {int(e)}" for b, e in zip(tuning["best_epoch"], tuning["epochs"])]
     out["chosen"] = tuning["chosen"].map({True: "✓", False: ""})
-    return out[[*_TUNED_LABELS.values(), "validation intent acc.", "validation loss", "best epoch", "epochs",
-                "chosen", *(["test intent acc. (not used to choose)"] if "test_intent_acc" in tuning else [])]]
+    return out[[*_TUNED_LABELS.values(), "validation acc.", "validation loss", "best epoch", "chosen",
+                *(["test acc. (after the choice)"] if "test_intent_acc" in tuning else [])]]
 
 
 def tuning_facts(tuning: pd.DataFrame) -> dict[str, str]:
