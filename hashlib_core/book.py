@@ -158,7 +158,8 @@ def provenance(shown: Any) -> None:
 def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataFrame:
     """The settings of a chapter's four profiles side by side: one row per setting, one column per profile (list
     settings comma-joined; 0 shown as "all" for the profile's ``ZERO_MEANS_ALL`` settings, and 0 or an empty list as
-    its ``ZERO_MEANS`` text for those). ``settings`` picks and orders the rows (default: every setting but the run ones)."""
+    its ``ZERO_MEANS`` text for those). ``settings`` picks and orders the rows (default: every setting but the run
+    ones)."""
     from dataclasses import fields
 
     from hashlib_core.profiles import PROFILE_NAMES, RUN_SETTINGS

@@ -472,7 +472,8 @@ def test_the_test_table_model_has_its_own_schedule_only_when_the_profile_sets_on
 
 
 def test_tuning_points_one_setting_at_a_time_and_bad_entries():
-    """``test_tuning`` varies one of §4's tuned settings at a time around the profile's own values (the first point)."""
+    """``test_tuning`` varies one of §4's tuned settings at a time around the profile's own values (the first
+    point)."""
     base = PROFILES.get("cpu", test_tuning="")
     assert base.tuning_points() == ((base.learning_rate, base.weight_decay, base.dropout),)
     tuned = PROFILES.get("cpu", test_tuning="learning_rate=0.004, dropout=0.3,weight_decay=0")

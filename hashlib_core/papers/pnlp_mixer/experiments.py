@@ -97,7 +97,8 @@ class Resources:
             epochs, patience = p.max_epochs, p.patience
         return FitSettings(batch_size=p.batch_size,
                            learning_rate=p.learning_rate if learning_rate is None else learning_rate,
-                           weight_decay=p.weight_decay if weight_decay is None else weight_decay, max_epochs=epochs, patience=patience, seed=p.seed + seed_offset,
+                           weight_decay=p.weight_decay if weight_decay is None else weight_decay,
+                           max_epochs=epochs, patience=patience, seed=p.seed + seed_offset,
                            select_on="intent" if objective == "intent" else "intent+exact_match",
                            tie_break="loss" if objective == "intent" else "first")
 
@@ -262,7 +263,7 @@ def tune(res: Resources) -> pd.DataFrame:
 
     rows, test = [], res.task("atis").test
     for point in res.profile.tuning_points():
-        model, summary = res.trained("atis", schedule="test", objective="intent", point=point)
+        summary = res.trained("atis", schedule="test", objective="intent", point=point)[1]
         rows.append({**dict(zip(TUNED, point)), "seed": res.profile.seed, "epochs": summary["epochs"],
                      "best_epoch": summary["best_epoch"], "val_intent_acc": summary["val_intent_acc"],
                      "val_loss": summary["val_loss"], "wall_time_s": summary["wall_time_s"]})
