@@ -261,17 +261,17 @@ def tune(res: Resources) -> pd.DataFrame:
     sentences carry over to test."""
     from hashlib_core.papers.pnlp_mixer.metrics import intent_accuracy
 
-    rows, test = [], res.task("atis").test
+    rows, models, test = [], [], res.task("atis").test
     for point in res.profile.tuning_points():
-        summary = res.trained("atis", schedule="test", objective="intent", point=point)[1]
+        model, summary = res.trained("atis", schedule="test", objective="intent", point=point)
+        models.append(model)
         rows.append({**dict(zip(TUNED, point)), "seed": res.profile.seed, "epochs": summary["epochs"],
                      "best_epoch": summary["best_epoch"], "val_intent_acc": summary["val_intent_acc"],
                      "val_loss": summary["val_loss"], "wall_time_s": summary["wall_time_s"]})
     best = min(range(len(rows)), key=lambda i: (-rows[i]["val_intent_acc"], rows[i]["val_loss"], i))
-    for i, point in enumerate(res.profile.tuning_points()):     # scored on test only once the choice is made
-        model = res.trained("atis", schedule="test", objective="intent", point=point)[0]
-        rows[i].update(chosen=i == best, test_intent_acc=intent_accuracy(predict(model, res.projector(), test)[0],
-                                                                        test.intents))
+    for i, (row, model) in enumerate(zip(rows, models)):     # scored on test only once the choice is made
+        row.update(chosen=i == best, test_intent_acc=intent_accuracy(predict(model, res.projector(), test)[0],
+                                                                     test.intents))
     return pd.DataFrame(rows)
 
 
