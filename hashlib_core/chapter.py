@@ -65,6 +65,9 @@ class Experiment:
     when: Callable[[Profile], bool] | None = None
     #: profile settings this experiment's results do not depend on: changing one leaves them current (not stale)
     independent_of: frozenset[str] = frozenset()
+    #: results of other experiments this one derives its outputs from (e.g. the claims' verdicts): a run that
+    #: rewrites one of them reruns this experiment too, and its outputs are stale once one of them changed
+    reads: tuple[str, ...] = ()
 
     @property
     def doc(self) -> str:
@@ -78,11 +81,17 @@ class RunContext:
     """What an experiment receives: the profile, the device, shared resources, checkpoint folders."""
 
     def __init__(self, chapter: "Chapter", profile: Profile, *, progress: bool = False,
-                 checkpoint_root: str | Path | None = None) -> None:
+                 checkpoint_root: str | Path | None = None, results_root: str | Path | None = None) -> None:
         self.chapter = chapter
         self.profile = profile
         self.progress = progress
         self.checkpoint_root = Path(checkpoint_root) if checkpoint_root else repo_root() / "checkpoints"
+        self.results_root = results_root
+
+    def evidence(self) -> "Shown":
+        """The results this run writes, as far as they are written (what a derived experiment such as the claims'
+        verdicts reads)."""
+        return Shown(self.profile, self.chapter.store(self.profile.name, self.results_root), "run", "")
 
     @cached_property
     def device(self):
@@ -152,20 +161,27 @@ class Chapter:
 
     # ------------------------------------------------------------------------------------------------ declaring
     def experiment(self, name: str, outputs: Sequence[str], *, when: Callable[[Profile], bool] | None = None,
-                   independent_of: Sequence[str] = ()):
+                   independent_of: Sequence[str] = (), reads: Sequence[str] = ()):
         """Decorator registering ``fn(ctx) -> {output name: DataFrame or JSON-able}`` as experiment ``name``.
 
         ``independent_of``: profile settings the experiment never reads (e.g. another experiment's epochs), so that
-        changing one of them does not make this experiment's committed results stale."""
+        changing one of them does not make this experiment's committed results stale. ``reads``: results of the
+        experiments registered before this one that it derives its outputs from (through ``ctx.evidence()``); each
+        output records their digests, and is stale once one of them changes."""
         if name in self.experiments:
             raise ValueError(f"chapter {self.slug!r} already has an experiment {name!r}")
         taken = {o for e in self.experiments.values() for o in e.outputs}
         clash = sorted(taken & set(outputs))
         if clash:
             raise ValueError(f"outputs {clash} are already written by another experiment of {self.slug!r}")
+        unknown = sorted(set(reads) - taken)
+        if unknown:
+            raise ValueError(f"experiment {name!r} of {self.slug!r} reads {unknown}, which no experiment registered "
+                             f"before it writes")
 
         def register(fn: Callable[[RunContext], Mapping[str, Any]]):
-            self.experiments[name] = Experiment(name, tuple(outputs), fn, when, frozenset(independent_of))
+            self.experiments[name] = Experiment(name, tuple(outputs), fn, when, frozenset(independent_of),
+                                                tuple(reads))
             return fn
         return register
 
@@ -182,6 +198,18 @@ class Chapter:
             return [self.experiments[n] for n in self.experiments if n in set(only)]
         return [e for e in self.experiments.values() if e.enabled(profile)]
 
+    def with_dependents(self, profile: Profile, chosen: Sequence[Experiment]) -> list[Experiment]:
+        """``chosen`` and, in registration order, every enabled experiment that reads an output of one chosen
+        before it (so that ``--only glue`` also recomputes the verdicts that read ``glue``)."""
+        names = {e.name for e in chosen}
+        written: set[str] = set()
+        out = []
+        for exp in self.experiments.values():
+            if exp.name in names or (exp.enabled(profile) and set(exp.reads) & written):
+                out.append(exp)
+                written |= set(exp.outputs)
+        return out
+
     def result_names(self, profile: Profile, only: Iterable[str] | None = None) -> list[str]:
         return [o for e in self.selected(profile, only) for o in e.outputs]
 
@@ -196,9 +224,10 @@ class Chapter:
             results_root: str | Path | None = None, checkpoint_root: str | Path | None = None) -> ResultsStore:
         """Run the selected experiments of ``profile``; every output is written (main process only) as it is done."""
         store = self.store(profile.name, results_root)
-        ctx = RunContext(self, profile, progress=progress, checkpoint_root=checkpoint_root)
+        ctx = RunContext(self, profile, progress=progress, checkpoint_root=checkpoint_root,
+                         results_root=results_root)
         seed_everything(profile.seed)
-        for exp in self.selected(profile, only):
+        for exp in self.with_dependents(profile, self.selected(profile, only)):
             ctx.log(f"{exp.name}: running")
             start = time.perf_counter()
             produced = dict(exp.fn(ctx))
@@ -209,19 +238,24 @@ class Chapter:
             if not ctx.is_main_process:
                 continue
             device = ctx.device if "device" in ctx.__dict__ else "cpu"   # experiments that never asked ran on CPU
+            inputs = {name: store.digest(name) for name in exp.reads} if exp.reads else None
             for name in exp.outputs:
                 value = produced[name]
-                kwargs = dict(seed=profile.seed, device=device, wall_time_s=wall, config=profile.to_dict())
+                kwargs = dict(seed=profile.seed, device=device, wall_time_s=wall, config=profile.to_dict(),
+                              inputs=inputs)
                 if isinstance(value, pd.DataFrame):
                     store.write_table(name, value, **kwargs)
                 else:
                     store.write_json(name, value, **kwargs)
         return store
 
-    def is_current(self, store: ResultsStore, names: Sequence[str], profile: Profile) -> bool:
-        """Results of ``profile``'s configuration written at this git commit from a clean tree (reusable)."""
+    def is_current(self, store: ResultsStore, names: Sequence[str], profile: Profile, *,
+                   allow_dirty: bool = False) -> bool:
+        """Results of ``profile``'s configuration written at this git commit from a clean tree (reusable);
+        ``allow_dirty``: also those written from this commit with uncommitted changes (what a page gathering other
+        chapters' results in the same build reads, see :func:`hashlib_core.claims.scorecard.gather`)."""
         state = results_store.git_state()
-        if state["git_commit"] is None or state["git_dirty"] is not False:
+        if state["git_commit"] is None or (state["git_dirty"] is not False and not allow_dirty):
             return False
         config = to_jsonable(profile.to_dict())
         for name in names:
@@ -229,25 +263,26 @@ class Chapter:
                 return False
             meta = store.read_meta(name)
             if (meta.get("config") != config or meta.get("git_commit") != state["git_commit"]
-                    or meta.get("git_dirty") is not False):
+                    or (meta.get("git_dirty") is not False and not allow_dirty)):
                 return False
         return True
 
     def load_or_run(self, profile: Profile, only: Iterable[str] | None = None, *, progress: bool = False,
-                    results_root: str | Path | None = None) -> ResultsStore:
+                    results_root: str | Path | None = None, allow_dirty: bool = False) -> ResultsStore:
         """The results of ``profile``, computed now unless they can be reused.
 
         ``paper``: the results files of a long run (committed, or written by the chapter's command) are shown as
         they are; ``run`` only if one is missing. Other profiles: computed in-process, except that results written by
         the **same configuration at the same git commit from a clean tree** are reused (so that continuous
-        integration can execute a notebook twice without training twice).
+        integration can execute a notebook twice without training twice); ``allow_dirty`` also reuses those written
+        at this commit with uncommitted changes.
         """
         store = self.store(profile.name, results_root)
         names = self.result_names(profile, only)
         if profile.name == "paper":
             ready = all(store.exists(n) for n in names)
         else:
-            ready = self.is_current(store, names, profile)
+            ready = self.is_current(store, names, profile, allow_dirty=allow_dirty)
         if not ready:
             self.run(profile, only, progress=progress, results_root=results_root)
             missing = [n for n in names if not store.exists(n)]
@@ -261,16 +296,22 @@ class Chapter:
         chapter's profile of that name today (the code would not reproduce them). Settings of the run only
         (:data:`~hashlib_core.profiles.RUN_SETTINGS`: the device it ran on, its time budget) are not compared; the
         device is recorded in each result's metadata. Nor are the settings its experiment declares itself
-        ``independent_of``."""
+        ``independent_of``. A result derived from others (an experiment's ``reads``) is also stale when one of them
+        changed or vanished since it was computed: it is listed with ``"evidence: <name>"``."""
         store = self.store(profile_name, results_root)
         current = to_jsonable(self.profiles.get(profile_name).to_dict())
         ignored = {o: e.independent_of for e in self.experiments.values() for o in e.outputs}
+        reads = {o: e.reads for e in self.experiments.values() for o in e.outputs}
         out: dict[str, list[str]] = {}
         for name in store.names():
-            config = store.read_meta(name).get("config") or {}
+            meta = store.read_meta(name)
+            config = meta.get("config") or {}
             skip = RUN_SETTINGS | ignored.get(name, frozenset())
             differ = sorted(k for k in set(config) | set(current)
                             if k not in skip and config.get(k) != current.get(k))
+            recorded = meta.get("inputs") or {}
+            differ += [f"evidence: {r}" for r in reads.get(name, ())
+                       if r not in recorded or recorded[r] != store.digest(r)]
             if differ:
                 out[name] = differ
         return out
@@ -290,8 +331,9 @@ class Chapter:
                 notes.append(f"`{name}` results are incomplete (missing {', '.join(missing)}) and are not shown.")
             elif stale:
                 keys = sorted({k for v in stale.values() for k in v})
-                notes.append(f"`{name}` results are stale (computed with other settings: {', '.join(keys)}) and are "
-                             f"not shown; rerun `python -m hashlib_core.papers.{self.slug} --profile {name}`.")
+                notes.append(f"`{name}` results are stale (computed with other settings or evidence: "
+                             f"{', '.join(keys)}) and are not shown; rerun "
+                             f"`python -m hashlib_core.papers.{self.slug} --profile {name}`.")
             else:
                 return profile, notes
         return None, notes

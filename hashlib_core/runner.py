@@ -76,6 +76,11 @@ def _toc_files(node: object) -> list[str]:
     return found + [f for value in node.values() if isinstance(value, (list, dict)) for f in _toc_files(value)]
 
 
+#: pages that gather the other chapters' results (the scorecard): executed after every chapter, whatever their place
+#: in the book, so that they read what the chapters computed in the same build
+GATHERING = ("scorecard",)
+
+
 def discover_chapters(root: Path | None = None) -> list[Chapter]:
     """The notebooks listed in ``_toc.yml``, in book order."""
     root = root or repo_root()
@@ -117,7 +122,7 @@ def run_chapters(
         raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
     root = root or repo_root()
     outcomes = []
-    for ch in chapters:
+    for ch in sorted(chapters, key=lambda c: c.name in GATHERING):   # stable: chapters in book order, then these
         out = executed_dir(build_dir, profile) / ch.source.relative_to(root)
         out.parent.mkdir(parents=True, exist_ok=True)
         print(f"[runner] {ch.name}: executing ({profile}, device={device}, source={source}) -> {out}", flush=True)

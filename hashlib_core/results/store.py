@@ -203,9 +203,13 @@ class ResultsStore:
         device: Any = None,
         wall_time_s: float | None = None,
         config: Mapping[str, Any] | None = None,
+        inputs: Mapping[str, str] | None = None,
     ) -> Path:
-        """Write ``{"meta": ..., "data": data}`` to ``<name>.json``."""
+        """Write ``{"meta": ..., "data": data}`` to ``<name>.json`` (``inputs``: digests of the results it was derived
+        from, see :meth:`digest`)."""
         meta = collect_metadata(seed=seed, device=device, wall_time_s=wall_time_s, config=config)
+        if inputs is not None:
+            meta["inputs"] = dict(inputs)
         meta.update(chapter=self.chapter, profile=self.profile, name=name)
         return atomic_write_json(self.path(name, ".json"), {"meta": meta, "data": to_jsonable(data)})
 
@@ -218,14 +222,18 @@ class ResultsStore:
         device: Any = None,
         wall_time_s: float | None = None,
         config: Mapping[str, Any] | None = None,
+        inputs: Mapping[str, str] | None = None,
     ) -> Path:
-        """Write ``table`` to ``<name>.csv`` and its metadata to ``<name>.meta.json``.
+        """Write ``table`` to ``<name>.csv`` and its metadata to ``<name>.meta.json`` (``inputs``: digests of the
+        results it was derived from, see :meth:`digest`).
 
         The CSV is written first and the metadata second, so a table never has metadata describing another run.
         """
         if not isinstance(table, pd.DataFrame):
             raise TypeError(f"write_table expects a pandas DataFrame, got {type(table).__name__}")
         meta = collect_metadata(seed=seed, device=device, wall_time_s=wall_time_s, config=config)
+        if inputs is not None:
+            meta["inputs"] = dict(inputs)
         meta.update(chapter=self.chapter, profile=self.profile, name=name, rows=len(table),
                     columns=[str(c) for c in table.columns])
         csv_path = atomic_write_text(self.path(name, ".csv"), table.to_csv(index=False))
@@ -247,6 +255,17 @@ class ResultsStore:
         if json_path.exists():
             return self.read_json(name)["meta"]
         return json.loads(self._existing(name, ".meta.json").read_text(encoding="utf-8"))
+
+    def digest(self, name: str) -> str | None:
+        """The sha256 of result ``name``'s data file (its CSV, or its JSON), or None when it does not exist: what a
+        derived result records of its evidence, so that it goes stale when the evidence is rewritten."""
+        import hashlib
+
+        for suffix in (".csv", ".json"):
+            p = self.path(name, suffix)
+            if p.exists():
+                return hashlib.sha256(p.read_bytes()).hexdigest()
+        return None
 
     def names(self) -> list[str]:
         """Result names present in this folder (sorted)."""

@@ -89,3 +89,8 @@ def _shares(ctx: RunContext) -> dict:
     """Every model's parameters and vocabulary share (real-weight cross-checks up to ``materialize_up_to``)."""
     return {"embedding_shares": embedding_shares(materialize_up_to=ctx.profile.materialize_up_to,
                                                  progress=ctx.progress)}
+
+
+from hashlib_core.papers.vocab_bottleneck.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)
+
+CLAIMS.register(CHAPTER)

@@ -1,0 +1,295 @@
+"""Claims and their verdicts: what a paper says, what we measured, and whether the first survives the second.
+
+A :class:`Claim` holds a paper's statement (its source and the sentence quoted, the paper's number where printed),
+the **region** of effects that agree with it, and a function that computes our effect with its uncertainty from a
+chapter's results. The verdict is computed, never written by hand, from where our interval lies against the region:
+
+==============================  =========================================================================
+verdict                         when
+==============================  =========================================================================
+``holds``                       the whole interval lies in the paper's region
+``holds in direction``          the estimate lies in the region, the interval reaches outside it (for A
+                                better than B: the paper's sign, but the interval includes no effect)
+``does not hold in direction``  the estimate lies outside the region, the interval still reaches into it
+``does not hold``               the interval excludes the paper's region
+``not testable here``           the evidence cannot exist here (data not public, needs a GPU, ...) or is
+                                missing; the reason is recorded, the claim is never dropped
+==============================  =========================================================================
+
+An exact effect (a parameter count, a byte size: deterministic) is its own interval. A stochastic effect measured
+once (one seed, no items kept) has no interval, so it can at best hold *in direction*.
+
+The kinds of statement (:data:`KINDS`) and the constructors that set their regions:
+
+* :func:`better` -- A better than B (effect A - B, region above ``margin``); also "A is the best of several"
+  (effect A - the best other);
+* :func:`within` -- A within a stated tolerance of B (region ``[-tol, tol]``, or ``[-tol, inf)`` one-sided);
+* :func:`ordering` -- several models in the paper's order (effect Kendall's tau with the paper's ranking);
+* :func:`ratio` -- A a stated number of times B (region an interval of ratios);
+* :func:`value` -- a number the paper prints (region: the values that round to it, or a stated range).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+import pandas as pd
+
+from hashlib_core.claims.statistics import Interval
+
+__all__ = ["VERDICTS", "KINDS", "Region", "Effect", "NotTestable", "Claim", "Evidence", "verdict", "better",
+           "within", "ordering", "ratio", "value", "evaluate_claims", "CLAIM_COLUMNS"]
+
+#: The verdicts, from best to worst agreement with the paper, then the untestable.
+VERDICTS = ("holds", "holds in direction", "does not hold in direction", "does not hold", "not testable here")
+
+#: Kinds of statement and how the claims table names them.
+KINDS = {
+    "better": "A better than B",
+    "within": "A within a stated tolerance of B",
+    "ordering": "an ordering of several models",
+    "ratio": "a ratio",
+    "value": "a printed value",
+}
+
+#: Columns of a chapter's ``claims`` result, in order.
+CLAIM_COLUMNS = ("paper", "id", "headline", "statement", "where", "quote", "kind", "paper_value", "ours",
+                 "estimate", "low", "high", "level", "method", "region", "verdict", "reason", "scale", "section",
+                 "reads")
+
+
+class Evidence(Protocol):
+    """What a claim reads: a chapter's results of one profile (a :class:`hashlib_core.chapter.Shown`)."""
+
+    profile: Any
+
+    def table(self, name: str) -> pd.DataFrame: ...
+
+    def json(self, name: str) -> Any: ...
+
+    def has(self, name: str) -> bool: ...
+
+
+class NotTestable(Exception):
+    """Raised by an effect function when the evidence cannot answer the claim here; the message is the reason a
+    reader sees ("CoLA is not fine-tuned in this profile", "needs the paper's 1B model")."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """The effects that agree with the paper: an interval of the real line, each end open or closed."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.high or math.isnan(self.low) or math.isnan(self.high):
+            raise ValueError(f"a region needs low <= high, got [{self.low}, {self.high}]")
+
+    def above_low(self, x: float) -> bool:
+        return x > self.low if self.low_open else x >= self.low
+
+    def below_high(self, x: float) -> bool:
+        return x < self.high if self.high_open else x <= self.high
+
+    def contains(self, x: float) -> bool:
+        return self.above_low(x) and self.below_high(x)
+
+    def covers(self, low: float, high: float) -> bool:
+        """Is the whole interval ``[low, high]`` inside the region?"""
+        return self.above_low(low) and self.below_high(high)
+
+    def misses(self, low: float, high: float) -> bool:
+        """Does the interval ``[low, high]`` lie wholly outside the region?"""
+        return not self.above_low(high) or not self.below_high(low)
+
+    def describe(self, unit: str = "") -> str:
+        """``"> 0"``, ``"in [-1, 1]"``, ``">= 2"``: the region as the claims table prints it."""
+        u = f" {unit}" if unit else ""
+        if math.isinf(self.high) and not math.isinf(self.low):
+            return f"{'>' if self.low_open else '>='} {_fmt(self.low)}{u}"
+        if math.isinf(self.low) and not math.isinf(self.high):
+            return f"{'<' if self.high_open else '<='} {_fmt(self.high)}{u}"
+        if math.isinf(self.low) and math.isinf(self.high):
+            return "any"
+        return (f"in {'(' if self.low_open else '['}{_fmt(self.low)}, {_fmt(self.high)}"
+                f"{')' if self.high_open else ']'}{u}")
+
+
+def _fmt(x: float) -> str:
+    """``0.5``, ``2``, ``23.35M``: a region end, large ones with the papers' K/M/B suffixes."""
+    for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(x) >= div:
+            return f"{x / div:.4g}{suffix}"
+    return f"{x:g}"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """Our measured effect for a claim: an :class:`Interval` (or an exact number), and the text the table shows.
+
+    ``ours`` is the reader's version (``"Proj 61.2 vs BERT-MLM 63.0 (-1.8 points)"``); ``unit`` names the effect's
+    unit (``"points"``, ``"x"``); ``scale`` overrides the chapter's scale sentence for this claim (a claim tested on
+    another profile's models, say); ``note`` is anything a reader must know to read the number.
+    """
+
+    interval: Interval
+    ours: str
+    unit: str = ""
+    exact: bool = False
+    scale: str = ""
+    note: str = ""
+
+    @classmethod
+    def exactly(cls, value: float, ours: str, *, unit: str = "", method: str = "exact (deterministic)",
+                note: str = "") -> "Effect":
+        """A deterministic effect (counts, sizes): its own interval."""
+        v = float(value)
+        return cls(Interval(v, v, v, method), ours, unit, True, note=note)
+
+
+def verdict(region: Region, effect: Effect | None) -> str:
+    """The verdict of ``effect`` against ``region`` (see the module docstring); ``None`` is not testable."""
+    if effect is None:
+        return "not testable here"
+    iv = effect.interval
+    inside = region.contains(iv.estimate)
+    if iv.has_interval:
+        if region.covers(iv.low, iv.high):
+            return "holds"
+        if region.misses(iv.low, iv.high):
+            return "does not hold"
+    return "holds in direction" if inside else "does not hold in direction"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One statement of a paper, testable (``effect`` set) or declared untestable here (``untestable`` set).
+
+    ``reads`` names the results the effect reads; one that is missing makes the claim *not testable here* with a
+    reason naming it. ``section`` is the label (a MyST target) of the page section that holds the evidence.
+    """
+
+    id: str
+    statement: str
+    where: str
+    quote: str
+    kind: str
+    region: Region
+    effect: Callable[[Evidence], Effect] | None = None
+    reads: tuple[str, ...] = ()
+    paper_value: str = ""
+    section: str = ""
+    untestable: str = ""
+    headline: bool = False
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id!r}: kind must be one of {sorted(KINDS)}, got {self.kind!r}")
+        if not self.quote.strip() or not self.where.strip() or not self.statement.strip():
+            raise ValueError(f"claim {self.id!r} needs a statement, where it is from and the sentence quoted")
+        if (self.effect is None) == (not self.untestable):
+            raise ValueError(f"claim {self.id!r} needs exactly one of an effect function or an 'untestable' reason")
+        if self.effect is not None and not self.reads:
+            raise ValueError(f"claim {self.id!r} must name the results it reads (reads=...)")
+
+    def evaluate(self, evidence: Evidence) -> tuple[Effect | None, str]:
+        """``(effect, reason)``: the effect, or ``None`` and why the claim is not testable here."""
+        if self.untestable:
+            return None, self.untestable
+        missing = [name for name in self.reads if not evidence.has(name)]
+        if missing:
+            profile = getattr(getattr(evidence, "profile", None), "name", "?")
+            return None, (f"evidence missing: result(s) {', '.join(missing)} not written in the {profile} profile")
+        assert self.effect is not None
+        try:
+            return self.effect(evidence), ""
+        except NotTestable as why:
+            return None, str(why)
+
+
+def _claim(kind: str, region: Region, id: str, statement: str, *, where: str, quote: str,
+           effect: Callable[[Evidence], Effect] | None = None, reads: Sequence[str] = (), paper_value: str = "",
+           section: str = "", untestable: str = "", headline: bool = False, unit: str = "") -> Claim:
+    return Claim(id, statement, where, quote, kind, region, effect, tuple(reads), paper_value, section, untestable,
+                 headline, unit)
+
+
+def better(id: str, statement: str, *, margin: float = 0.0, **kw: Any) -> Claim:
+    """A better than B: the effect is A - B (oriented so that positive favours A), the region ``> margin``."""
+    return _claim("better", Region(low=margin, low_open=True), id, statement, **kw)
+
+
+def within(id: str, statement: str, *, tolerance: float, one_sided: bool = False, **kw: Any) -> Claim:
+    """A within ``tolerance`` of B: effect A - B in ``[-tolerance, tolerance]`` (``one_sided``: A no worse than
+    B by more than ``tolerance``, region ``[-tolerance, inf)``)."""
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    region = Region(low=-tolerance) if one_sided else Region(low=-tolerance, high=tolerance)
+    return _claim("within", region, id, statement, **kw)
+
+
+def ordering(id: str, statement: str, *, min_tau: float = 0.0, **kw: Any) -> Claim:
+    """Several models in the paper's order: effect Kendall's tau between the paper's ranking and ours, region
+    ``> min_tau`` (0: more concordant than not)."""
+    return _claim("ordering", Region(low=min_tau, high=1.0, low_open=True), id, statement, **kw)
+
+
+def ratio(id: str, statement: str, *, at_least: float | None = None, between: tuple[float, float] | None = None,
+          **kw: Any) -> Claim:
+    """A ratio A / B: at least ``at_least``, or in ``between`` (inclusive)."""
+    if (at_least is None) == (between is None):
+        raise ValueError("a ratio claim needs exactly one of at_least or between")
+    region = Region(low=at_least) if at_least is not None else Region(low=between[0], high=between[1])
+    return _claim("ratio", region, id, statement, **kw)
+
+
+def value(id: str, statement: str, *, printed: str | None = None, between: tuple[float, float] | None = None,
+          **kw: Any) -> Claim:
+    """A printed value: our number rounds to ``printed`` (``"23.4M"``, ``"30%"``; the region is the values within
+    half a unit of its last printed place), or lies in ``between``."""
+    from hashlib_core.results.paper import parse_printed
+
+    if (printed is None) == (between is None):
+        raise ValueError("a value claim needs exactly one of printed or between")
+    if printed is not None:
+        number = parse_printed(printed)
+        if number is None:
+            raise ValueError(f"claim {id!r}: {printed!r} is not a printed number")
+        region = Region(low=number.value - number.resolution, high=number.value + number.resolution,
+                        high_open=True)
+        kw.setdefault("paper_value", printed)
+    else:
+        region = Region(low=between[0], high=between[1])
+    return _claim("value", region, id, statement, **kw)
+
+
+def evaluate_claims(paper: str, claims: Sequence[Claim], evidence: Evidence, scale: str) -> pd.DataFrame:
+    """One row per claim (never fewer: an untestable claim gets its reason), columns :data:`CLAIM_COLUMNS`."""
+    ids = [c.id for c in claims]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise ValueError(f"{paper}: claim ids must be unique, repeated: {dupes}")
+    rows = []
+    for claim in claims:
+        effect, reason = claim.evaluate(evidence)
+        iv = effect.interval if effect is not None else None
+        rows.append({
+            "paper": paper, "id": claim.id, "headline": claim.headline, "statement": claim.statement,
+            "where": claim.where, "quote": claim.quote, "kind": claim.kind, "paper_value": claim.paper_value,
+            "ours": effect.ours if effect is not None else "",
+            "estimate": iv.estimate if iv is not None else None,
+            "low": iv.low if iv is not None else None, "high": iv.high if iv is not None else None,
+            "level": iv.level if iv is not None and iv.has_interval else None,
+            "method": (iv.method + (f"; {effect.note}" if effect.note else "")) if iv is not None else "",
+            "region": claim.region.describe(effect.unit if effect is not None else claim.unit),
+            "verdict": verdict(claim.region, effect), "reason": reason,
+            "scale": (effect.scale if effect is not None and effect.scale else scale),
+            "section": claim.section, "reads": ",".join(claim.reads),
+        })
+    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+

@@ -1,0 +1,198 @@
+"""Uncertainty for claims: intervals across seeds, paired bootstrap over test items, Kendall's tau.
+
+Every function returns an :class:`Interval`: the point estimate, a two-sided interval at ``level`` (95% unless
+asked otherwise) or none, and a sentence saying how it was obtained, which the claims table prints.
+
+* :func:`seed_interval` -- the mean of one model's scores over seeds, with Student's t interval;
+* :func:`seed_difference` -- the difference of two models' means over seeds (Welch's t interval), when the two are
+  not scored on shared items (or only their per-seed scores were kept);
+* :func:`paired_bootstrap` -- two models scored **on the same items** (the usual test in NLP, Koehn 2004; Berg-
+  Kirkpatrick et al. 2012): resample the items with replacement, recompute both models' metric on each resample,
+  and read the interval of the difference off the percentiles. Decomposable metrics (accuracy, a hit@k) take the
+  fast path (per-item scores averaged); any other metric (MCC, F1, Spearman) is recomputed from per-item
+  predictions on every resample;
+* :func:`kendall_tau` -- how far one ranking of models agrees with another.
+
+Resampling draws from a local ``numpy`` generator with a fixed seed, so a verdict is reproducible bit for bit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Interval", "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "DEFAULT_RESAMPLES"]
+
+#: resamples of a paired bootstrap: enough that the percentile interval's ends move by well under its width
+DEFAULT_RESAMPLES = 2000
+_CHUNK = 250   # resamples drawn at a time (bounds memory at 250 x items indices)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and, when the evidence allows one, its two-sided interval at ``level``."""
+
+    estimate: float
+    low: float | None = None
+    high: float | None = None
+    method: str = ""
+    n: int | None = None          # items (bootstrap) or seeds (t interval) the interval rests on
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if (self.low is None) != (self.high is None):
+            raise ValueError("an interval needs both ends or neither")
+        if not math.isfinite(self.estimate):
+            raise ValueError(f"the estimate must be a finite number, got {self.estimate!r}")
+        if self.low is not None:
+            slack = 1e-9 * max(1.0, abs(self.estimate))
+            if not self.low - slack <= self.estimate <= self.high + slack:
+                raise ValueError(f"interval [{self.low}, {self.high}] does not contain its estimate {self.estimate}")
+
+    @property
+    def has_interval(self) -> bool:
+        return self.low is not None
+
+
+def _finite(values: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        raise ValueError(f"{what}: no values (a model with no scored run cannot be compared)")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what}: values must be finite numbers, got {arr.tolist()}")
+    return arr
+
+
+def _t_quantile(level: float, df: float) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + level / 2, df))
+
+
+def seed_interval(values: Sequence[float], *, level: float = 0.95, what: str = "scores") -> Interval:
+    """The mean of ``values`` (one per seed) with Student's t interval; one value gives the mean and no interval."""
+    arr = _finite(values, what)
+    mean = float(arr.mean())
+    n = int(arr.size)
+    if n < 2:
+        return Interval(mean, method="one seed: no interval", n=n, level=level)
+    half = _t_quantile(level, n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
+    return Interval(mean, mean - half, mean + half, f"t interval over {n} seeds", n, level)
+
+
+def seed_difference(a: Sequence[float], b: Sequence[float], *, level: float = 0.95) -> Interval:
+    """``mean(a) - mean(b)`` over seeds, with Welch's t interval (no pairing assumed between the seeds of two
+    models). Fewer than two seeds on either side gives the difference and no interval. When every seed of both
+    models scored the same (a model stuck at the majority class, say), the spread is zero and so is the interval's
+    width: the runs gave no evidence of variation, and the method says so."""
+    x, y = _finite(a, "first model's scores"), _finite(b, "second model's scores")
+    diff = float(x.mean() - y.mean())
+    if x.size < 2 or y.size < 2:
+        return Interval(diff, method=f"{min(x.size, y.size)} seed(s): no interval", n=int(min(x.size, y.size)),
+                        level=level)
+    vx, vy = float(x.var(ddof=1)) / x.size, float(y.var(ddof=1)) / y.size
+    se = math.sqrt(vx + vy)
+    seeds = f"{x.size} and {y.size} seeds" if x.size != y.size else f"{x.size} seeds each"
+    if se == 0.0:
+        return Interval(diff, diff, diff, f"Welch t interval over {seeds} (every seed scored the same)",
+                        int(min(x.size, y.size)), level)
+    df = (vx + vy) ** 2 / (vx ** 2 / (x.size - 1) + vy ** 2 / (y.size - 1))
+    half = _t_quantile(level, df) * se
+    return Interval(diff, diff - half, diff + half, f"Welch t interval over {seeds}", int(min(x.size, y.size)),
+                    level)
+
+
+def _as_items(values: np.ndarray | Sequence, what: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"{what}: per-item scores must be (items,) or (seeds, items), got shape {arr.shape}")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{what}: no items")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what}: per-item scores must be finite")
+    return arr
+
+
+def paired_bootstrap(
+    a: np.ndarray | Sequence | None = None,
+    b: np.ndarray | Sequence | None = None,
+    *,
+    metric: Callable[[np.ndarray], float] | None = None,
+    metric_b: Callable[[np.ndarray], float] | None = None,
+    n_items: int | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = 0.95,
+    seed: int = 0,
+    items: str = "items",
+) -> Interval:
+    """The difference ``A - B`` of two models scored on the same items, with a paired percentile-bootstrap interval.
+
+    Two ways to call it:
+
+    * **per-item scores** ``a`` and ``b`` (``(items,)`` or ``(seeds, items)``: a 0/1 correctness, a hit@k, a
+      per-item loss): the metric is their mean (over seeds too), resampled fast;
+    * **a metric** ``metric(indices) -> float`` for model A and ``metric_b`` for B (e.g. MCC of the predictions
+      at ``indices`` against the labels at ``indices``), with ``n_items``: both are recomputed on each resample.
+
+    ``items`` names the items in the method sentence (``"SST-2 dev sentences"``). Resampling is paired: both models
+    see the same resampled items, so what they share (hard items, easy items) cancels in the difference.
+    """
+    if resamples < 100:
+        raise ValueError(f"resamples must be at least 100 for a percentile interval, got {resamples}")
+    if not 0.5 <= level < 1:
+        raise ValueError(f"level must be in [0.5, 1), got {level}")
+    rng = np.random.default_rng(seed)
+    lo_q, hi_q = 100 * (0.5 - level / 2), 100 * (0.5 + level / 2)
+    if metric is not None or metric_b is not None:
+        if metric is None or metric_b is None or n_items is None:
+            raise ValueError("a metric bootstrap needs metric, metric_b and n_items")
+        if a is not None or b is not None:
+            raise ValueError("give either per-item scores (a, b) or metrics, not both")
+        if n_items < 2:
+            raise ValueError(f"a bootstrap needs at least 2 items, got {n_items}")
+        everything = np.arange(n_items)
+        estimate = float(metric(everything) - metric_b(everything))
+        diffs = np.empty(resamples)
+        for r in range(resamples):
+            idx = rng.integers(0, n_items, n_items)
+            diffs[r] = metric(idx) - metric_b(idx)
+        n = n_items
+    else:
+        if a is None or b is None:
+            raise ValueError("paired_bootstrap needs per-item scores a and b, or metric, metric_b and n_items")
+        x, y = _as_items(a, "first model"), _as_items(b, "second model")
+        if x.shape[1] != y.shape[1]:
+            raise ValueError(f"the two models were scored on different numbers of items ({x.shape[1]} vs "
+                             f"{y.shape[1]}): a paired bootstrap needs the same items in the same order")
+        per_item = x.mean(axis=0) - y.mean(axis=0)      # seeds averaged per item; the mean is linear
+        n = int(per_item.size)
+        if n < 2:
+            raise ValueError(f"a bootstrap needs at least 2 items, got {n}")
+        estimate = float(per_item.mean())
+        diffs = np.empty(resamples)
+        for start in range(0, resamples, _CHUNK):
+            stop = min(start + _CHUNK, resamples)
+            idx = rng.integers(0, n, (stop - start, n))
+            diffs[start:stop] = per_item[idx].mean(axis=1)
+    if not np.all(np.isfinite(diffs)):
+        raise ValueError("the metric returned a non-finite value on a resample; use a metric defined on every "
+                         "subset (e.g. MCC returns 0 when a class is missing)")
+    low, high = (float(v) for v in np.percentile(diffs, [lo_q, hi_q]))
+    return Interval(estimate, min(low, estimate), max(high, estimate),
+                    f"paired bootstrap over {n:,} {items} ({resamples:,} resamples)", n, level)
+
+
+def kendall_tau(reference: Sequence[float], ours: Sequence[float]) -> float:
+    """Kendall's tau-b between two score lists over the same models (same order); NaN-free inputs required."""
+    from scipy import stats
+
+    x, y = _finite(reference, "reference scores"), _finite(ours, "our scores")
+    if x.size != y.size or x.size < 2:
+        raise ValueError(f"Kendall's tau needs two equally long lists of at least 2 scores, got {x.size} and "
+                         f"{y.size}")
+    tau = stats.kendalltau(x, y).statistic
+    return 0.0 if not math.isfinite(tau) else float(tau)

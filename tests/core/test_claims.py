@@ -1,0 +1,351 @@
+"""The claims layer: verdicts on fixed inputs, the statistics against known answers, the chapter plumbing
+(derived results, staleness by evidence), the scorecard and the claims table."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from hashlib_core import book
+from hashlib_core.chapter import Chapter, RunContext
+from hashlib_core.claims import (
+    VERDICTS,
+    ClaimSet,
+    Effect,
+    Interval,
+    NotTestable,
+    Region,
+    better,
+    evaluate_claims,
+    kendall_tau,
+    ordering,
+    paired_bootstrap,
+    ratio,
+    seed_difference,
+    seed_interval,
+    value,
+    verdict,
+    within,
+)
+from hashlib_core.claims import scorecard
+from hashlib_core.profiles import Profile, ProfileSet
+from hashlib_core.results import store as results_store
+
+SRC = dict(where="Table 1", quote="A is better than B.")
+
+
+@dataclass
+class FakeEvidence:
+    tables: dict
+    profile: object = None
+
+    def has(self, name):
+        return name in self.tables
+
+    def table(self, name):
+        return self.tables[name]
+
+    def json(self, name):
+        return self.tables[name]
+
+
+def effect_of(estimate, low=None, high=None, exact=False):
+    if exact:
+        return lambda ev: Effect.exactly(estimate, f"{estimate}")
+    return lambda ev: Effect(Interval(estimate, low, high, "fixed"), f"{estimate}")
+
+
+# ------------------------------------------------------------------------------------------------ verdicts
+@pytest.mark.parametrize("estimate, low, high, expected", [
+    (2.0, 0.5, 3.5, "holds"),
+    (1.0, -0.5, 2.5, "holds in direction"),
+    (-1.0, -2.5, 0.5, "does not hold in direction"),
+    (-2.0, -3.5, -0.5, "does not hold"),
+    (0.0, 0.0, 0.0, "does not hold"),               # a tie is not "better"
+])
+def test_every_verdict_of_a_better_claim(estimate, low, high, expected):
+    claim = better("c", "A beats B", effect=effect_of(estimate, low, high), reads=("t",), **SRC)
+    row = evaluate_claims("P", [claim], FakeEvidence({"t": 1}), "scale").iloc[0]
+    assert row["verdict"] == expected
+    assert row["estimate"] == estimate and row["low"] == low and row["high"] == high
+
+
+def test_not_testable_is_reached_three_ways_and_never_dropped():
+    declared = better("declared", "needs the paper's corpus", untestable="the corpus is not public", **SRC)
+    missing = better("missing", "reads a result never written", effect=effect_of(1.0, 0.5, 2), reads=("absent",),
+                     **SRC)
+
+    def refuse(ev):
+        raise NotTestable("CoLA is not fine-tuned in this profile")
+
+    raised = better("raised", "needs CoLA", effect=refuse, reads=("t",), **SRC)
+    table = evaluate_claims("P", [declared, missing, raised], FakeEvidence({"t": 1}, Profile(name="cpu")), "s")
+    assert len(table) == 3
+    assert set(table["verdict"]) == {"not testable here"}
+    assert table["reason"].tolist() == ["the corpus is not public",
+                                        "evidence missing: result(s) absent not written in the cpu profile",
+                                        "CoLA is not fine-tuned in this profile"]
+
+
+def test_a_stochastic_effect_without_interval_holds_only_in_direction():
+    assert verdict(Region(low=0, low_open=True), Effect(Interval(3.0, method="one seed"), "")) == "holds in direction"
+    assert verdict(Region(low=0, low_open=True), Effect(Interval(-3.0), "")) == "does not hold in direction"
+    # the same number, exact (a parameter count), is its own interval
+    assert verdict(Region(low=0, low_open=True), Effect.exactly(3.0, "")) == "holds"
+    assert verdict(Region(low=0, low_open=True), Effect.exactly(-3.0, "")) == "does not hold"
+
+
+def test_within_ratio_ordering_and_value_regions():
+    later = dict(SRC, untestable="regions only")
+    two_sided = within("w", "A matches B", tolerance=1.0, **later).region
+    one_sided = within("w", "A no worse than B", tolerance=1.0, one_sided=True, **later).region
+    assert two_sided.contains(-1.0) and two_sided.contains(1.0) and not two_sided.contains(1.01)
+    assert one_sided.contains(50.0) and not one_sided.contains(-1.01)
+    assert verdict(two_sided, Effect(Interval(0.2, -0.5, 0.9), "")) == "holds"
+    assert verdict(two_sided, Effect(Interval(0.2, -1.5, 0.9), "")) == "holds in direction"
+    assert verdict(two_sided, Effect(Interval(3.0, 2.0, 4.0), "")) == "does not hold"
+    assert ratio("r", "2x faster", at_least=2.0, **later).region.describe("x") == ">= 2 x"
+    assert ratio("r", "about 15x", between=(12, 18), **later).region.describe() == "in [12, 18]"
+    assert ordering("o", "paper's order", **later).region.describe() == "in (0, 1]"
+    printed = value("v", "23.4M parameters", printed="23.4M", **SRC, effect=effect_of(23_440_896, exact=True),
+                    reads=("t",))
+    assert printed.paper_value == "23.4M" and printed.region.describe() == "in [23.35M, 23.45M)"
+    assert evaluate_claims("P", [printed], FakeEvidence({"t": 1}), "s")["verdict"][0] == "holds"
+    off = value("v", "110M parameters", printed="110M", **SRC, effect=effect_of(109_482_240, exact=True),
+                reads=("t",))
+    assert evaluate_claims("P", [off], FakeEvidence({"t": 1}), "s")["verdict"][0] == "does not hold"
+
+
+def test_bad_claims_are_refused_with_the_fix():
+    with pytest.raises(ValueError, match="exactly one of an effect function or an 'untestable'"):
+        better("c", "s", **SRC)
+    with pytest.raises(ValueError, match="must name the results it reads"):
+        better("c", "s", effect=effect_of(1.0), **SRC)
+    with pytest.raises(ValueError, match="needs a statement"):
+        better("c", "s", where="Table 1", quote=" ", untestable="x")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        from hashlib_core.claims import Claim
+        Claim("c", "s", "w", "q", "bigger", Region(), untestable="x")
+    with pytest.raises(ValueError, match="exactly one of at_least or between"):
+        ratio("r", "s", **SRC, untestable="x")
+    with pytest.raises(ValueError, match="low <= high"):
+        Region(low=2, high=1)
+    with pytest.raises(ValueError, match="does not contain its estimate"):
+        Interval(5.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="unique"):
+        ClaimSet("x", "X", [better("a", "s", untestable="u", **SRC)] * 2, scale=str)
+    with pytest.raises(ValueError, match="headline claims come first"):
+        ClaimSet("x", "X", [better("a", "s", untestable="u", **SRC),
+                            better("b", "s", untestable="u", headline=True, **SRC)], scale=str)
+
+
+VERDICT_RANK = {v: i for i, v in enumerate(VERDICTS)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-10, 10), st.floats(0, 5), st.floats(0, 5), st.floats(0.01, 5))
+def test_moving_the_effect_towards_the_paper_never_worsens_the_verdict(estimate, below, above, shift):
+    region = Region(low=0.0, low_open=True)
+    before = Effect(Interval(estimate, estimate - below, estimate + above), "")
+    after = Effect(Interval(estimate + shift, estimate + shift - below, estimate + shift + above), "")
+    assert VERDICT_RANK[verdict(region, after)] <= VERDICT_RANK[verdict(region, before)]
+
+
+# ---------------------------------------------------------------------------------------------- statistics
+def test_seed_intervals_match_student_and_welch():
+    a, b = [70.3, 71.3, 68.9], [68.8, 69.9, 67.1, 70.0]
+    iv = seed_interval(a)
+    lo, hi = stats.t.interval(0.95, len(a) - 1, loc=np.mean(a), scale=stats.sem(a))
+    assert iv.estimate == pytest.approx(np.mean(a)) and (iv.low, iv.high) == (pytest.approx(lo), pytest.approx(hi))
+    d = seed_difference(a, b)
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert d.estimate == pytest.approx(np.mean(a) - np.mean(b))
+    assert (d.low, d.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    assert seed_interval([3.0]).has_interval is False
+    assert seed_difference([1.0], [0.0, 2.0]).has_interval is False
+    stuck = seed_difference([68.4] * 3, [68.4] * 3)
+    assert (stuck.estimate, stuck.low, stuck.high) == (0.0, 0.0, 0.0) and "scored the same" in stuck.method
+    with pytest.raises(ValueError, match="finite"):
+        seed_interval([1.0, float("nan")])
+
+
+def test_paired_bootstrap_known_answers():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 2, 500).astype(float)
+    same = paired_bootstrap(a, a)
+    assert (same.estimate, same.low, same.high) == (0.0, 0.0, 0.0)
+    shifted = paired_bootstrap(a + 0.25, a)            # every item better by exactly 0.25
+    assert shifted.estimate == pytest.approx(0.25) and shifted.low == pytest.approx(0.25)
+    assert shifted.high == pytest.approx(0.25)
+    # large n: the percentile interval agrees with the normal-theory paired interval
+    x = rng.integers(0, 2, 4000).astype(float)
+    y = np.where(rng.random(4000) < 0.1, 1 - x, x)     # B disagrees with A on about 10% of the items
+    boot = paired_bootstrap(x, y, resamples=4000, seed=3)
+    diff = x - y
+    half = 1.96 * diff.std(ddof=1) / math.sqrt(diff.size)
+    assert boot.estimate == pytest.approx(diff.mean())
+    assert boot.low == pytest.approx(diff.mean() - half, abs=0.25 * half)
+    assert boot.high == pytest.approx(diff.mean() + half, abs=0.25 * half)
+    assert "paired bootstrap over 4,000 items (4,000 resamples)" == boot.method
+
+
+def test_paired_bootstrap_metric_path_equals_the_fast_path_and_is_reproducible():
+    rng = np.random.default_rng(2)
+    a, b = rng.random(300), rng.random(300)
+    fast = paired_bootstrap(a, b, resamples=500, seed=7)
+    slow = paired_bootstrap(metric=lambda i: a[i].mean(), metric_b=lambda i: b[i].mean(), n_items=300,
+                            resamples=500, seed=7)
+    assert (fast.estimate, fast.low, fast.high) == pytest.approx((slow.estimate, slow.low, slow.high))
+    assert paired_bootstrap(a, b, resamples=500, seed=7) == fast
+    # (seeds, items): seeds are averaged per item before resampling
+    two = paired_bootstrap(np.stack([a, a]), np.stack([b, b]), resamples=500, seed=7)
+    assert (two.low, two.high) == pytest.approx((fast.low, fast.high))
+
+
+def test_paired_bootstrap_refuses_bad_input():
+    with pytest.raises(ValueError, match="different numbers of items"):
+        paired_bootstrap([1, 0, 1], [1, 0])
+    with pytest.raises(ValueError, match="at least 100"):
+        paired_bootstrap([1, 0], [0, 1], resamples=10)
+    with pytest.raises(ValueError, match="finite"):
+        paired_bootstrap([1, np.nan], [0, 1])
+    with pytest.raises(ValueError, match="metric, metric_b and n_items"):
+        paired_bootstrap(metric=lambda i: 0.0)
+    with pytest.raises(ValueError, match="non-finite"):
+        paired_bootstrap(metric=lambda i: float("nan"), metric_b=lambda i: 0.0, n_items=10, resamples=100)
+
+
+def test_kendall_tau():
+    assert kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert kendall_tau([1, 1], [2, 2]) == 0.0                    # no ranking to agree with
+    with pytest.raises(ValueError, match="equally long"):
+        kendall_tau([1, 2], [1])
+
+
+# ---------------------------------------------------------------------------------- chapter plumbing
+@dataclass(frozen=True)
+class Toy(Profile):
+    width: int = 2
+
+
+PROFILES = ProfileSet(smoke=Toy(name="smoke"), cpu=Toy(name="cpu", width=4), small=Toy(name="small"),
+                      paper=Toy(name="paper"))
+
+
+def toy_chapter(calls):
+    chapter = Chapter("toy", "Toy", PROFILES)
+
+    @chapter.experiment("scores", outputs=("scores",))
+    def scores(ctx: RunContext):
+        calls.append("scores")
+        return {"scores": pd.DataFrame({"model": ["A", "B"], "score": [ctx.profile.width + 1.0, 1.0]})}
+
+    @chapter.experiment("other", outputs=("other",))
+    def other(ctx: RunContext):
+        calls.append("other")
+        return {"other": pd.DataFrame({"x": [1]})}
+
+    def a_minus_b(ev):
+        s = ev.table("scores").set_index("model")["score"]
+        return Effect.exactly(s["A"] - s["B"], f"A {s['A']} vs B {s['B']}")
+
+    claims = ClaimSet("toy", "Toy paper", [
+        better("a-beats-b", "A beats B", effect=a_minus_b, reads=("scores",), headline=True, **SRC),
+        better("later", "needs a GPU", untestable="needs a GPU", **SRC),
+    ], scale=lambda p: f"{p.name}: width {p.width}")
+
+    def counted(ctx):
+        calls.append("claims")
+        return {"claims": claims.evaluate(ctx.evidence())}
+
+    chapter.experiment("claims", outputs=("claims",), reads=claims.reads)(counted)
+    return chapter, claims
+
+
+def test_claims_experiment_reads_the_run_and_reruns_with_its_evidence(tmp_path, monkeypatch):
+    monkeypatch.setattr(results_store, "git_state", lambda: {"git_commit": "c" * 40, "git_dirty": False})
+    calls = []
+    chapter, _ = toy_chapter(calls)
+    store = chapter.run(PROFILES.cpu, progress=False, results_root=tmp_path)
+    table = store.read_table("claims")
+    assert table["verdict"].tolist() == ["holds", "not testable here"]
+    assert table["scale"].tolist() == ["cpu: width 4"] * 2
+    assert store.read_meta("claims")["inputs"] == {"scores": store.digest("scores")}
+    assert chapter.stale("cpu", tmp_path) == {}
+    # --only other: nothing the claims read changed, so they are not recomputed
+    calls.clear()
+    chapter.run(PROFILES.cpu, "other", progress=False, results_root=tmp_path)
+    assert calls == ["other"]
+    # --only scores: the claims that read it are recomputed with it
+    calls.clear()
+    chapter.run(PROFILES.cpu, "scores", progress=False, results_root=tmp_path)
+    assert calls == ["scores", "claims"]
+
+
+def test_verdicts_go_stale_when_their_evidence_changes(tmp_path, monkeypatch):
+    monkeypatch.setattr(results_store, "git_state", lambda: {"git_commit": "c" * 40, "git_dirty": False})
+    chapter, _ = toy_chapter([])
+    store = chapter.run(PROFILES.cpu, progress=False, results_root=tmp_path)
+    store.write_table("scores", pd.DataFrame({"model": ["A", "B"], "score": [0.0, 1.0]}), seed=0,
+                      config=PROFILES.cpu.to_dict())
+    assert chapter.stale("cpu", tmp_path) == {"claims": ["evidence: scores"]}
+    profile, notes = chapter.committed(tmp_path)
+    assert profile is None and "evidence: scores" in notes[0]
+
+
+def test_a_derived_experiment_must_follow_what_it_reads():
+    chapter = Chapter("toy2", "Toy", PROFILES)
+    with pytest.raises(ValueError, match="which no experiment registered before it writes"):
+        chapter.experiment("claims", outputs=("claims",), reads=("scores",))(lambda ctx: {})
+
+
+# ------------------------------------------------------------------------------------- scorecard, table
+def _claims_frame():
+    rows = []
+    for paper, verdicts in (("P1", ["holds", "does not hold", "not testable here"]), ("P2", ["holds in direction"])):
+        for i, v in enumerate(verdicts):
+            rows.append({"paper": paper, "id": f"c{i}", "headline": i == 0, "statement": f"claim <{i}>",
+                         "where": "Abstract", "quote": "q & q", "kind": "better", "paper_value": "79.1",
+                         "ours": "61.0", "estimate": 1.5 if v != "not testable here" else None,
+                         "low": 0.5 if v == "holds" else None, "high": 2.5 if v == "holds" else None,
+                         "level": 0.95, "method": "fixed", "region": "> 0", "verdict": v,
+                         "reason": "no GPU" if v == "not testable here" else "", "scale": "cpu",
+                         "section": "sec-x", "reads": "t", "chapter": paper.lower(), "chapter_title": paper,
+                         "profile": "cpu"})
+    return pd.DataFrame(rows)
+
+
+def test_scorecard_counts_and_quotes():
+    frame = _claims_frame()
+    counts = scorecard.counts(frame)
+    assert counts["paper"].tolist() == ["P1", "P2", "all papers"]
+    assert counts.loc[0, ["holds", "does not hold", "not testable here", "claims"]].tolist() == [1, 1, 1, 3]
+    assert counts.loc[2, "claims"] == 4 and counts.loc[2, "holds in direction"] == 1
+    quoted = scorecard.quoted(frame)
+    assert quoted["n_claims"] == "4" and quoted["n_papers"] == "2" and quoted["n_holds"] == "1"
+    assert quoted["n_headline_held"] == "2 of 2"
+    with pytest.raises(ValueError, match="unknown verdict"):
+        scorecard.counts(frame.assign(verdict="maybe"))
+    fig = scorecard.counts_figure(frame)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["P2", "P1"]
+
+
+def test_claims_table_html():
+    frame = _claims_frame()
+    html = book.claims_table(frame[frame["paper"] == "P1"]).to_html()
+    assert 'class="hb-verdict hb-v-holds"' in html and 'class="hb-verdict hb-v-not-testable-here"' in html
+    assert "<b>claim &lt;0&gt;</b>" in html                       # headline in bold, text escaped
+    assert "1.50 [0.500, 2.50]" in html and 'href="#sec-x"' in html and "no GPU" in html
+    grouped = book.claims_table(frame, by_paper=True).to_html()
+    assert 'href="p1.html#sec-x"' in grouped and 'rowspan="3"' in grouped
+    quotes = book.claims_quotes(frame).data
+    assert "<q>q &amp; q</q>" in quotes and "A better than B" in quotes
+    with pytest.raises(KeyError, match="not a claims table"):
+        book.claims_table(frame.drop(columns=["verdict"]))
