@@ -34,8 +34,8 @@ import yaml
 from hashlib_core.profiles import PROFILE_NAMES
 from hashlib_core.results import repo_root
 
-__all__ = ["Chapter", "discover_chapters", "run_chapters", "stage_book", "build_html", "repository_url",
-           "cell_problems", "main"]
+__all__ = ["Chapter", "discover_chapters", "execution_order", "run_chapters", "stage_book", "build_html",
+           "repository_url", "cell_problems", "main"]
 
 #: top-level files and folders the book needs besides the chapters themselves
 BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
@@ -81,6 +81,11 @@ def _toc_files(node: object) -> list[str]:
 GATHERING = ("scorecard",)
 
 
+def execution_order(chapters: Sequence[Chapter]) -> list[Chapter]:
+    """``chapters`` in book order, with the pages of :data:`GATHERING` moved to the end."""
+    return sorted(chapters, key=lambda c: c.name in GATHERING)   # sorted() is stable
+
+
 def discover_chapters(root: Path | None = None) -> list[Chapter]:
     """The notebooks listed in ``_toc.yml``, in book order."""
     root = root or repo_root()
@@ -122,7 +127,7 @@ def run_chapters(
         raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
     root = root or repo_root()
     outcomes = []
-    for ch in sorted(chapters, key=lambda c: c.name in GATHERING):   # stable: chapters in book order, then these
+    for ch in execution_order(chapters):
         out = executed_dir(build_dir, profile) / ch.source.relative_to(root)
         out.parent.mkdir(parents=True, exist_ok=True)
         print(f"[runner] {ch.name}: executing ({profile}, device={device}, source={source}) -> {out}", flush=True)

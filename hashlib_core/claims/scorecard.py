@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 import pandas as pd
@@ -24,7 +25,7 @@ VERDICT_COLOURS = {
 
 
 def gather(profile: str = "smoke", device: str = "auto", source: str = "live",
-           chapters: Sequence[str] | None = None) -> pd.DataFrame:
+           chapters: Sequence[str] | None = None, *, results_root: str | Path | None = None) -> pd.DataFrame:
     """Every chapter's claims table, in book order, with the chapter's slug, title and the profile shown.
 
     ``source="committed"``: what each chapter page shows (:meth:`~hashlib_core.chapter.Chapter.show`). ``"live"``:
@@ -39,9 +40,9 @@ def gather(profile: str = "smoke", device: str = "auto", source: str = "live",
         ch = chapter(slug)
         if source == "live":
             live = ch.profiles.get(profile, device=device)
-            shown = Shown(live, ch.load_or_run(live, allow_dirty=True), "live", "")
+            shown = Shown(live, ch.load_or_run(live, allow_dirty=True, results_root=results_root), "live", "")
         else:
-            shown = ch.show(profile, device, source)
+            shown = ch.show(profile, device, source, results_root=results_root)
         if not shown.has("claims"):
             raise RuntimeError(f"chapter {slug!r} shows {shown.profile.name} results without a claims table: rerun "
                                f"`python -m hashlib_core.papers.{slug} --profile {shown.profile.name} --only claims`")

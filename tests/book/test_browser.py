@@ -294,3 +294,44 @@ def test_wide_tables_scroll_inside_the_column(visit, name: str, entry: str) -> N
     cut = [t for t in facts["tables"] if t["width"] > facts["column"] + 1 and t["scroller"] is None]
     assert not cut, (f"{name}: tables wider than the {facts['column']}px column without a scrolling container: "
                      f"{cut[:5]}")
+
+
+# ------------------------------------------------------------------------------------- claims tables
+def _claims_pages() -> list[tuple[str, str]]:
+    from hashlib_core.papers import CHAPTERS
+
+    return [(name, entry) for name, entry in PAGES if name in CHAPTERS or name == "scorecard"]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("name", "entry"), _claims_pages(), ids=[n for n, _ in _claims_pages()])
+def test_claims_tables_open_the_page_and_link_to_their_evidence(name: str, entry: str) -> None:
+    """Every chapter page (and the scorecard) has a claims table before its first section; every claim has one
+    verdict; every 'evidence' link points to an element that exists on its page."""
+    from bs4 import BeautifulSoup
+
+    page = HTML / f"{entry}.html"
+    if not page.is_file():
+        _missing(f"no built page {page.relative_to(ROOT)}: run `make book` first")
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    tables = soup.select("table.hb-claims")
+    assert tables, f"{name}: no claims table"
+    first_section = soup.select_one("article h2")
+    if name != "scorecard":
+        assert first_section is not None and first_section.find_previous("table", class_="hb-claims") is not None, \
+            f"{name}: the claims table must come before the page's first section"
+    ids: dict[Path, set[str]] = {}
+    for table in tables:
+        rows = table.select("tbody tr")
+        assert rows, f"{name}: an empty claims table"
+        for row in rows:
+            badges = row.select("span.hb-verdict")
+            assert len(badges) == 1, f"{name}: a claim without exactly one verdict: {row.get_text(' ')[:120]}"
+            for link in row.select("a[href]"):
+                target, _, fragment = link["href"].partition("#")
+                path = (page.parent / target).resolve() if target else page.resolve()
+                assert path.is_file(), f"{name}: evidence link to a missing page {link['href']}"
+                if path not in ids:
+                    ids[path] = {e["id"] for e in BeautifulSoup(path.read_text(encoding="utf-8"),
+                                                                "html.parser").select("[id]")}
+                assert fragment in ids[path], f"{name}: evidence link {link['href']} has no target on its page"

@@ -306,6 +306,26 @@ def test_a_derived_experiment_must_follow_what_it_reads():
         chapter.experiment("claims", outputs=("claims",), reads=("scores",))(lambda ctx: {})
 
 
+def test_scorecard_gathers_what_each_page_shows(tmp_path, monkeypatch):
+    import hashlib_core.papers as papers
+
+    monkeypatch.setattr(results_store, "git_state", lambda: {"git_commit": "c" * 40, "git_dirty": True})
+    calls = []
+    chapter, _ = toy_chapter(calls)
+    monkeypatch.setattr(papers, "CHAPTERS", ("toy",))
+    monkeypatch.setattr(papers, "chapter", lambda slug: chapter)
+    chapter.run(PROFILES.cpu, progress=False, results_root=tmp_path)
+    calls.clear()
+    committed = scorecard.gather(source="committed", results_root=tmp_path)
+    assert committed["profile"].tolist() == ["cpu", "cpu"] and calls == []
+    assert committed["verdict"].tolist() == ["holds", "not testable here"]
+    # live: results of this commit are reused even from a dirty tree (the chapters ran in the same build)
+    scorecard.gather("smoke", "cpu", "live", results_root=tmp_path)
+    assert calls == ["scores", "other", "claims"]
+    scorecard.gather("smoke", "cpu", "live", results_root=tmp_path)
+    assert calls == ["scores", "other", "claims"]
+
+
 # ------------------------------------------------------------------------------------- scorecard, table
 def _claims_frame():
     rows = []

@@ -46,6 +46,13 @@ def test_discover_and_select(tmp_path):
 def test_repository_toc_lists_real_notebooks():
     names = [c.name for c in runner.discover_chapters()]
     assert "vocab_bottleneck" in names
+    assert names[0] == "scorecard"                        # first page after the introduction
+
+
+def test_gathering_pages_execute_after_every_chapter(tmp_path):
+    chapters = runner.discover_chapters(_book(tmp_path, {"a": "1", "scorecard": "2", "b": "3"}))
+    assert [c.name for c in chapters] == ["a", "scorecard", "b"]          # the book's order
+    assert [c.name for c in runner.execution_order(chapters)] == ["a", "b", "scorecard"]
 
 
 def test_source_option_defaults_to_live_and_accepts_only_live_or_committed(capsys):
