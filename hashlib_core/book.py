@@ -231,7 +231,9 @@ def _claims_cells(row: Mapping[str, Any], link: str) -> dict[str, str]:
             interval = f"{estimate} [{_effect_number(row['low'])}, {_effect_number(row['high'])}]"
         else:
             interval = estimate
-        interval += small(escape(str(row["method"])))
+        level = row.get("level")
+        other_level = pd.notna(level) and abs(float(level) - 0.95) > 1e-9
+        interval += small(escape(str(row["method"])) + (f" ({float(level):.1%} interval)" if other_level else ""))
     verdict = _verdict_badge(str(row["verdict"]))
     if testable:
         verdict += small(f"paper's side: {escape(str(row['region']))}")

@@ -41,6 +41,9 @@ from hashlib_core.claims.core import (
 )
 from hashlib_core.claims.statistics import (
     Interval,
+    auc_interval,
+    correlation_difference,
+    correlation_interval,
     kendall_tau,
     paired_bootstrap,
     seed_difference,
@@ -49,7 +52,8 @@ from hashlib_core.claims.statistics import (
 
 __all__ = ["ClaimSet", "Claim", "Effect", "Evidence", "Interval", "NotTestable", "Region", "VERDICTS", "KINDS",
            "CLAIM_COLUMNS", "better", "within", "ordering", "ratio", "value", "verdict", "evaluate_claims",
-           "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "RESULT"]
+           "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "correlation_interval",
+           "correlation_difference", "auc_interval", "RESULT"]
 
 #: The result name every chapter's verdicts are written under.
 RESULT = "claims"

@@ -121,9 +121,10 @@ class Region:
 
 def _fmt(x: float) -> str:
     """``0.5``, ``2``, ``23.35M``: a region end, large ones with the papers' K/M/B suffixes."""
+    x = x + 0.0   # -0.0 prints as 0
     for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
         if abs(x) >= div:
-            return f"{x / div:.4g}{suffix}"
+            return f"{x / div:.6g}{suffix}"
     return f"{x:g}"
 
 

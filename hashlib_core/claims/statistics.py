@@ -11,7 +11,11 @@ asked otherwise) or none, and a sentence saying how it was obtained, which the c
   and read the interval of the difference off the percentiles. Decomposable metrics (accuracy, a hit@k) take the
   fast path (per-item scores averaged); any other metric (MCC, F1, Spearman) is recomputed from per-item
   predictions on every resample;
-* :func:`kendall_tau` -- how far one ranking of models agrees with another.
+* :func:`kendall_tau` -- how far one ranking of models agrees with another;
+* :func:`correlation_interval` -- a Pearson or Spearman correlation over n pairs with its Fisher z interval
+  (Bonett & Wright's standard error for Spearman), and :func:`correlation_difference`, two independent correlations'
+  difference with Zou's (2007) interval;
+* :func:`auc_interval` -- an AUC with Hanley & McNeil's (1982) normal interval.
 
 Resampling draws from a local ``numpy`` generator with a fixed seed, so a verdict is reproducible bit for bit.
 """
@@ -23,7 +27,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Interval", "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "DEFAULT_RESAMPLES"]
+__all__ = ["Interval", "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "correlation_interval",
+           "correlation_difference", "auc_interval", "DEFAULT_RESAMPLES"]
 
 #: resamples of a paired bootstrap: enough that the percentile interval's ends move by well under its width
 DEFAULT_RESAMPLES = 2000
@@ -78,7 +83,10 @@ def seed_interval(values: Sequence[float], *, level: float = 0.95, what: str = "
     n = int(arr.size)
     if n < 2:
         return Interval(mean, method="one seed: no interval", n=n, level=level)
-    half = _t_quantile(level, n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
+    spread = float(arr.std(ddof=1))
+    if spread == 0.0:
+        return Interval(mean, mean, mean, f"t interval over {n} seeds (every seed scored the same)", n, level)
+    half = _t_quantile(level, n - 1) * spread / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, f"t interval over {n} seeds", n, level)
 
 
@@ -196,3 +204,53 @@ def kendall_tau(reference: Sequence[float], ours: Sequence[float]) -> float:
                          f"{y.size}")
     tau = stats.kendalltau(x, y).statistic
     return 0.0 if not math.isfinite(tau) else float(tau)
+
+
+def _normal_quantile(level: float) -> float:
+    from scipy import stats
+
+    return float(stats.norm.ppf(0.5 + level / 2))
+
+
+def correlation_interval(r: float, n: int, *, kind: str = "pearson", level: float = 0.95) -> Interval:
+    """A correlation over ``n`` pairs with its Fisher z interval ``tanh(atanh(r) -/+ q se)``: ``se = 1 / sqrt(n -
+    3)`` for Pearson's r, Bonett & Wright's (2000) ``sqrt((1 + r^2 / 2) / (n - 3))`` for Spearman's rho."""
+    if kind not in ("pearson", "spearman"):
+        raise ValueError(f"kind must be 'pearson' or 'spearman', got {kind!r}")
+    if n < 4:
+        raise ValueError(f"a Fisher z interval needs at least 4 pairs, got {n}")
+    if not -1.0 < r < 1.0:
+        raise ValueError(f"a correlation must lie strictly between -1 and 1, got {r}")
+    se = math.sqrt((1 + r ** 2 / 2) / (n - 3)) if kind == "spearman" else 1 / math.sqrt(n - 3)
+    z, half = math.atanh(r), _normal_quantile(level) * se
+    how = "Fisher z interval" + (" (Bonett-Wright)" if kind == "spearman" else "")
+    return Interval(float(r), math.tanh(z - half), math.tanh(z + half), f"{how} over {n:,} pairs", n, level)
+
+
+def correlation_difference(r1: float, n1: int, r2: float, n2: int, *, level: float = 0.95) -> Interval:
+    """``r1 - r2`` for two Pearson correlations taken as independent, with Zou's (2007) interval built from each
+    one's Fisher z interval: ``L = d - sqrt((r1 - l1)^2 + (u2 - r2)^2)``, ``U = d + sqrt((u1 - r1)^2 + (r2 -
+    l2)^2)``. (Two correlations over the same pairs are not independent: with per-pair scores kept, use
+    :func:`paired_bootstrap` instead.)"""
+    a = correlation_interval(r1, n1, level=level)
+    b = correlation_interval(r2, n2, level=level)
+    d = float(r1 - r2)
+    low = d - math.sqrt((r1 - a.low) ** 2 + (b.high - r2) ** 2)
+    high = d + math.sqrt((a.high - r1) ** 2 + (r2 - b.low) ** 2)
+    return Interval(d, low, high, f"Zou's interval for a difference of two correlations (Fisher z, {min(n1, n2):,} "
+                    "pairs each, taken as independent)", min(n1, n2), level)
+
+
+def auc_interval(auc: float, n_positive: int, n_negative: int, *, level: float = 0.95) -> Interval:
+    """An AUC (the chance that a positive scores above a negative) with Hanley & McNeil's (1982) normal interval from
+    its value and the two counts, clipped to [0, 1]."""
+    if not 0.0 <= auc <= 1.0:
+        raise ValueError(f"an AUC lies in [0, 1], got {auc}")
+    if n_positive < 1 or n_negative < 1:
+        raise ValueError(f"an AUC needs at least one item of each kind, got {n_positive} and {n_negative}")
+    q1, q2 = auc / (2 - auc), 2 * auc ** 2 / (1 + auc)
+    var = (auc * (1 - auc) + (n_positive - 1) * (q1 - auc ** 2) + (n_negative - 1) * (q2 - auc ** 2)) / (
+        n_positive * n_negative)
+    half = _normal_quantile(level) * math.sqrt(max(var, 0.0))
+    return Interval(float(auc), max(0.0, auc - half), min(1.0, auc + half),
+                    f"Hanley-McNeil interval ({n_positive:,} against {n_negative:,} items)", n_positive, level)

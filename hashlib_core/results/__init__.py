@@ -13,6 +13,7 @@ from hashlib_core.results.store import (
     ResultsStore,
     collect_metadata,
     git_state,
+    read_benchmark,
     repo_root,
     results_root,
     to_jsonable,
@@ -21,4 +22,5 @@ from hashlib_core.results.store import (
 __all__ = [
     "repo_root", "results_root", "git_state", "collect_metadata", "to_jsonable", "ResultsStore", "PrintedNumber",
     "parse_printed", "format_like", "paper_tables_dir", "paper_table_index", "load_paper_table", "paper_vs_ours",
+    "read_benchmark",
 ]

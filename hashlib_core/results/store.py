@@ -29,7 +29,8 @@ import pandas as pd
 
 from hashlib_core._io import atomic_write_json, atomic_write_text
 
-__all__ = ["repo_root", "results_root", "git_state", "collect_metadata", "to_jsonable", "ResultsStore"]
+__all__ = ["repo_root", "results_root", "git_state", "collect_metadata", "to_jsonable", "ResultsStore",
+           "read_benchmark"]
 
 #: Packages whose versions are recorded with every result.
 TRACKED_PACKAGES = (
@@ -295,3 +296,10 @@ class ResultsStore:
         return f"ResultsStore(chapter={self.chapter!r}, profile={self.profile!r}, dir={str(self.dir)!r})"
 
 
+
+
+def read_benchmark(name: str, mode: str = "quick") -> dict[str, Any] | None:
+    """A benchmark's result, ``results/benchmarks/<mode>/<name>.json`` as ``{"meta": ..., "data": ...}`` (what
+    ``python -m hashlib_core.benchmarks.<name>`` writes), or None when it was never run."""
+    store = ResultsStore("benchmarks", mode)
+    return store.read_json(name) if store.exists(name) else None

@@ -167,8 +167,17 @@ def _computed_values() -> tuple[float, ...]:
 
 @lru_cache(maxsize=1)
 def _quoted_inputs() -> frozenset[str]:
-    """Renderings that are the papers' printed numbers (quoting a paper is not typing our result)."""
+    """Renderings that are the papers' printed numbers (quoting a paper is not typing our result): the transcribed
+    tables' cells, and the numbers in the sentences the claims quote (checked word for word against the papers'
+    texts by ``tests/core/test_claims.py``)."""
+    import importlib
+
+    from hashlib_core.papers import CHAPTERS
+
     printed = set()
+    for slug in CHAPTERS:
+        for claim in importlib.import_module(f"hashlib_core.papers.{slug}.claims").CLAIMS.claims:
+            printed |= set(re.findall(r"\d[\d,]*(?:\.\d+)?[KMB]?", claim.quote))
     for stem in paper_table_index():
         for cell in load_paper_table(stem).to_numpy().ravel():
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,9 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.claims import (
     VERDICTS,
     ClaimSet,
+    auc_interval,
+    correlation_difference,
+    correlation_interval,
     Effect,
     Interval,
     NotTestable,
@@ -168,6 +172,8 @@ def test_seed_intervals_match_student_and_welch():
     assert d.estimate == pytest.approx(np.mean(a) - np.mean(b))
     assert (d.low, d.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
     assert seed_interval([3.0]).has_interval is False
+    same = seed_interval([95.4, 95.4])
+    assert (same.low, same.high) == (95.4, 95.4) and "scored the same" in same.method
     assert seed_difference([1.0], [0.0, 2.0]).has_interval is False
     stuck = seed_difference([68.4] * 3, [68.4] * 3)
     assert (stuck.estimate, stuck.low, stuck.high) == (0.0, 0.0, 0.0) and "scored the same" in stuck.method
@@ -227,6 +233,54 @@ def test_kendall_tau():
     assert kendall_tau([1, 1], [2, 2]) == 0.0                    # no ranking to agree with
     with pytest.raises(ValueError, match="equally long"):
         kendall_tau([1, 2], [1])
+
+
+def test_fisher_interval_matches_the_formula():
+    iv = correlation_interval(0.5, 103)                        # se of z = 1 / sqrt(100) = 0.1
+    q = stats.norm.ppf(0.975)
+    assert iv.low == pytest.approx(math.tanh(math.atanh(0.5) - q * 0.1))
+    assert iv.high == pytest.approx(math.tanh(math.atanh(0.5) + q * 0.1))
+    assert iv.estimate == 0.5 and iv.n == 103 and "Fisher z" in iv.method
+    zero = correlation_interval(0.0, 660)
+    assert zero.low == pytest.approx(-zero.high) and zero.low < 0 < zero.high
+    with pytest.raises(ValueError):
+        correlation_interval(1.0, 660)
+    with pytest.raises(ValueError):
+        correlation_interval(0.2, 3)
+
+
+def test_correlation_difference_is_zous_interval():
+    a, b = correlation_interval(0.4, 660), correlation_interval(0.3, 660)
+    iv = correlation_difference(0.4, 660, 0.3, 660)
+    assert iv.estimate == pytest.approx(0.1)
+    assert iv.low == pytest.approx(0.1 - math.hypot(0.4 - a.low, b.high - 0.3))
+    assert iv.high == pytest.approx(0.1 + math.hypot(a.high - 0.4, 0.3 - b.low))
+    same = correlation_difference(0.3, 660, 0.3, 660)
+    assert same.estimate == 0 and same.low == pytest.approx(-same.high)
+
+
+def test_correlation_difference_covers_the_truth_about_95_percent_of_the_time():
+    rng = np.random.default_rng(0)
+    rho1, rho2, n, hits, reps = 0.3, 0.1, 660, 0, 400
+    for _ in range(reps):
+        r = []
+        for rho in (rho1, rho2):
+            x = rng.multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=n)
+            r.append(np.corrcoef(x.T)[0, 1])
+        iv = correlation_difference(r[0], n, r[1], n)
+        hits += iv.low <= rho1 - rho2 <= iv.high
+    assert 0.91 <= hits / reps <= 0.99
+
+
+def test_auc_and_spearman_intervals_known_answers():
+    # at AUC 0.5, Hanley-McNeil's variance is Mann-Whitney's null variance (n1 + n2 + 1) / (12 n1 n2)
+    iv = auc_interval(0.5, 10, 10)
+    half = stats.norm.ppf(0.975) * math.sqrt(21 / 1200)
+    assert (iv.low, iv.high) == (pytest.approx(0.5 - half), pytest.approx(0.5 + half))
+    assert auc_interval(0.999, 1000, 1000).high <= 1.0
+    rho = correlation_interval(0.0, 103, kind="spearman")                             # standard error 1 / 10 at rho = 0
+    z = stats.norm.ppf(0.975)
+    assert (rho.low, rho.high) == (pytest.approx(-math.tanh(0.1 * z)), pytest.approx(math.tanh(0.1 * z)))
 
 
 # ---------------------------------------------------------------------------------- chapter plumbing
@@ -369,3 +423,86 @@ def test_claims_table_html():
     assert "<q>q &amp; q</q>" in quotes and "A better than B" in quotes
     with pytest.raises(KeyError, match="not a claims table"):
         book.claims_table(frame.drop(columns=["verdict"]))
+
+
+# ------------------------------------------------------------------------------------ every chapter's claims
+def chapter_claims():
+    """``(slug, ClaimSet)`` of every chapter, in book order."""
+    import importlib
+
+    from hashlib_core.papers import CHAPTERS
+
+    return [(slug, importlib.import_module(f"hashlib_core.papers.{slug}.claims").CLAIMS) for slug in CHAPTERS]
+
+
+def test_every_chapter_lists_its_claims_and_tests_them_last():
+    from hashlib_core.papers import chapter
+    from hashlib_core.results import repo_root
+
+    for slug, claims in chapter_claims():
+        ch = chapter(slug)
+        assert claims.slug == slug and len(claims.claims) >= 4, slug
+        assert list(ch.experiments)[-1] == "claims", f"{slug}: the claims must be the chapter's last experiment"
+        assert set(ch.experiments["claims"].reads) == set(claims.reads), slug
+        if slug != "vocab_bottleneck":                     # a paper's chapter opens with its abstract's claims
+            assert claims.claims[0].headline, f"{slug}: the first claim must be a headline claim of the abstract"
+        source = (repo_root() / "book" / "src" / f"{slug}.md").read_text(encoding="utf-8")
+        labels = set(re.findall(r"^\(([\w-]+)\)=\s*$", source, re.M))
+        # a testable claim links to its evidence; an untestable one may, if a section discusses it
+        unlinked = [c.id for c in claims.claims if (c.section or not c.untestable) and c.section not in labels]
+        assert not unlinked, f"{slug}: claims whose section label is not on the page: {unlinked}"
+        assert "book.show_claims(shown)" in source, f"{slug}: the page does not show its claims"
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("*", "")).strip()
+
+
+def quote_found(quote: str, paragraphs: list[str]) -> bool:
+    """Whether ``quote`` (normalised) is in the text: whole, or split where a table or a page break cuts the
+    sentence (its first part ends a paragraph and the rest starts one of the next twenty)."""
+    if quote in " ".join(paragraphs):
+        return True
+    for cut in range(1, len(quote)):
+        head, tail = quote[:cut].rstrip(), quote[cut:].strip()
+        if not head or not tail:
+            continue
+        for i, paragraph in enumerate(paragraphs):
+            if paragraph.endswith(head) or paragraph.endswith(head + "-"):
+                if any(p.startswith(tail) for p in paragraphs[i + 1:i + 20]):
+                    return True
+    return False
+
+
+def source_paragraphs() -> list[str]:
+    """The papers' texts (``$HASHLIB_PAPERS_DIR``) and the transcribed tables' cells, as normalised paragraphs."""
+    import os
+    from pathlib import Path
+
+    from hashlib_core.results import load_paper_table, paper_table_index
+
+    folder = os.environ.get("HASHLIB_PAPERS_DIR")
+    if not folder or not Path(folder).is_dir():
+        pytest.skip("HASHLIB_PAPERS_DIR is not set: the quotes cannot be checked against the papers' texts")
+    paragraphs = [_normalise(p) for f in sorted(Path(folder).iterdir()) if f.suffix in (".txt", ".md")
+                  for p in re.split(r"\n\s*\n", f.read_text(encoding="utf-8"))]
+    paragraphs += [_normalise(str(cell)) for stem in paper_table_index()
+                   for cell in load_paper_table(stem).to_numpy().ravel() if len(str(cell)) > 40]
+    return paragraphs
+
+
+def test_quote_found_on_fixed_text():
+    paragraphs = [_normalise("The models *consistently* outperform Standard models"),
+                  _normalise("| table |"), _normalise("while keeping the parameter count.")]
+    assert quote_found("The models consistently outperform Standard models", paragraphs)
+    assert quote_found("outperform Standard models while keeping the parameter count.", paragraphs)
+    assert not quote_found("The models outperform Standard models", paragraphs)          # a word dropped
+
+
+def test_every_quote_is_verbatim_in_its_source():
+    """Each claim quotes its paper (or the blog, or a transcribed abstract) word for word: whitespace and emphasis
+    marks aside, and a sentence split by a table or a page found in its two parts."""
+    paragraphs = source_paragraphs()
+    missing = [(slug, c.id) for slug, claims in chapter_claims() for c in claims.claims
+               if not quote_found(_normalise(c.quote), paragraphs)]
+    assert not missing, f"quotes not found verbatim in the papers' texts: {missing}"

@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 
 from hashlib_core.papers.dynamic_embeddings import figures, properties, tables  # noqa: E402
 from hashlib_core.papers.dynamic_embeddings.profiles import PROFILES  # noqa: E402
-from hashlib_core.papers.dynamic_embeddings.sizes import napkin, paper_sizes  # noqa: E402
+from hashlib_core.papers.dynamic_embeddings.sizes import fitting_shapes, napkin, paper_sizes  # noqa: E402
 from hashlib_core.papers.dynamic_embeddings.training import glue_table  # noqa: E402
 
 SMOKE = PROFILES.get("smoke")
@@ -38,6 +38,7 @@ def test_glue_table_view_and_gap():
     view = tables.glue_view(table, ["sst2", "stsb"]).set_index("model")
     assert view.loc["BERT-tiny", "SST-2"] == "80.0\u00a0±\u00a01.4"        # no-break spaces: one line per cell
     assert view.loc["EELBERT-tiny", "gap to BERT-tiny (%)"] == "-5.3"
+    assert view.loc["BERT-tiny", "float32 MB (our vocabulary)"] == 4.0
     assert view.loc["majority class", "SST-2"] == "50.0" and view.loc["majority class", "STS-B"].startswith("-")
 
 
@@ -81,10 +82,12 @@ def test_paper_sizes_and_claims():
     assert s.loc["BERT-tiny", "fp32_MB"] == pytest.approx(4 * 4_385_920 / 1e6)
     assert s.loc["UNO-EELBERT (ours)", "BERT-tiny_over_model"] == pytest.approx(4_385_920 / s.loc[
         "UNO-EELBERT (ours)", "total_params"])
-    claims = tables.claims_view(sizes, glue_table(_runs(), ["sst2", "stsb"])).set_index("claim")
-    assert claims.loc["UNO-EELBERT size", "paper"] == "1.2 MB"
-    assert claims.loc["BERT-tiny / UNO-EELBERT size", "ours"] == f"{s.loc['UNO-EELBERT (ours)', 'BERT-tiny_over_model']:.1f}x"
-    assert claims.loc["UNO-EELBERT GLUE vs BERT-tiny", "ours"] == f"{100 * (67 - 75) / 75:+.1f}%"
+    assert tables.abstract_claims().loc["UNO-EELBERT size", "value"] == "1.2 MB"
+    assert tables.printed_claim("UNO-EELBERT smaller than BERT-tiny").value == 15.0
+    assert tables.printed_claim("UNO-EELBERT GLUE vs BERT-tiny").text == "4%"
+    view = tables.shapes_view(fitting_shapes(SMOKE))
+    assert view["shape"].iloc[0] == "1 x 128 (ours)" and list(view.columns)[-2:] == ["rounds to 1.2 MB",
+                                                                                    "rounds to 15x"]
 
 
 def test_napkin_recomputes_the_blog():

@@ -32,7 +32,7 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
     store = CHAPTER.store("smoke", root=root)
     names = CHAPTER.result_names(profile)
     assert {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves", "glue_runs",
-            "glue", "add_parts", "add_codebooks", "table6", "timing"} == set(names)
+            "glue", "add_parts", "add_codebooks", "table6", "timing", "claims"} == set(names)
     for name in names:
         assert store.exists(name), name
         meta = store.read_meta(name)
@@ -77,6 +77,11 @@ def test_pretraining_summary_counts_embedding_parameters(micro_run):
     assert pre.loc["MD-Add", "emb_params"] == 128 * d + d
     assert pre.loc["BERT-MLM", "emb_params"] == pre.loc["BERT-MLM", "num_buckets"] * d
     assert list(pre.loc[["BERT-MLM", "BERT-S+R"], "objective"]) == ["MLM", "S+R"]
+    # the baselines read BPE pieces, the HashFormers of Table 1 whole words
+    assert list(pre.loc[["BERT-MLM", "BERT-S+R"], "unit"]) == ["subword", "subword"]
+    assert set(pre.drop(index=["BERT-MLM", "BERT-S+R"])["unit"]) == {"word"}
+    glue = read(root, "glue").set_index("name")
+    assert glue.loc["BERT-MLM", "unit"] == "subword" and glue.loc["MD-Proj", "unit"] == "word"
     curves = read(root, "pretraining_curves")
     assert set(curves["name"]) == set(MICRO_VARIANTS)
     assert np.isfinite(curves["loss"]).all()
@@ -164,7 +169,30 @@ def test_load_or_run_reuses_results_of_the_same_tuple_valued_profile(micro_run, 
     assert CHAPTER.load_or_run(profile, results_root=root).dir == store.dir
 
 
+def test_claims_of_the_micro_run_list_every_claim(micro_run):
+    from hashlib_core.papers.hashformers.claims import CLAIMS
+
+    _, root, _ = micro_run
+    claims = read(root, "claims")
+    assert list(claims["id"]) == [c.id for c in CLAIMS.claims]
+    # one seed: the GLUE claims that can be answered have no interval, so none of them "holds" outright
+    glue_claims = claims[claims["reads"].str.contains("glue_runs")]
+    assert not (glue_claims["verdict"] == "holds").any()
+    assert (claims.set_index("id").loc[["proj-params", "add-params"], "verdict"] == "holds").all()
+
+
 # ------------------------------------------------------------------------------------------------ pieces
+def test_bpe_baselines_are_labelled_subword_units():
+    from hashlib_core.papers.hashformers.profiles import ModelSpec
+
+    assert {m.name: m.unit for m in MODELS if m.is_baseline} == {"BERT-MLM": "subword", "BERT-S+R": "subword"}
+    assert {m.unit for m in MODELS if not m.is_baseline} == {"word"}
+    with pytest.raises(ValueError, match="BPE subwords"):
+        ModelSpec("-", "BERT-MLM", "mlm")
+    with pytest.raises(ValueError, match="unit must be"):
+        ModelSpec("-", "BERT-MLM", "mlm", unit="bpe")
+
+
 def test_md5_example_matches_neither_function():
     table = analysis.md5_example()
     assert list(table["word"]) == ["play", "plays"]

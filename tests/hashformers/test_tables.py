@@ -171,7 +171,71 @@ def test_stuck_summary_names_tasks_where_every_model_stays():
 
 def test_at_majority_with_spread_widens_the_margin_to_the_seed_std():
     glue = fixed_glue()
-    glue.loc[glue["name"] == "BERT-MLM", ["RTE", "RTE_std"]] = [48.5, 2.0]   # 1.2 above the 47.3 majority
+    glue.loc[glue["name"] == "BERT-MLM", ["SST", "SST_std"]] = [52.1, 2.0]   # 1.2 above the 50.9 majority
     bert = glue[glue["name"] == "BERT-MLM"]
-    assert tables.at_majority(bert, ["rte"]).empty
-    assert tables.at_majority(bert, ["rte"], with_spread=True)["task"].tolist() == ["RTE"]
+    assert tables.at_majority(bert, ["sst2"]).empty
+    assert tables.at_majority(bert, ["sst2"], with_spread=True)["task"].tolist() == ["SST"]
+
+
+def test_at_majority_counts_the_other_constant_prediction_of_a_two_class_task():
+    """RTE's majority here is 47.3: predicting the other class throughout scores 52.7, and learned nothing either."""
+    glue = fixed_glue()
+    glue.loc[glue["name"] == "BERT-MLM", "RTE"] = 100.0 - 47.3
+    assert ("BERT-MLM", "RTE") in set(zip(*tables.at_majority(glue, ["rte"])[["model", "task"]].values.T))
+    glue.loc[glue["name"] == "BERT-MLM", "RTE"] = 54.0                       # 1.3 above the other constant
+    assert "BERT-MLM" not in set(tables.at_majority(glue, ["rte"])["model"])
+    cola = pd.DataFrame({"name": ["a"], "CoLA": [0.5], "CoLA_std": [np.nan], "CoLA_majority": [0.0]})
+    assert tables.at_majority(cola, ["cola"])["model"].tolist() == ["a"]     # MCC: no mirror (0 is the floor)
+
+
+def test_ordering_ranks_both_sides_on_the_same_tasks():
+    """On SST-2 alone both rankings are SST-2's: our five-task average (here reversed on purpose) must not leak in."""
+    glue = fixed_glue()
+    glue["Avg"] = [1.0, 2.0, 3.0]
+    view, tau = tables.ordering(glue, ["sst2"])
+    by_model = view.set_index("model")
+    assert by_model["our avg"].to_dict() == pytest.approx({"BERT-MLM": 82.0, "MD-Proj": 70.0, "LSH-Pool": 51.5})
+    assert by_model["paper avg"].to_dict() == pytest.approx({"BERT-MLM": 92.0, "MD-Proj": 87.3, "LSH-Pool": 88.1})
+    # pairs: (BERT, Proj) and (BERT, Pool) concordant, (Proj, Pool) discordant
+    assert tau == pytest.approx(1 / 3)
+    assert by_model.loc["MD-Proj", "our rank"] == 2
+
+
+def emb_glue(buckets: int) -> pd.DataFrame:
+    """A GLUE table with BERT-MLM and an MD-Emb (50K) built with ``buckets`` rows."""
+    summary = pd.DataFrame({"name": ["BERT-MLM", "MD-Emb (50K)"], "group": ["-", "HashFormers-MD (Ours)"],
+                            "model": ["BERT-MLM", "Emb (50K)"], "unit": ["subword", "word"],
+                            "objective": ["MLM", "S+R"], "num_buckets": [2000, buckets],
+                            "emb_params": [128_000, 64 * buckets], "total_params": 10**6})
+    runs = pd.DataFrame([{"name": n, "task": "sst2", "seed": 0, "score": s, "majority_score": 50.9}
+                         for n, s in (("BERT-MLM", 70.0), ("MD-Emb (50K)", 72.0))])
+    return glue_table(summary, runs, ["sst2"])
+
+
+def test_emb_50k_rows_built_with_another_n_say_their_real_n_and_the_paper_row():
+    label = "MD-Emb (N = 4,096, paper's 50K)"
+    assert tables.shown_name("MD-Emb (50K)", 4096) == label
+    assert tables.shown_name("LSH-Emb (50K) [BPE]", 4096.0) == "LSH-Emb (N = 4,096, paper's 50K) [BPE]"
+    assert tables.shown_name("MD-Emb (50K)", tables.PAPER_EMB_BUCKETS) == "MD-Emb (50K)"
+    assert tables.shown_name("MD-Emb (1K)", 1000) == "MD-Emb (1K)"
+    assert tables.shown_name("BERT-MLM", 2000) == "BERT-MLM"
+    glue = emb_glue(4096)
+    assert tables.glue_view(glue, ["sst2"])["model"].tolist() == ["majority class", "BERT-MLM", label]
+    assert tables.glue_side_by_side(glue, ["sst2"])[0]["model"].tolist() == ["BERT-MLM", label]
+    assert label in tables.ordering(glue, ["sst2"])[0]["model"].tolist()
+    pre = glue.assign(distinct_units=1, steps=1, final_loss=1.0, wall_time_s=1.0)
+    assert tables.pretraining_view(pre)["name"].tolist() == ["BERT-MLM", label]
+    # at the paper's N the paper's label is kept
+    paper_n = emb_glue(tables.PAPER_EMB_BUCKETS)
+    assert tables.glue_view(paper_n, ["sst2"])["model"].tolist()[-1] == "MD-Emb (50K)"
+
+
+def test_table6_comparison_names_our_n_beside_the_papers_emb_50k():
+    glue = emb_glue(4096)
+    table6 = pd.DataFrame({"name": ["MD-Emb (50K) [BPE]"], "group": ["HashFormers-MD"], "model": ["Emb (50K)"],
+                           "num_buckets": [4096], "SST": [65.0]})
+    out = tables.table6_comparison(glue, table6, ["sst2"])
+    ours = out[out["ours"] != "-"]
+    assert set(ours["model"]) == {"Emb (50K), ours N = 4,096"}
+    assert set(ours["token"]) == {"subword", "word"}
+    assert "Proj" in set(out["model"])                     # the paper's rows we did not run keep their label

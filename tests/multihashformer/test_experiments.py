@@ -15,6 +15,7 @@ import torch
 from hashlib_core.chapter import RunContext, Shown
 from hashlib_core.decoding.lm import next_token_scores
 from hashlib_core.papers.multihashformer import expansion, params, tables
+from hashlib_core.papers.multihashformer.claims import CLAIMS
 from hashlib_core.papers.multihashformer.experiments import CHAPTER, lm_quality, numerical_rank
 from hashlib_core.papers.multihashformer.lm import LanguageModels
 from hashlib_core.papers.multihashformer.presets import (
@@ -214,7 +215,11 @@ def test_micro_profile_end_to_end(mirror, tmp_path):
     profile = micro()
     store = CHAPTER.run(profile, EXPERIMENTS, progress=False, results_root=tmp_path / "results",
                         checkpoint_root=tmp_path / "ckpt")
-    assert set(store.names()) == set(CHAPTER.result_names(profile, EXPERIMENTS))
+    # the claims' verdicts read these results, so the run recomputes them too (one row per claim, none crashed)
+    assert set(store.names()) == set(CHAPTER.result_names(profile, EXPERIMENTS)) | {"claims"}
+    claims = store.read_table("claims")
+    assert list(claims["id"]) == [c.id for c in CLAIMS.claims]
+    assert claims.set_index("id").loc["rank-above-d", "verdict"] != "not testable here"
     lm = store.read_table("lm_quality")
     assert list(lm["model"]) == ["Standard", "H4B16K", "uniform", "unigram"]
     baselines = lm.set_index("model")

@@ -114,10 +114,28 @@ def test_top_k_masks_one_item_and_is_certified():
 
 
 def test_paper_params_follow_the_prose():
-    p = paper_params().set_index("model")
+    from hashlib_core.papers.superbloom.claims import SIZE_TOLERANCE
+    from hashlib_core.papers.superbloom.params import READINGS
+
+    params = paper_params()
+    p = params.drop_duplicates("model").set_index("model")
     assert p.loc["superbloom", "hash_tokens"] == 2 * -(-5_281_889 // 50)          # 2N / alpha
     assert p.loc["baseline", "#samples"] == 5_281_889 and p.loc["sampled-softmax", "#samples"] == 128_000
     assert p.loc["superbloom-d256l12", "total_params"] > p.loc["superbloom-d256l1", "total_params"]
+    # Table 1 under both readings: one width for all (Superbloom far smaller), and the similar sizes §3.3 implies
+    t1 = params[params["table"] == "Table 1"].set_index(["reading", "model"])
+    same, similar = READINGS
+    size, width = t1["total_params"], t1["d"]
+    assert size[(same, "baseline")] > 10 * size[(same, "superbloom")]
+    assert size[(same, "baseline")] == size[(same, "sampled-softmax")]
+    assert abs(size[(similar, "superbloom")] / size[(similar, "baseline")] - 1) < SIZE_TOLERANCE
+    assert size[(similar, "sampled-softmax")] > 5 * size[(similar, "superbloom")]           # "much larger"
+    assert width[(similar, "sampled-softmax")] == width[(similar, "superbloom")] > width[(similar, "baseline")]
+    assert (t1["#samples"].xs("superbloom", level="model") == 2 * -(-5_281_889 // 50)).all()
+    quoted = tables.params_quoted(params)
+    assert quoted["p_base_d"] == "256" and quoted["p_matched_d"] == f"{width[(similar, 'superbloom')]:,}"
+    assert float(quoted["p_same_ratio"]) > 10 and quoted["p_matched_diff"].endswith("%")
+    assert tables.params_view(params)["reading"].tolist()[:6] == [same] * 3 + [similar] * 3
 
 
 def test_tables_and_figures_on_fixed_inputs():

@@ -15,7 +15,8 @@ EELBERT (BERT without the table)   :mod:`~hashlib_core.papers.dynamic_embeddings
 models and profiles                :mod:`~hashlib_core.papers.dynamic_embeddings.profiles`
 MLM pre-training, GLUE             :mod:`~hashlib_core.papers.dynamic_embeddings.training` (on :mod:`hashlib_core.pretraining` and :mod:`hashlib_core.glue`)
 the blog's properties              :mod:`~hashlib_core.papers.dynamic_embeddings.properties`
-sizes: 1.2 MB, 15x, the napkin     :mod:`~hashlib_core.papers.dynamic_embeddings.sizes`
+sizes, shapes that fit, napkin     :mod:`~hashlib_core.papers.dynamic_embeddings.sizes`
 throughput                         :mod:`hashlib_core.benchmarks.dynamic_embedding`
+the abstract's and blog's claims   :mod:`~hashlib_core.papers.dynamic_embeddings.claims`
 ================================  ==================================================================================
 """

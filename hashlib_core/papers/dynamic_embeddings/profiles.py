@@ -4,8 +4,9 @@ Every model is BERT (:mod:`~hashlib_core.papers.dynamic_embeddings.modeling`) ov
 BPE vocabulary: a **table** model is BERT as it is, a **dynamic** model replaces its ``V x d`` table by the dynamic
 hash embedding. :data:`MODELS` pairs them on BERT-tiny's shape (2 layers, 128 wide: the paper's reference for
 its smallest model) and adds a one-layer dynamic model of the same width, our reading of UNO-EELBERT (the paper's
-body is not available here: "UNO" suggests one layer; its size is checked against the abstract's 1.2 MB in the
-chapter, from the paper's vocabulary).
+body is not available here: "UNO" suggests one layer). That shape is an assumption, chosen to come near the
+abstract's 1.2 MB and 15x, so the chapter does not test those two numbers with it: it lists the other shapes that
+would fit them (:func:`~hashlib_core.papers.dynamic_embeddings.sizes.fitting_shapes`).
 """
 from __future__ import annotations
 

@@ -2,20 +2,25 @@
 prose quotes."""
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
-from hashlib_core.results import load_paper_table, parse_printed
+from hashlib_core.papers.dynamic_embeddings.sizes import (SHAPE_LAYERS, SHAPE_WIDTHS, STORAGE, abstract_claims,
+                                                         printed_claim)
+from hashlib_core.results import load_paper_table
+from hashlib_core.results.paper import PrintedNumber
 
-__all__ = ["TASK_LABELS", "hashformers_results", "claims", "properties_view", "similarity_view", "sizes_view", "relative_gap", "glue_view",
-           "claims_view", "napkin_view", "bench_view", "quoted"]
+__all__ = ["TASK_LABELS", "LEARNS_MARGIN", "hashformers_results", "abstract_claims", "printed_claim", "rounds_to",
+           "task_floor", "learning_tasks", "properties_view", "similarity_view", "sizes_view", "shapes_view",
+           "relative_gap", "glue_view", "napkin_view", "bench_view", "quoted"]
 
 #: Column labels of the GLUE tasks (HashFormers' Table 1 names)
 TASK_LABELS = {"sst2": "SST-2", "cola": "CoLA", "mrpc": "MRPC", "stsb": "STS-B", "rte": "RTE"}
 #: The table model each dynamic model is compared with (same width; the paper compares UNO-EELBERT with BERT-tiny)
 REFERENCE = "BERT-tiny"
+#: A task *learns* when some model's mean beats the task's floor (the majority class; for STS-B zero correlation,
+#: which a constant prediction cannot beat) by at least this many points; below it the task measures nothing here
+LEARNS_MARGIN = 3.0
 
 
 def hashformers_results() -> tuple[pd.DataFrame | None, str]:
@@ -30,16 +35,34 @@ def hashformers_results() -> tuple[pd.DataFrame | None, str]:
     return hf.store(profile.name).read_table("glue"), profile.name
 
 
-def claims() -> pd.DataFrame:
-    """The EELBERT abstract's claims (``data/paper_tables/eelbert_abstract.csv``), indexed by claim."""
-    return load_paper_table("eelbert_abstract").set_index("claim")
+def rounds_to(value: float, printed: PrintedNumber, unit: str = "") -> str:
+    """``"rounds to the abstract's 1.2 MB"`` or ``"rounds to 1.1 MB, not the abstract's 1.2 MB"``: whether
+    ``value`` lies within half a unit of the printed number's last place."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    # rounded half up, as the printed number's region is [value - resolution, value + resolution)
+    scale = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9}[printed.suffix]
+    body = Decimal(repr(float(value) / scale)).quantize(Decimal(1).scaleb(-printed.decimals), rounding=ROUND_HALF_UP)
+    ours = f"{body}{printed.suffix}{'%' if printed.percent else ''}"
+    fits = printed.value - printed.resolution <= value < printed.value + printed.resolution
+    return (f"rounds to the abstract's {printed.text}{unit}" if fits
+            else f"rounds to {ours}{unit}, not the abstract's {printed.text}{unit}")
 
 
-def _claim_number(claim: str) -> float:
-    parsed = parse_printed(claims().loc[claim, "value"].replace("MB", "").replace("within", "").strip())
-    if parsed is None:
-        raise ValueError(f"the claim {claim!r} has no number")
-    return parsed.value
+def task_floor(glue: pd.DataFrame, task: str) -> float:
+    """What a model scores on ``task`` without learning: the majority class, or 0 for a correlation (STS-B)."""
+    majority = glue[f"{task}_majority"].iloc[0]
+    return 0.0 if pd.isna(majority) else float(majority)
+
+
+def learning_tasks(glue: pd.DataFrame, tasks: list[str]) -> tuple[list[str], list[str]]:
+    """``(learned, at_floor)``: the tasks of ``tasks`` in ``glue`` where some model's mean beats the floor by at
+    least :data:`LEARNS_MARGIN` points, and those where every model stays below that."""
+    learned, at_floor = [], []
+    for t in tasks:
+        if t in glue.columns:
+            (learned if (glue[t] - task_floor(glue, t)).max() >= LEARNS_MARGIN else at_floor).append(t)
+    return learned, at_floor
 
 
 def properties_view(props: pd.DataFrame) -> pd.DataFrame:
@@ -66,10 +89,27 @@ def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
                                "BERT-tiny_over_model": "BERT-tiny / model"})
 
 
+def shapes_view(shapes: pd.DataFrame) -> pd.DataFrame:
+    """The shapes that fit the abstract's 1.2 MB or 15x (and ours), with "yes"/"no" per number."""
+    out = shapes.copy()
+    out["shape"] = [f"{r.layers} x {r.hidden}" + (" (ours)" if r.ours else "") for r in out.itertuples()]
+    size, ratio = printed_claim("UNO-EELBERT size"), printed_claim("UNO-EELBERT smaller than BERT-tiny")
+    for column in ("fits_MB", "fits_ratio"):
+        out[column] = out[column].map({True: "yes", False: "no"})
+    out["MB"] = out["MB"].round(3)
+    out["BERT-tiny_over_model"] = out["BERT-tiny_over_model"].round(2)
+    return out[["shape", "params", "storage", "MB", "BERT-tiny_over_model", "fits_MB", "fits_ratio"]].rename(
+        columns={"params": "parameters", "BERT-tiny_over_model": "BERT-tiny (float32) / model",
+                 "fits_MB": f"rounds to {size.text} MB", "fits_ratio": f"rounds to {ratio.text}x"})
+
+
 def relative_gap(glue: pd.DataFrame, model: str, reference: str = REFERENCE, column: str = "avg") -> float:
     """``100 (model - reference) / reference`` of ``column`` (negative: below the reference)."""
     g = glue.set_index("name")
     return float(100.0 * (g.loc[model, column] - g.loc[reference, column]) / g.loc[reference, column])
+
+
+_TRAINED_SIZE = "float32 MB (our vocabulary)"
 
 
 def glue_view(glue: pd.DataFrame, tasks: list[str]) -> pd.DataFrame:
@@ -77,7 +117,7 @@ def glue_view(glue: pd.DataFrame, tasks: list[str]) -> pd.DataFrame:
     with the majority-class score of each task."""
     rows = []
     for _, r in glue.iterrows():
-        row = {"model": r["name"], "size float32 (MB)": r["size_fp32_bytes"] / 1e6}
+        row = {"model": r["name"], _TRAINED_SIZE: r["size_fp32_bytes"] / 1e6}
         for t in tasks:
             std = r[f"{t}_std"]
             row[TASK_LABELS.get(t, t)] = f"{r[t]:.1f}" + ("" if pd.isna(std) else f"\u00a0±\u00a0{std:.1f}")
@@ -86,36 +126,11 @@ def glue_view(glue: pd.DataFrame, tasks: list[str]) -> pd.DataFrame:
                                           else f"{relative_gap(glue, r['name']):+.1f}")
         rows.append(row)
     first = glue.iloc[0]
-    majority = {"model": "majority class", "size float32 (MB)": np.nan}
+    majority = {"model": "majority class", _TRAINED_SIZE: np.nan}
     for t in tasks:
         m = first[f"{t}_majority"]
         majority[TASK_LABELS.get(t, t)] = "- (no classes)" if pd.isna(m) else f"{m:.1f}"
     rows.append({**majority, "average": "-", f"gap to {REFERENCE} (%)": "-"})
-    return pd.DataFrame(rows)
-
-
-def claims_view(sizes: pd.DataFrame, glue: pd.DataFrame | None) -> pd.DataFrame:
-    """Each abstract claim, the paper's value, ours, and how ours was obtained."""
-    s = sizes.set_index("model")
-    uno, tiny = "UNO-EELBERT (ours)", REFERENCE
-    c = claims()
-    rows = [
-        {"claim": "UNO-EELBERT size", "paper": c.loc["UNO-EELBERT size", "value"],
-         "ours": f"{s.loc[uno, 'fp32_MB']:.2f} MB",
-         "how": "our one-layer reading, float32, BERT's 30,522-token vocabulary"},
-        {"claim": "BERT-tiny / UNO-EELBERT size", "paper": c.loc["UNO-EELBERT smaller than BERT-tiny", "value"],
-         "ours": f"{s.loc[uno, 'BERT-tiny_over_model']:.1f}x", "how": "parameter counts at the same vocabulary"},
-        {"claim": "BERT-tiny / EELBERT-tiny size", "paper": "-",
-         "ours": f"{s.loc['EELBERT-tiny', 'BERT-tiny_over_model']:.1f}x", "how": "same backbone, table removed"},
-    ]
-    if glue is not None and {uno, tiny, "EELBERT-tiny"} <= set(glue["name"]):
-        rows += [
-            {"claim": "UNO-EELBERT GLUE vs BERT-tiny", "paper": c.loc["UNO-EELBERT GLUE vs BERT-tiny", "value"],
-             "ours": f"{relative_gap(glue, uno):+.1f}%", "how": "relative gap of our GLUE average (the profile's "
-             "tasks; BERT-tiny trained as briefly as ours, not fully trained)"},
-            {"claim": "EELBERT vs BERT (same backbone)", "paper": c.loc["EELBERT GLUE vs BERT", "value"],
-             "ours": f"{relative_gap(glue, 'EELBERT-tiny'):+.1f}%", "how": "EELBERT-tiny against BERT-tiny"},
-        ]
     return pd.DataFrame(rows)
 
 
@@ -169,12 +184,34 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out: dict[str, str] = {"max_n": str(p.max_n), "pt_steps": f"{p.pt_steps:,}", "ft_epochs": f"{p.ft_epochs:g}",
                            "seeds": str(len(p.ft_seeds))}
     sizes = shown.table("sizes").set_index("model")
-    out.update(uno_mb=f"{sizes.loc['UNO-EELBERT (ours)', 'fp32_MB']:.2f}",
-               uno_ratio=f"{sizes.loc['UNO-EELBERT (ours)', 'BERT-tiny_over_model']:.1f}",
-               tiny_share=f"{sizes.loc['BERT-tiny', 'emb_share_%']:.1f}%",
-               base_share=f"{sizes.loc['BERT-base', 'emb_share_%']:.1f}%",
-               paper_mb=claims().loc["UNO-EELBERT size", "value"],
-               paper_ratio=claims().loc["UNO-EELBERT smaller than BERT-tiny", "value"])
+    uno, tiny = sizes.loc["UNO-EELBERT (ours)"], sizes.loc["BERT-tiny"]
+    size, ratio = printed_claim("UNO-EELBERT size"), printed_claim("UNO-EELBERT smaller than BERT-tiny")
+    out.update(uno_mb=f"{uno['fp32_MB']:.2f}", uno_ratio=f"{uno['BERT-tiny_over_model']:.1f}",
+               uno_mb_fit=rounds_to(uno["fp32_MB"], size, " MB"),
+               uno_ratio_fit=rounds_to(uno["BERT-tiny_over_model"], ratio, "x"),
+               uno_shape=f"{int(uno['layers'])} x {int(uno['hidden'])}",
+               eel_ratio=f"{sizes.loc['EELBERT-tiny', 'BERT-tiny_over_model']:.1f}",
+               tiny_share=f"{tiny['emb_share_%']:.1f}%", base_share=f"{sizes.loc['BERT-base', 'emb_share_%']:.1f}%",
+               tiny_paper_mb=f"{tiny['fp32_MB']:.1f}", tiny_over_ratio=f"{tiny['fp32_MB'] / ratio.value:.2f}",
+               tiny_over_ratio_fit=rounds_to(tiny["fp32_MB"] / ratio.value, size, " MB"),
+               paper_mb=abstract_claims().loc["UNO-EELBERT size", "value"],
+               paper_ratio=abstract_claims().loc["UNO-EELBERT smaller than BERT-tiny", "value"],
+               vocab=f"{p.vocab_size:,}", bert_vocab=f"{int(tiny['vocab_size']):,}")
+    out.update(shapes_both="-", shapes_storage="-", shapes_storages=", ".join(STORAGE),
+               shapes_grid=f"{min(SHAPE_LAYERS)} to {max(SHAPE_LAYERS)} layers and widths of {min(SHAPE_WIDTHS)} to "
+                           f"{max(SHAPE_WIDTHS)} in steps of {SHAPE_WIDTHS[1] - SHAPE_WIDTHS[0]}")
+    if shown.has("uno_shapes"):
+        shapes = shown.table("uno_shapes")
+        both = shapes[shapes["fits_MB"] & shapes["fits_ratio"]]
+        storages = list(dict.fromkeys(both["storage"]))
+        out.update(shapes_both=str(len(both)), shapes_storage=" and ".join(storages) if storages else "none")
+    glue = shown.table("glue").set_index("name")
+    out.update(tiny_trained_mb="-", table_rows_diff="-", head_params="-")
+    if "BERT-tiny" in glue.index:
+        trained = glue.loc["BERT-tiny"]
+        rows = (int(tiny["vocab_size"]) - p.vocab_size) * int(tiny["hidden"])
+        out.update(tiny_trained_mb=f"{trained['size_fp32_bytes'] / 1e6:.2f}", table_rows_diff=f"{rows:,}",
+                   head_params=f"{int(trained['total_params']) - (int(tiny['total_params']) - rows):,}")
     nap = shown.table("napkin").set_index("model")
     out.update(mistral_mib=f"{nap.loc['Mistral 7B', 'embedding_fp16_MiB']:.0f} MiB",
                mistral_gib=f"{nap.loc['Mistral 7B', 'model_fp16_GiB']:.1f} GiB",
@@ -187,19 +224,29 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out.update(spelled_auc=f"{sim.loc[spelled, 'auc']:.2f}", spelled_pairs=str(int(sim.loc[spelled, "pairs"])),
                family_auc=f"{sim.loc[family, 'auc']:.2f}", meaning_auc=f"{sim.loc[meaning, 'auc']:.2f}",
                card_spearman=f"{sim.loc['Card-660, all pairs', 'spearman_with_gold']:+.2f}")
-    glue = shown.table("glue").set_index("name")
     if "sst2" in glue.columns:
         sst = glue["sst2"] - glue["sst2_majority"]
         out.update(sst_min_margin=f"{sst.min():+.1f}", sst_majority=f"{glue['sst2_majority'].iloc[0]:.1f}")
     g = shown.table("glue")
-    at_floor = [TASK_LABELS.get(t, t) for t in p.task_keys() if t != "stsb" and t in g.columns
-                and (g[t] - g[f"{t}_majority"]).max() < 3.0]
-    out["at_majority"] = (", ".join(at_floor) + (" stay" if len(at_floor) > 1 else " stays")
-                          + " within 3 points of the majority class for every model" if at_floor
-                          else "every task moves at least 3 points above the majority class for some model")
+    learned, at_floor = learning_tasks(g, p.task_keys())
+    labels = [TASK_LABELS.get(t, t) for t in at_floor]
+    out["margin"] = f"{LEARNS_MARGIN:g}"
+    out["at_majority"] = (", ".join(labels) + (" stay" if len(labels) > 1 else " stays")
+                          + f" within {LEARNS_MARGIN:g} points of the floor for every model" if labels
+                          else f"every task moves at least {LEARNS_MARGIN:g} points above its floor for some model")
+    out["learned"] = " and ".join(TASK_LABELS.get(t, t) for t in learned) or "no task"
+    out.update(gap_tiny="-", gap_uno="-", gap_tiny_learned="-", gap_uno_learned="-")
     if {"BERT-tiny", "EELBERT-tiny", "UNO-EELBERT (ours)"} <= set(g["name"]):
         out.update(gap_tiny=f"{relative_gap(g, 'EELBERT-tiny'):+.1f}%",
                    gap_uno=f"{relative_gap(g, 'UNO-EELBERT (ours)'):+.1f}%")
+        if learned:
+            gl = g.assign(avg_learned=g[learned].mean(axis=1))
+            out.update(gap_tiny_learned=f"{relative_gap(gl, 'EELBERT-tiny', column='avg_learned'):+.1f}%",
+                       gap_uno_learned=f"{relative_gap(gl, 'UNO-EELBERT (ours)', column='avg_learned'):+.1f}%")
+    out.update(verdict_eelbert_glue="-", verdict_uno_glue="-")
+    if shown.has("claims"):
+        verdicts = shown.table("claims").set_index("id")["verdict"]
+        out.update({f"verdict_{i.replace('-', '_')}": v for i, v in verdicts.items()})
     pre = shown.table("pretraining")
     out["corpus_tokens"] = f"{int(pre['corpus_tokens'].iloc[0]):,}"
     if bench is not None:

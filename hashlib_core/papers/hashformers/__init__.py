@@ -32,5 +32,6 @@ GLUE metrics (§4.3)             :func:`hashlib_core.glue.glue_metric`
 
 The chapter: ``book/hashformers.ipynb``; its experiments: :data:`~hashlib_core.papers.hashformers.experiments.CHAPTER`
 (``python -m hashlib_core.papers.hashformers --profile cpu``); profiles: :mod:`~hashlib_core.papers.hashformers.profiles`;
-tables and figures of the page: :mod:`~hashlib_core.papers.hashformers.tables`, :mod:`~hashlib_core.papers.hashformers.figures`.
+tables and figures of the page: :mod:`~hashlib_core.papers.hashformers.tables`, :mod:`~hashlib_core.papers.hashformers.figures`;
+the paper's claims with computed verdicts: :mod:`~hashlib_core.papers.hashformers.claims`.
 """

@@ -23,6 +23,9 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
     Table 6: MD/LSH Emb and Proj with BPE subwords as the hashed units instead of words.
 ``timing``
     Table 3: pre-training and inference time per sample (:mod:`~hashlib_core.papers.hashformers.timing`).
+``claims``
+    The paper's claims with verdicts computed from the results above
+    (:mod:`~hashlib_core.papers.hashformers.claims`; registered last).
 """
 from __future__ import annotations
 
@@ -104,3 +107,8 @@ def _timing(ctx: RunContext) -> dict:
     """Table 3, every model timed in this one process on the profile's device."""
     return {"timing": timing_table(ctx.resources, ctx.device)}
 
+
+
+from hashlib_core.papers.hashformers.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)
+
+CLAIMS.register(CHAPTER)

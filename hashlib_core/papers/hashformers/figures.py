@@ -12,6 +12,7 @@ import pandas as pd
 
 from hashlib_core.glue import normalize_task
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
+from hashlib_core.papers.hashformers.tables import shown_names
 
 __all__ = ["bucket_sharing", "morphology", "pretraining_curves", "params_vs_score"]
 
@@ -69,9 +70,9 @@ def params_vs_score(glue: pd.DataFrame, points: pd.DataFrame, tasks: Sequence[st
     averaged over the same tasks, Table 2's embedding counts)."""
     columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
     fig, ax = plt.subplots(figsize=(8, 4.8))
-    for _, r in glue.iterrows():
+    for (_, r), name in zip(glue.iterrows(), shown_names(glue)):
         ax.scatter(r["emb_params"], r["Avg"], marker=_MARKERS[r["group"]], color="tab:blue")
-        ax.annotate(r["name"], (r["emb_params"], r["Avg"]), textcoords="offset points", xytext=(4, 3), fontsize=6,
+        ax.annotate(name, (r["emb_params"], r["Avg"]), textcoords="offset points", xytext=(4, 3), fontsize=6,
                     color="tab:blue")
     for _, r in points.iterrows():
         ax.scatter(r["emb_params"], r["avg"], marker=_MARKERS[r["group"]], color="tab:red", facecolors="none")

@@ -23,9 +23,16 @@ class ModelSpec:
     objective: str                # "mlm" or "sr"
     hash_type: str | None = None  # "md5" or "lsh" (None: BPE baseline)
     embedding_type: str | None = None
-    unit: str = "word"            # "word" (Table 1) or "subword" (Table 6)
+    unit: str = "word"            # "word" (Table 1's HashFormers) or "subword" (BPE: the baselines, Table 6)
     add_shared_gradient: bool = True  # False: the chapter's Add diagnostic (see AdditiveEmbedding)
     add_storage: str | None = None    # Add's storage; None: the profile's ``add_storage`` (see AdditiveEmbedding)
+
+    def __post_init__(self) -> None:
+        if self.unit not in ("word", "subword"):
+            raise ValueError(f"{self.model}: unit must be 'word' or 'subword', got {self.unit!r}")
+        if self.hash_type is None and self.unit != "subword":
+            raise ValueError(f"{self.model}: a BPE baseline's units are BPE subwords (unit='subword'), got "
+                             f"{self.unit!r}")
 
     @property
     def name(self) -> str:
@@ -60,8 +67,8 @@ _HASHFORMER_TYPES = (("Emb (50K)", "emb"), ("Emb (1K)", "emb"), ("Pool", "pool")
 
 #: Tables 1 and 2: the two BERT baselines and the ten HashFormers.
 MODELS: tuple[ModelSpec, ...] = (
-    ModelSpec("-", "BERT-MLM", "mlm"),
-    ModelSpec("-", "BERT-S+R", "sr"),
+    ModelSpec("-", "BERT-MLM", "mlm", unit="subword"),
+    ModelSpec("-", "BERT-S+R", "sr", unit="subword"),
     *(ModelSpec(group, model, "sr", hash_type, etype)
       for hash_type, group in (("md5", MD_GROUP), ("lsh", LSH_GROUP)) for model, etype in _HASHFORMER_TYPES),
 )

@@ -11,16 +11,55 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from hashlib_core.glue import normalize_task
+from hashlib_core.glue import PRIMARY_METRIC, normalize_task, num_labels
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
 from hashlib_core.papers.hashformers.profiles import PROFILES, TABLE6_MODELS
 from hashlib_core.papers.hashformers.table2 import PAPER_COLUMNS
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
 
-__all__ = ["table2_comparison", "table2_matrix", "table2_notes_view", "glue_comparison", "glue_side_by_side",
-           "glue_view", "at_majority", "ordering", "paper_points", "table3_comparison", "table6_comparison",
-           "table6_quoted", "add_parts_view", "add_scores", "add_quoted", "quoted"]
+__all__ = ["shown_name", "shown_names", "paper_row_label", "pretraining_view", "table2_comparison", "table2_matrix",
+           "table2_notes_view", "glue_comparison", "glue_side_by_side", "glue_view", "at_majority", "ordering",
+           "paper_points", "table3_comparison", "table6_comparison", "table6_quoted", "add_parts_view", "add_scores",
+           "add_quoted", "quoted"]
+
+#: N of the paper's "Emb (50K)" rows (§4.2: 50,260 buckets; the ``paper`` profile's ``emb_buckets``).
+PAPER_EMB_BUCKETS = PROFILES.get("paper").emb_buckets
+#: The label Tables 1, 2 and 6 give those rows.
+PAPER_EMB_LABEL = "Emb (50K)"
+
+
+def shown_name(name: str, num_buckets: float | None) -> str:
+    """A model's name as our tables show it. An "Emb (50K)" model built with another N than the paper's says its
+    real N and the paper's row it stands for (``"MD-Emb (N = 4,096, paper's 50K)"``); other names are unchanged."""
+    if PAPER_EMB_LABEL not in name or num_buckets is None or pd.isna(num_buckets) \
+            or int(num_buckets) == PAPER_EMB_BUCKETS:
+        return name
+    return name.replace(PAPER_EMB_LABEL, f"Emb (N = {int(num_buckets):,}, paper's 50K)")
+
+
+def shown_names(table: pd.DataFrame) -> list[str]:
+    """:func:`shown_name` of every row of a result table (``name`` and ``num_buckets`` columns)."""
+    buckets = table["num_buckets"] if "num_buckets" in table.columns else [None] * len(table)
+    return [shown_name(n, b) for n, b in zip(table["name"], buckets)]
+
+
+def paper_row_label(model: str, num_buckets: float | None) -> str:
+    """The paper's model label in a paper-keyed comparison, with our N when it differs from the paper's
+    (``"Emb (50K), ours N = 4,096"``)."""
+    if model != PAPER_EMB_LABEL or num_buckets is None or pd.isna(num_buckets) \
+            or int(num_buckets) == PAPER_EMB_BUCKETS:
+        return model
+    return f"{model}, ours N = {int(num_buckets):,}"
+
+
+def pretraining_view(pretraining: pd.DataFrame) -> pd.DataFrame:
+    """The pre-training summary the page shows (model names with their real N, see :func:`shown_name`)."""
+    view = pretraining[["name", "objective", "unit", "num_buckets", "distinct_units", "steps", "final_loss",
+                        "emb_params", "total_params", "wall_time_s"]].copy()
+    view["name"] = shown_names(pretraining)
+    return view
+
 
 #: How close to the majority-class score a mean score may be and still count as "stays at the majority class"
 #: (GLUE points, x 100 of the metric).
@@ -65,12 +104,12 @@ def glue_side_by_side(glue: pd.DataFrame, tasks: Sequence[str], prr: bool = Fals
         dropped = [c for c in columns if c in stuck]
         columns = [f"PRR_{c}" for c in columns if c not in stuck]
     long = long[long["metric"].isin(columns)]
-    names = dict(zip(zip(glue["group"], glue["model"]), glue["name"]))
+    names = dict(zip(zip(glue["group"], glue["model"]), shown_names(glue)))
     rows: dict[str, dict[str, str]] = {}
     for _, r in long.iterrows():
         name = names.get((r["group"], r["model"]), r["model"])
         rows.setdefault(name, {"model": name})[r["metric"].replace("PRR_", "")] = f"{r['paper']} / {r['ours']}"
-    order = [n for n in glue["name"] if n in rows]
+    order = [n for n in shown_names(glue) if n in rows]
     view = pd.DataFrame([rows[n] for n in order]).fillna("-")
     return view, dropped
 
@@ -129,8 +168,11 @@ def table6_comparison(glue: pd.DataFrame, table6: pd.DataFrame, tasks: Sequence[
     word = glue[glue["name"].isin([v.name.replace(" [BPE]", "") for v in TABLE6_MODELS])].copy()
     word["group"] = word["group"].str.replace(" (Ours)", "", regex=False)
     ours = pd.concat([table6.assign(token="subword"), word.assign(token="word")], ignore_index=True)
-    return paper_vs_ours(load_paper_table("hashformers_table6"), ours, on=["group", "model", "token"],
-                         columns={c: c for c in columns})
+    out = paper_vs_ours(load_paper_table("hashformers_table6"), ours, on=["group", "model", "token"],
+                        columns={c: c for c in columns})
+    buckets = dict(zip(zip(ours["group"], ours["model"]), ours["num_buckets"]))
+    out["model"] = [paper_row_label(m, buckets.get((g, m))) for g, m in zip(out["group"], out["model"])]
+    return out
 
 
 def table6_quoted(glue: pd.DataFrame, table6: pd.DataFrame, tasks: Sequence[str]) -> dict[str, str]:
@@ -184,8 +226,8 @@ def glue_view(glue: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
     rows = [{"model": "majority class", "emb. params": "-",
              **{c: "-" if pd.isna(glue[f"{c}_majority"].iloc[0]) else f"{glue[f'{c}_majority'].iloc[0]:.1f}"
                 for c in columns}, "Avg": "-"}]
-    for _, r in glue.iterrows():
-        rows.append({"model": r["name"], "emb. params": humanize(r["emb_params"]),
+    for (_, r), name in zip(glue.iterrows(), shown_names(glue)):
+        rows.append({"model": name, "emb. params": humanize(r["emb_params"]),
                      **{c: cell(r[c], r[f"{c}_std"]) for c in columns},
                      "Avg": "-" if pd.isna(r["Avg"]) else f"{r['Avg']:.1f}"})
     return pd.DataFrame(rows)
@@ -194,13 +236,18 @@ def glue_view(glue: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
 def at_majority(glue: pd.DataFrame, tasks: Sequence[str], margin: float = MAJORITY_MARGIN,
                 with_spread: bool = False) -> pd.DataFrame:
     """(model, task) pairs whose mean score is within ``margin`` points of the majority-class score (or, for STS-B,
-    whose correlation is undefined or within ``margin`` of 0): the models that learned nothing on that task. With
-    ``with_spread`` the margin is at least the model's own standard deviation over seeds."""
+    whose correlation is undefined or within ``margin`` of 0): the models that learned nothing on that task. On a
+    two-class accuracy task the other constant prediction (100 minus the majority score, when higher: the dev
+    split's majority can differ from the training split's) counts as learning nothing too. With ``with_spread``
+    the margin is at least the model's own standard deviation over seeds."""
     rows = []
     for t in tasks:
-        c = PAPER_TASK_COLUMN[normalize_task(t)]
+        key = normalize_task(t)
+        c = PAPER_TASK_COLUMN[key]
         base = glue[f"{c}_majority"].iloc[0]
         floor = 0.0 if pd.isna(base) else base
+        if not pd.isna(base) and PRIMARY_METRIC[key] == "accuracy" and num_labels(key) == 2:
+            floor = max(base, 100.0 - base)
         for _, r in glue.iterrows():
             spread = r[f"{c}_std"] if with_spread and not pd.isna(r[f"{c}_std"]) else 0.0
             if pd.isna(r[c]) or r[c] <= floor + max(margin, spread):
@@ -209,18 +256,21 @@ def at_majority(glue: pd.DataFrame, tasks: Sequence[str], margin: float = MAJORI
 
 
 def ordering(glue: pd.DataFrame, tasks: Sequence[str]) -> tuple[pd.DataFrame, float]:
-    """The models ranked by their average over ``tasks`` in the paper's Table 1 and in ours, and Kendall's tau
-    between the two rankings (models present in both)."""
+    """The models ranked by their average over ``tasks`` in the paper's Table 1 and in ours (both sides over the
+    same tasks: ``["sst2"]`` ranks both by SST-2 alone), and Kendall's tau between the two rankings (models present
+    in both)."""
     columns = [PAPER_TASK_COLUMN[normalize_task(t)] for t in tasks]
     t1 = load_paper_table("hashformers_table1")
     paper = pd.DataFrame({"group": t1["group"], "model": t1["model"],
                           "paper avg": [float(np.mean([parse_printed(r[c]).value for c in columns]))
                                         for _, r in t1.iterrows()]})
-    ours = glue[["group", "model", "name", "Avg"]].rename(columns={"Avg": "our avg"})
+    ours = glue[["group", "model", "name", "num_buckets"]].assign(
+        **{"our avg": glue[columns].mean(axis=1, skipna=False)})
     both = paper.merge(ours, on=["group", "model"], how="inner").dropna(subset=["our avg"])
     both["paper rank"] = both["paper avg"].rank(ascending=False, method="min").astype(int)
     both["our rank"] = both["our avg"].rank(ascending=False, method="min").astype(int)
     tau = float(kendalltau(both["paper avg"], both["our avg"]).statistic) if len(both) > 2 else float("nan")
+    both["name"] = shown_names(both)
     view = both.sort_values("paper rank")[["name", "paper avg", "paper rank", "our avg", "our rank"]]
     return view.rename(columns={"name": "model"}).reset_index(drop=True), tau
 
@@ -330,6 +380,7 @@ def quoted(shown) -> dict[str, str]:
     view, tau = ordering(glue, tasks)
     out["tau_sst"] = f"{ordering(glue, ['sst2'])[1]:.2f}" if "sst2" in tasks else "-"
     out["no_prr"] = ", ".join(glue_side_by_side(glue, tasks, prr=True)[1]) or "none"
+    out.update(emb_n=f"{profile.emb_buckets:,}", emb_n_paper=f"{PAPER_EMB_BUCKETS:,}")
     out.update(n_models=str(len(glue)), task_list=", ".join(cols), n_seeds=str(len(profile.ft_seeds)),
                score_range=f"{glue['Avg'].min():.1f} to {glue['Avg'].max():.1f}",
                sst_min=f"{sst.min():.1f}" if len(sst) else "-",

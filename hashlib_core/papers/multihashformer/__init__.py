@@ -33,5 +33,7 @@ Appendix A, softmax bottleneck     :func:`~hashlib_core.papers.multihashformer.e
 The chapter: ``book/multihashformer.ipynb``; its experiments: :data:`~hashlib_core.papers.multihashformer.experiments.CHAPTER`
 (``python -m hashlib_core.papers.multihashformer --profile cpu``); profiles:
 :mod:`~hashlib_core.papers.multihashformer.profiles`; tables and figures of the page:
-:mod:`~hashlib_core.papers.multihashformer.tables`, :mod:`~hashlib_core.papers.multihashformer.figures`.
+:mod:`~hashlib_core.papers.multihashformer.tables`, :mod:`~hashlib_core.papers.multihashformer.figures`; the
+paper's claims with their computed verdicts (the last experiment, ``claims``):
+:mod:`~hashlib_core.papers.multihashformer.claims`.
 """

@@ -228,3 +228,7 @@ def _lsh(ctx: RunContext) -> dict:
     """Table 4: LSH coordinates in the signature."""
     return {"lsh_mix": lsh_mix(ctx.resources)}
 
+
+from hashlib_core.papers.multihashformer.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)
+
+CLAIMS.register(CHAPTER)

@@ -24,5 +24,6 @@ Where each part of the paper is implemented (the chapter: ``book/pnlp_mixer.ipyn
 Tables 1-4, 8-bit, latency      :mod:`~hashlib_core.papers.pnlp_mixer.experiments`, :mod:`~hashlib_core.papers.pnlp_mixer.quantization`, :mod:`hashlib_core.benchmarks.pnlp_mixer_latency`
 §6, lean inference (latency)    :class:`~hashlib_core.papers.pnlp_mixer.inference.MixerForInference`
 §1, cost against the length     :mod:`hashlib_core.benchmarks.pnlp_mixer_scaling` (Mixer and Transformer, 32-4,096)
+the claims and their verdicts   :mod:`~hashlib_core.papers.pnlp_mixer.claims` (the ``claims`` experiment, registered last)
 ==============================  ====================================================================================
 """

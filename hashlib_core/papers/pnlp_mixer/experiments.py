@@ -17,23 +17,30 @@ Each writes ``results/pnlp_mixer/<profile>/<name>.csv``; run them with
     The test table's intent model (``test_intent_only``): the same MinHash Mixer trained and selected on intents
     alone, as the paper trains its multiATIS models, with at most ``test_max_epochs`` epochs and ``test_patience``
     (Table 1's schedule when ``test_max_epochs`` is 0), its learning rate, weight decay and dropout tuned on
-    validation over the profile's ``test_tuning`` points (``tuning``); test intent accuracy in float32 and 8-bit.
+    validation over the profile's ``test_tuning`` points (``tuning``); test intent accuracy in float32 and 8-bit,
+    and its size: the parameters and bytes of the modules an intent model uses (encoder and intent head; not the
+    untrained slot head it carries).
 ``mtop``
     Table 4 analog: one MinHash Mixer per language of the staged MTOP subset (trained on 90% of its dev items,
     selected on the rest, scored on its test items), float32 and 8-bit.
 ``latency``
-    The footnote's latency: batch 1, one thread, ``latency_samples`` ATIS test sentences; projection alone with and
-    without the fingerprint cache, model alone, total.
+    The footnote's latency (batch 1, one thread, the float32 Mixer: total and cached projection), copied from the
+    latency benchmark's result (``python -m hashlib_core.benchmarks.pnlp_mixer_latency``, run on its own): nothing is
+    timed by the chapter's command.
+``claims``
+    Every claim of the paper with its computed verdict (:mod:`~hashlib_core.papers.pnlp_mixer.claims`), from the
+    results above; registered last.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pandas as pd
 
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.pnlp_mixer.fit import FitSettings, fit, predict, score
-from hashlib_core.papers.pnlp_mixer.profiles import PROFILES, TUNED, PNLPMixerProfile
+from hashlib_core.papers.pnlp_mixer.profiles import MODEL_SHAPE, PROFILES, TUNED, PNLPMixerProfile
 
 __all__ = ["CHAPTER", "Resources"]
 
@@ -194,9 +201,11 @@ def _projections(ctx: RunContext) -> dict:
 def _test_rows(res: Resources, task_name: str, schedule: str = "comparison", objective: str = "joint",
                seed_offset: int = 0, point: tuple[float, float, float] | None = None) -> list[dict[str, Any]]:
     """Test scores of the task's MinHash Mixer in float32 and 8-bit, with sizes and agreement; ``objective="intent"``:
-    the intent-only model, scored on intents alone (its slot head is untrained), trained with the profile's seed
+    the intent-only model, scored on intents alone and sized without its slot head (untrained, unused: see
+    :func:`~hashlib_core.papers.pnlp_mixer.joint.intent_modules`), trained with the profile's seed
     plus ``seed_offset`` and the tuning ``point`` (learning rate, weight decay, dropout; the profile's when None)."""
     from hashlib_core.papers.pnlp_mixer.data import UNSEEN
+    from hashlib_core.papers.pnlp_mixer.joint import intent_modules
     from hashlib_core.papers.pnlp_mixer.metrics import intent_accuracy, intent_errors
     from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
 
@@ -205,15 +214,21 @@ def _test_rows(res: Resources, task_name: str, schedule: str = "comparison", obj
                                  point=point)
     task, projector = res.task(task_name), res.projector()
     cpu_model = model.to("cpu")
+    # what is counted: the whole joint model, or for the intent-only model the modules it uses (its encoder and
+    # intent head; its untrained slot head is no part of an intent classifier). Its intents are predicted by the
+    # joint model, whose intent logits are those of the counted modules (8-bit: each linear layer alone).
+    counted = intent_modules(cpu_model) if intent_only else cpu_model
+    parameters = sum(p.numel() for p in counted.parameters())
     rows, preds = [], {}
-    for precision, m in (("float32", cpu_model), ("int8", quantize_int8(cpu_model))):
+    for precision, m, c in (("float32", cpu_model, counted),
+                            ("int8", quantize_int8(cpu_model), quantize_int8(counted) if intent_only else None)):
         intents, slots = predict(m, projector, task.test)
         preds[precision] = intents if intent_only else (intents, slots)
         row = {"task": task_name, **({"objective": objective, "seed": res.profile.seed + seed_offset,
                                       **dict(zip(TUNED, point or res.profile.tuning_points()[0]))}
                                      if intent_only else {}), "precision": precision,
-               "test_sentences": len(task.test), "size_bytes": model_size_bytes(m), "parameters": summary["parameters"],
-               "epochs": summary["epochs"], "best_epoch": summary["best_epoch"]}
+               "test_sentences": len(task.test), "size_bytes": model_size_bytes(c if c is not None else m),
+               "parameters": parameters, "epochs": summary["epochs"], "best_epoch": summary["best_epoch"]}
         if intent_only:
             row.update(val_intent_acc=summary["val_intent_acc"], intent_acc=intent_accuracy(intents, task.test.intents),
                        **intent_errors(intents, task.test.intents, task.intent_names, UNSEEN),
@@ -288,3 +303,44 @@ def _architectures(ctx: RunContext) -> dict:
     runs = [(t, "minhash", e, res.trained(t, "minhash", e)[1]) for t in res.profile.comparison_tasks
             for e in res.profile.encoders]
     return {"table2": pd.DataFrame([_row(*r) for r in runs]), "table2_curves": _curves(runs)}
+
+
+#: where ``python -m hashlib_core.benchmarks.pnlp_mixer_latency`` writes its result: (chapter, profile, name)
+LATENCY_BENCHMARK = ("benchmarks", "quick", "pnlp_mixer_latency")
+
+
+def latency_evidence(benchmark: dict[str, Any] | None) -> dict[str, Any]:
+    """What the claims read of the latency benchmark's result (``{"meta": ..., "data": ...}``, or ``None`` when it
+    was never run): for the float32 Mixer, the per-sentence summaries (mean, median, ..., ms) of the total, the cached
+    projection and the model alone; the CPU and threads, the projection it timed, the paper's numbers, and the
+    benchmark's commit and date. ``available`` is False without a benchmark."""
+    if benchmark is None:
+        where = "results/{}/{}/{}.json".format(*LATENCY_BENCHMARK)
+        return {"available": False, "reason": f"the latency benchmark has not been run ({where} is missing)"}
+    data, meta = benchmark.get("data", benchmark), benchmark.get("meta", {})
+    stages = {"total": "total_mixer_float32", "projection": "projection_cached", "model": "model_mixer_float32"}
+    return {"available": True, **{stage: dict(data["latency"][key]) for stage, key in stages.items()},
+            "sentences": data.get("sentences", {}).get("source", "unknown sentences"),
+            "cpu": data.get("cpu"), "cpu_capability": data.get("cpu_capability"), "threads": data.get("threads"),
+            "batch_size": data.get("batch_size"), "num_labels": data.get("num_labels"),
+            "projection_config": {k: data.get("projection", {}).get(k)
+                                  for k in ("num_hashes", "bloom_size", "max_seq_len")},
+            "paper": data.get("paper", {}),
+            "benchmark": {"git_commit": meta.get("git_commit"), "created_utc": meta.get("created_utc")}}
+
+
+@CHAPTER.experiment("latency", outputs=("latency",), independent_of=tuple(
+    f.name for f in dataclasses.fields(PNLPMixerProfile) if f.name not in MODEL_SHAPE))
+def _latency(ctx: RunContext) -> dict:
+    """§6's latency as the latency benchmark measured it (``python -m hashlib_core.benchmarks.pnlp_mixer_latency``,
+    batch 1, one thread, §4's model): its numbers copied by :func:`latency_evidence`, so that the claims read them
+    with this chapter's results. Nothing is timed here: the benchmark is run on its own, on a quiet machine."""
+    from hashlib_core.results import read_benchmark
+
+    _, mode, name = LATENCY_BENCHMARK
+    return {"latency": latency_evidence(read_benchmark(name, mode))}
+
+
+from hashlib_core.papers.pnlp_mixer.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)
+
+CLAIMS.register(CHAPTER)

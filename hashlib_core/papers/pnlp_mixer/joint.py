@@ -8,6 +8,7 @@ the page.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import torch
@@ -15,9 +16,14 @@ from torch import nn
 from transformers.utils import ModelOutput
 
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.heads import _PNLPMixerWithHead, classification_head, masked_max_pool
+from hashlib_core.papers.pnlp_mixer.heads import (
+    PNLPMixerForSequenceClassification,
+    _PNLPMixerWithHead,
+    classification_head,
+    masked_max_pool,
+)
 
-__all__ = ["IntentSlotOutput", "PNLPMixerForIntentAndSlots"]
+__all__ = ["IntentSlotOutput", "PNLPMixerForIntentAndSlots", "intent_modules"]
 
 
 @dataclass
@@ -68,3 +74,18 @@ class PNLPMixerForIntentAndSlots(_PNLPMixerWithHead):
                                                                    slot_labels.reshape(-1), ignore_index=-100)
         return IntentSlotOutput(loss=loss, intent_logits=intent_logits, slot_logits=slot_logits,
                                 hidden_states=out.hidden_states)
+
+
+def intent_modules(model: PNLPMixerForIntentAndSlots) -> PNLPMixerForSequenceClassification:
+    """The modules an intent model uses, the encoder and the intent head, with ``model``'s weights, as an intent
+    classifier (on the CPU, in eval mode): what an intent-only model's parameters and bytes count. A model trained
+    with ``slot_loss_weight`` 0 still carries a slot head (never trained, never read for its intents); counting it
+    would make the intent model larger than the one the paper describes. Its intent logits are ``model``'s. Built
+    without drawing from torch's random generator (its initial weights are overwritten at once)."""
+    if not isinstance(model, PNLPMixerForIntentAndSlots):
+        raise TypeError(f"intent_modules expects a PNLPMixerForIntentAndSlots, got {type(model).__name__}")
+    with torch.random.fork_rng(devices=[]):
+        intent = PNLPMixerForSequenceClassification(copy.deepcopy(model.config))
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items() if not k.startswith("slot_classifier.")}
+    intent.load_state_dict(state)          # strict: every module of the intent model, nothing else
+    return intent.eval()

@@ -14,7 +14,7 @@ from hashlib_core.papers.pnlp_mixer.configuration import ENCODERS, PNLPMixerConf
 from hashlib_core.papers.pnlp_mixer.data import MTOP_LANGUAGES, TASKS
 from hashlib_core.profiles import Profile, ProfileSet
 
-__all__ = ["PNLPMixerProfile", "PROFILES", "PROJECTIONS", "ENCODER_NAMES", "TUNED"]
+__all__ = ["PNLPMixerProfile", "PROFILES", "PROJECTIONS", "ENCODER_NAMES", "TUNED", "MODEL_SHAPE"]
 
 #: §5.1's projections (Table 1), MinHash being the paper's
 PROJECTIONS = ("binary", "tsp", "simhash", "minhash")
@@ -22,6 +22,9 @@ PROJECTIONS = ("binary", "tsp", "simhash", "minhash")
 ENCODER_NAMES = ENCODERS
 #: the settings §4 tunes ("We tune the learning rate, weight decay, and dropout")
 TUNED = ("learning_rate", "weight_decay", "dropout")
+#: the settings that shape the model: their defaults are §4's model, which every profile but ``smoke`` trains
+MODEL_SHAPE = ("num_hashes", "bloom_size", "max_seq_len", "hidden_size", "num_mixer_layers", "mixing_dim",
+               "classifier_hidden")
 
 
 @dataclass(frozen=True)

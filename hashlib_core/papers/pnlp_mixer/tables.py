@@ -27,9 +27,10 @@ from hashlib_core.papers.pnlp_mixer.latency import (
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
-           "snips_sentence", "snips_schedule", "sizes_view", "test_view", "mtop_view", "quantization_view",
-           "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence", "share_sentence",
-           "scaling_view", "scaling_facts", "tuning_view", "tuning_facts", "quoted"]
+           "snips_sentence", "snips_schedule", "head_gap", "head_gap_sentence", "sizes_view", "test_view", "mtop_view",
+           "quantization_view", "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence",
+           "matmul_sentence", "share_sentence", "scaling_view", "scaling_facts", "tuning_view", "tuning_facts",
+           "mtop_training_share", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
@@ -50,12 +51,23 @@ def paper_rows(which: str) -> tuple[dict[str, str], pd.DataFrame]:
     return labels, load_paper_table(stem).set_index(key)
 
 
-def comparison_view(results: pd.DataFrame, which: str) -> pd.DataFrame:
+#: Table 2's parameter columns: the joint model as trained (both heads, the task's labels), the paper's count
+#: (an intent model with multiATIS's 18 intents, as the ``sizes`` table counts it) and the paper's
+PARAMS_TRAINED, PARAMS_18, PARAMS_PAPER = "params (trained: both heads)", "params (18 intents)", "params (paper)"
+
+
+def comparison_view(results: pd.DataFrame, which: str, sizes: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 1 (``which="projection"``) or Table 2 (``"encoder"``): our validation scores per task beside the
     paper's (``intent (paper)``: multiATIS EN intent accuracy; ``EM (paper)``: MTOP EN slot exact match), with the
     gap in intent accuracy (points). The paper has no SNIPS column: SNIPS rows leave the paper's columns empty
-    (their ordering is compared by :func:`ordering`)."""
+    (their ordering is compared by :func:`ordering`).
+
+    Table 2 gives two parameter counts, labelled: the model as trained (:data:`PARAMS_TRAINED`: an intent head for
+    the task's intents and a slot head for its tags) and, with ``sizes``, the count the paper's column makes (an
+    intent model with 18 intents, :data:`PARAMS_18`, from the ``sizes`` result); :func:`head_gap` says why they
+    differ."""
     labels, paper = paper_rows(which)
+    size18 = sizes.set_index("encoder")["parameters"] if sizes is not None else None
     rows = []
     for _, r in results.iterrows():
         label = labels[r[which]]
@@ -67,7 +79,10 @@ def comparison_view(results: pd.DataFrame, which: str) -> pd.DataFrame:
                "EM (ours)": r["val_exact_match"], "EM (paper)": p_em, "slot F1": r["val_slot_f1"],
                "epochs (best)": f"{int(r['epochs'])} ({int(r['best_epoch'])})"}
         if which == "encoder":
-            row = {**row, "params (ours)": int(r["parameters"]), "params (paper)": paper.loc[label, "#Param."]}
+            row = {**row, PARAMS_TRAINED: int(r["parameters"]),
+                   **({PARAMS_18: int(size18[r[which]]) if r[which] in size18.index else np.nan}
+                      if size18 is not None else {}),
+                   PARAMS_PAPER: paper.loc[label, "#Param."]}
         rows.append(row)
     out = pd.DataFrame(rows)
     out.attrs["source"] = paper.attrs.get("source", "")
@@ -121,6 +136,27 @@ def snips_schedule(table1: pd.DataFrame, profile) -> str:
     return (f"To fit the {profile.name} profile's budget its models train for at most {profile.snips_max_epochs} "
             f"epochs, {steps('snips'):,} optimiser steps (ATIS's: {steps('atis'):,}), so early stopping has little "
             f"room and SNIPS's scores are those of short runs.")
+
+
+def head_gap(table2: pd.DataFrame, sizes: pd.DataFrame) -> dict[str, list[int]]:
+    """Per task of ``table2``: the trained joint models' parameters minus the 18-intent count of the same encoder
+    (``sizes``), one value per encoder present in both. The gap is the heads': the joint model's intent head for the
+    task's intents and its slot head, against one intent head for 18 intents; it is the same for every encoder."""
+    size18 = sizes.set_index("encoder")["parameters"]
+    out = {}
+    for task, rows in table2.groupby("task", sort=False):
+        rows = rows[rows["encoder"].isin(size18.index)]
+        out[task] = sorted({int(p) - int(size18[e]) for e, p in zip(rows["encoder"], rows["parameters"])})
+    return out
+
+
+def head_gap_sentence(table2: pd.DataFrame, sizes: pd.DataFrame) -> str:
+    """The prose's account of Table 2's two parameter columns (see :func:`head_gap`)."""
+    gaps = head_gap(table2, sizes)
+    parts = [f"{g[0]:,} more on {task.upper()}" if len(g) == 1 else f"{g[0]:,} to {g[-1]:,} more on {task.upper()}"
+             for task, g in gaps.items()]
+    same = all(len(g) == 1 for g in gaps.values())
+    return " and ".join(parts) + (", the same for every architecture" if same else ", depending on the architecture")
 
 
 def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
@@ -198,6 +234,16 @@ def quantization_facts(view: pd.DataFrame, goal: float = 99.0) -> dict[str, str]
             "q_ratio": f"{view['ratio'].max():.3f}", "q_em_change": f"{view['exact match change'].abs().max():.1f}"}
 
 
+def mtop_training_share(train_sentences: int) -> dict[str, str]:
+    """The MTOP-subset models' training sentences per language against MTOP's training split as §4 prints it
+    (:data:`~hashlib_core.papers.pnlp_mixer.data.PAPER_MTOP_TRAIN` per language): the page's numbers."""
+    from hashlib_core.papers.pnlp_mixer.data import PAPER_MTOP_TRAIN
+
+    paper = parse_printed(PAPER_MTOP_TRAIN.upper()).value
+    return {"mtop_train": f"{train_sentences:,}", "mtop_paper_train": PAPER_MTOP_TRAIN,
+            "mtop_fraction": f"1/{round(paper / train_sentences)}"}
+
+
 def at_last_epoch(*tables: pd.DataFrame) -> str:
     """How many of the models in ``tables`` (rows with ``epochs`` and ``best_epoch``) were best at their last epoch,
     i.e. still improving when their schedule ended: "k of n"."""
@@ -272,7 +318,10 @@ def _tuning_test_facts(tuning: pd.DataFrame, chosen: pd.Series) -> dict[str, str
 def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results."""
     p = shown.profile
-    out: dict[str, str] = {"max_epochs": str(p.max_epochs), "patience": str(p.patience), "batch": str(p.batch_size),
+    # the scale the verdicts record (most of them: a claim about the paper's model sizes records those)
+    scale = shown.table("claims")["scale"].mode().iloc[0] if shown.has("claims") else "-"
+    out: dict[str, str] = {"claims_scale": scale, "max_epochs": str(p.max_epochs),
+                           "patience": str(p.patience), "batch": str(p.batch_size),
                            "mtop_max_epochs": str(p.mtop_max_epochs), "mtop_patience": str(p.mtop_patience),
                            "max_seq_len": str(p.max_seq_len)}
     t1 = shown.table("table1")
@@ -300,7 +349,11 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                t3_float_bytes=f"{int(t3.loc['float32', 'size_bytes']):,}",
                t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
     if shown.has("table3_intent"):
-        out.update(intent_quoted(shown.table("table3_intent"), paper_number(paper3.loc["pNLP-Mixer", "EN"])))
+        t3i = shown.table("table3_intent")
+        out.update(intent_quoted(t3i, paper_number(paper3.loc["pNLP-Mixer", "EN"])))
+        by_precision = t3i.groupby("precision")["size_bytes"].first()
+        out.update(t3i_params=f"{int(t3i['parameters'].iloc[0]):,}", t3i_bytes=f"{int(by_precision['int8']):,}",
+                   t3i_float_bytes=f"{int(by_precision['float32']):,}")
     if shown.has("tuning"):
         tuning = shown.table("tuning")
         out.update(tuning_facts(tuning))
@@ -319,6 +372,7 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                t3_ceiling=f"{100 * (1 - unseen / len(test_intents)):.1f}")
     t2 = shown.table("table2")
     out["t12_at_last"] = at_last_epoch(t1, t2[t2["encoder"] != "mixer"])
+    out["t2_head_gap"] = head_gap_sentence(t2, shown.table("sizes"))
     snips_task = load_task("snips")
     out.update(snips_limit=snips_schedule(t1, p), snips_train=f"{len(snips_task.train):,}",
                snips_ratio=f"{len(snips_task.train) / len(atis_task.train):.1f}")
@@ -326,6 +380,8 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                                                                          snips_task.test)),
                snips_intents=str(snips_task.num_intents))
     t4 = shown.table("table4")
+    mtop_train = len(load_task(t4["task"].iloc[0]).train.head(p.train_examples))     # what the models trained on
+    out.update(mtop_training_share(mtop_train), mtop_batches=str(math.ceil(mtop_train / p.batch_size)))
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
     floors = [outside_only_share(load_task(task)) for task in t4["task"].unique()]
     out["t4_all_o"] = f"{np.mean(floors):.1f}"

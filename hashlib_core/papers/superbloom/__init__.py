@@ -20,5 +20,8 @@ App. E, example predictions      :func:`~hashlib_core.papers.superbloom.training
                                  names: :func:`~hashlib_core.papers.superbloom.data.display_names`)
 §2.5, "10 times faster"          :mod:`hashlib_core.benchmarks.superbloom_decoding` (synthetic distributions) and the
                                  ``decoding`` experiment (a model trained inside a 1M-id space)
+§4, a context-free yardstick     :func:`~hashlib_core.papers.superbloom.language.context_free_recall` (the
+                                 ``language_prior`` experiment)
+The paper's claims, verdicts     :mod:`~hashlib_core.papers.superbloom.claims` (the ``claims`` experiment, last)
 ==============================  ====================================================================================
 """

@@ -1,11 +1,13 @@
 """The Superbloom chapter's data: sets of opaque ids standing in for Wikipedia pages' links, and item masking.
 
 The paper's data (§3.1) is the set of entities each English Wikipedia page links to (5.3M entities). Not available
-here; two stand-ins with the same shape, **far smaller** (this changes what hashing buys: with 14,505 ids even the
+here; two stand-ins with the same shape, **far smaller** (this changes what hashing buys: with so few ids even the
 unhashed model is small, and α-to-one hashing saves little memory at this size):
 
 * **FB15k-237** (:func:`fb15k237_sets`): a "page" is an entity, its "links" the entities it shares a triple with
-  (either direction, any relation; the three splits pooled). 10% of the pages (seeded) are held out as test pages.
+  (either direction, any relation; the three splits pooled, so every entity of any split is an id: 14,541, of
+  which 14,505 occur in the train split, the count the dataset's manifest gives; ``fb15k237_sets().num_ids``
+  computes it and a test checks it). 10% of the pages (seeded) are held out as test pages.
 * **Last.fm HetRec 2011** (:func:`lastfm_sets`): a "page" is a user, its "links" the artists they listened to.
 
 Ids are numbered ``0 .. N-1`` in sorted order of their original names. :class:`ItemSets` cuts each training page's

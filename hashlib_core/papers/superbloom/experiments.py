@@ -22,11 +22,18 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``language``
     §4 (Tables 4 and 5): unhashed baselines and Superbloom models of similar sizes on masked-token prediction over a
     unigram + bigram vocabulary of WikiText-2 (:mod:`~hashlib_core.papers.superbloom.language`).
+``language_prior``
+    §4's yardstick: what a predictor that reads no context reaches on the same test windows (the tokens ranked by
+    their training frequency, and by their test frequency as an upper bound), to read the models' recall against.
+``claims``
+    Every claim of the paper with its computed verdict, from the results above
+    (:mod:`~hashlib_core.papers.superbloom.claims`).
 """
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -201,3 +208,26 @@ def _language(ctx: RunContext) -> dict:
         curves += curve
     return {"language": recall_table(pd.concat(segs, ignore_index=True), p.recall_at),
             "language_models": pd.DataFrame(rows), "language_curves": pd.DataFrame(curves)}
+
+
+#: what the context-free yardstick reads: the vocabulary, the windows, the seed of the test masks and the cut-offs
+_PRIOR_READS = ("lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_window", "lm_test_windows", "seed", "recall_at")
+
+
+@CHAPTER.experiment("language_prior", outputs=("language_prior",), independent_of=tuple(
+    k for k in PROFILES.get("smoke").to_dict() if k not in _PRIOR_READS))
+def _language_prior(ctx: RunContext) -> dict:
+    """§4's yardstick: recall@k of the context-free rankings (training-token frequency; test-target frequency, an
+    oracle) on the ``language`` experiment's test windows; no model is trained."""
+    from hashlib_core.papers.superbloom.language import context_free_recall
+    from hashlib_core.papers.superbloom.training import LanguageResources
+
+    res = LanguageResources(ctx)
+    train_ids = np.concatenate(res.train_segments)              # the tokens the models train on
+    return {"language_prior": pd.DataFrame(context_free_recall(train_ids, res.test.targets, res.vocab.tokens,
+                                                               res.profile.recall_at))}
+
+
+from hashlib_core.papers.superbloom.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)
+
+CLAIMS.register(CHAPTER)

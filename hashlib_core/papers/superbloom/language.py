@@ -8,6 +8,11 @@ scale: a WordPiece of ``wordpiece_size`` pieces trained locally (``tokenizers``)
 plus its ``unigrams`` most frequent words and ``bigrams`` most frequent word pairs; the text is tokenised greedily
 (a vocabulary bigram, else a vocabulary word, else the word's WordPiece pieces). Models train on the validation
 split and are scored on the test split: one masked token per window of ``window`` tokens.
+
+:func:`context_free_recall` scores what a model that ignores the context can reach on the same test windows: the
+tokens ranked by their frequency in the training windows (a model that learned only the unigram distribution), and,
+as an upper bound for any context-free ranking, the tokens ranked by their frequency among the test targets
+themselves (rec@1: the share of the most frequent target, the best constant prediction).
 """
 from __future__ import annotations
 
@@ -19,7 +24,12 @@ import numpy as np
 
 from hashlib_core.papers.superbloom.data import TestSegments
 
-__all__ = ["TextVocabulary", "build_vocabulary", "tokenize", "windows", "masked_windows"]
+__all__ = ["TextVocabulary", "build_vocabulary", "tokenize", "windows", "masked_windows", "context_free_recall",
+           "TRAINING_FREQUENCY", "TEST_FREQUENCY"]
+
+#: names of :func:`context_free_recall`'s two rankings
+TRAINING_FREQUENCY = "training-token frequency"
+TEST_FREQUENCY = "test-target frequency (oracle)"
 
 
 @dataclass
@@ -95,3 +105,26 @@ def masked_windows(ids: np.ndarray, length: int, seed: int, limit: int = 0) -> T
     positions = rng.integers(0, length, size=len(segs))
     targets = np.array([s[p] for s, p in zip(segs, positions)], dtype=np.int64)
     return TestSegments(segs, targets, positions.astype(np.int64))
+
+
+def context_free_recall(train_ids: np.ndarray, targets: np.ndarray, tokens: Sequence[str], ks: Sequence[int]
+                        ) -> list[dict]:
+    """Recall@k (%) on the masked ``targets`` of two rankings that read no context: every token by its frequency in
+    ``train_ids`` (ties by id), and by its frequency among ``targets`` (the oracle). Each row also names its top
+    token, its hits (test windows) at each k, and the entropy (nats) of the frequencies it ranks by: the training
+    loss of a model that predicts the training-token frequencies whatever the context."""
+    targets = np.asarray(targets, dtype=np.int64)
+    if targets.size == 0:
+        raise ValueError("no test targets to score")
+    rows = []
+    for name, ids in ((TRAINING_FREQUENCY, np.asarray(train_ids, dtype=np.int64)), (TEST_FREQUENCY, targets)):
+        counts = np.bincount(ids, minlength=len(tokens))
+        order = np.argsort(-counts, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        shares = counts[counts > 0] / counts.sum()
+        row = {"name": name, **{f"rec@{k}": 100.0 * float((rank[targets] < k).mean()) for k in ks},
+               **{f"hits@{k}": int((rank[targets] < k).sum()) for k in ks}, "segments": int(targets.size),
+               "top_token": str(tokens[order[0]]), "entropy_nats": float(-(shares * np.log(shares)).sum())}
+        rows.append(row)
+    return rows

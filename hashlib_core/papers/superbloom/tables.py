@@ -6,11 +6,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "recall_view", "depth_effect", "beam_view",
-           "language_view", "bench_view", "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted",
-           "decoding_view", "decoding_quoted", "quoted"]
+__all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
+           "depth_effect", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
+           "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted", "quoted"]
 
 
 def recall_table(segments: pd.DataFrame, ks) -> pd.DataFrame:
@@ -43,9 +44,27 @@ def params_view(params: pd.DataFrame) -> pd.DataFrame:
     printed = load_paper_table("superbloom_table1").set_index("model")["#samples"]
     out = params.copy()
     out["#samples (paper)"] = out["model"].map(printed).fillna("-")
-    return out[["table", "model", "ids", "alpha", "m", "d", "layers", "#samples", "#samples (paper)", "emb_params",
-                "total_params", "assumed"]].rename(columns={"emb_params": "embedding params",
-                                                              "total_params": "parameters"})
+    return out[["table", "reading", "model", "ids", "alpha", "m", "d", "layers", "#samples", "#samples (paper)",
+                "emb_params", "total_params", "assumed"]].rename(columns={"emb_params": "embedding params",
+                                                                          "total_params": "parameters"})
+
+
+def params_quoted(params: pd.DataFrame) -> dict[str, str]:
+    """The numbers the parameter paragraph quotes: Table 1's sizes under both readings (same width; similar size,
+    :mod:`~hashlib_core.papers.superbloom.params`)."""
+    from hashlib_core.papers.superbloom.params import READINGS
+
+    t1 = params[params["table"] == "Table 1"].set_index(["reading", "model"])
+    same, similar = READINGS
+    size = t1["total_params"]
+    return {"p_base_d": str(int(t1.loc[(same, "baseline"), "d"])),
+            "p_same_base": humanize(size[(same, "baseline")], 2), "p_same_sb": humanize(size[(same, "superbloom")], 1),
+            "p_same_ratio": f"{size[(same, 'baseline')] / size[(same, 'superbloom')]:.0f}",
+            "p_matched_d": f"{int(t1.loc[(similar, 'superbloom'), 'd']):,}",
+            "p_matched_sb": humanize(size[(similar, "superbloom")], 2),
+            "p_matched_diff": f"{100 * (size[(similar, 'superbloom')] / size[(similar, 'baseline')] - 1):+.1f}%",
+            "p_ss": humanize(size[(similar, "sampled-softmax")], 1),
+            "p_ss_ratio": f"{size[(similar, 'sampled-softmax')] / size[(similar, 'superbloom')]:.0f}"}
 
 
 def recall_view(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
@@ -215,6 +234,45 @@ def language_view(language: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
                  "mean_scored": "candidates scored"})
 
 
+def prior_view(prior: pd.DataFrame) -> pd.DataFrame:
+    """The context-free rankings' recall@k (%) on the language test windows, with their top token."""
+    recalls = [c for c in prior.columns if c.startswith("rec@")]
+    return prior[["name", *recalls, "top_token", "entropy_nats"]].rename(
+        columns={"name": "ranking (no context)", "top_token": "its first token", "entropy_nats": "entropy (nats)"})
+
+
+def prior_quoted(language: pd.DataFrame, models: pd.DataFrame, prior: pd.DataFrame) -> dict[str, str]:
+    """The numbers the language paragraph quotes: the baselines' rec@1 in test windows, the context-free rankings'
+    (training frequency; test frequency, the oracle), which models beat the training-frequency ranking at every k,
+    and the baselines' final training losses beside the training tokens' entropy."""
+    from hashlib_core.papers.superbloom.language import TEST_FREQUENCY, TRAINING_FREQUENCY
+
+    ks = sorted(int(c[4:]) for c in language.columns if c.startswith("rec@"))
+    rows = prior.set_index("name")
+    train, oracle = rows.loc[TRAINING_FREQUENCY], rows.loc[TEST_FREQUENCY]
+    n = int(train["segments"])
+    lang = language.set_index("name")
+    base = [m for m in lang.index if m.startswith("baseline")]
+    beat = [m for m in lang.index if all(lang.loc[m, f"rec@{k}"] > train[f"rec@{k}"] for k in ks)]
+    below = [m for m in lang.index if all(lang.loc[m, f"rec@{k}"] < train[f"rec@{k}"] for k in ks)]
+    losses = models.set_index("name")["final_loss"]
+
+    def hits(name: str) -> str:
+        return f"{round(lang.loc[name, 'rec@1'] * n / 100):,}"
+
+    def names(group: list[str], verb: str, none: str) -> str:
+        return f"{' and '.join(group)} {verb}{'s' if len(group) == 1 else ''}" if group else none
+
+    verdict = (names(beat, "beat", "no model beats") + " it at every k, "
+               + names(below, "fall", "no model falls") + " below it at every k")
+    return {"lm_segments": f"{n:,}", "lm_base_hits": " and ".join(hits(m) for m in base),
+            "lm_base_names": " and ".join(base), "prior_hits": f"{int(train['hits@1']):,}",
+            "prior_top": str(train["top_token"]), "oracle_hits": f"{int(oracle['hits@1']):,}",
+            "oracle_top": str(oracle["top_token"]), "prior_verdict": verdict,
+            "prior_entropy": f"{train['entropy_nats']:.2f}",
+            "lm_base_losses": " and ".join(f"{losses[m]:.2f}" for m in base)}
+
+
 def bench_view(bench: dict) -> pd.DataFrame:
     """The decoding benchmark's rows: time per position both ways, speed-up, certified and exact shares (%)."""
     return _speed_view(pd.DataFrame(bench.get("data", bench)["results"]),
@@ -225,8 +283,12 @@ def bench_view(bench: dict) -> pd.DataFrame:
 def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results."""
     p = shown.profile
+    from hashlib_core.papers.superbloom.claims import SIZE_TOLERANCE
+    from hashlib_core.papers.superbloom.data import DATASET_NAMES
+
     out: dict[str, str] = {"alpha": str(p.alpha), "m": str(p.num_hashes), "steps": f"{p.steps:,}",
-                           "segment": str(p.segment)}
+                           "segment": str(p.segment), "dataset": DATASET_NAMES[p.dataset],
+                           "layers_deep": str(p.layers_deep)}
     models = shown.table("models")
     recall = shown.table("recall")
     depth = depth_effect(recall, models).set_index("model")
@@ -244,6 +306,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     sb = [n for n in sizes.index if n.startswith("superbloom")]
     base = [n for n in sizes.index if n.startswith("baseline")]
     out["size_ratio"] = f"{sizes[base].max() / sizes[sb].max():.1f}"
+    out["size_tolerance"] = f"{SIZE_TOLERANCE:.0%}"
     out["ids"] = f"{int(models['num_ids'].iloc[0]):,}"
     lm = shown.table("language_models").iloc[0]
     out.update(lm_vocab=f"{int(lm['vocabulary']):,}", lm_pieces=f"{int(lm['wordpiece_pieces']):,}",
@@ -256,6 +319,10 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         out.update(examples_quoted(shown.table("datasets_examples")))
     if shown.has("decoding_trained"):
         out.update(decoding_quoted(shown.table("decoding_trained")))
+    if shown.has("params"):
+        out.update(params_quoted(shown.table("params")))
+    if shown.has("language_prior"):
+        out.update(prior_quoted(shown.table("language"), shown.table("language_models"), shown.table("language_prior")))
     beam = shown.table("beam_width")
     k = int(beam["beam"].max())
     at_k = beam[beam["beam"] == k].iloc[0]

@@ -1,0 +1,373 @@
+"""The HashFormers chapter's claims: what Xue & Aletras (2022) state, each with a verdict computed from the results.
+
+GLUE claims read ``glue_runs`` (one score per model, task and fine-tuning seed) and compare models over the seeds
+(Welch's t interval of the difference of their per-seed scores; no per-item predictions are kept, so no paired
+bootstrap). They read only the tasks the profile fine-tunes on which some model leaves the majority class
+(:func:`learned_tasks`; for STS-B: no correlation): a task on which every model stays there has nothing to compare,
+and a claim about that task alone is *not testable here*, with that reason. The paper's averages cover eight tasks;
+ours cover the learned ones, and each claim says which.
+
+Table 2's counts are exact (BERT-base-sized modules built and counted, the same in every profile); Table 3's times
+are one measurement each (no interval); Table 6 keeps only each subword model's mean and standard deviation over
+the seeds, which is all Welch's interval needs (:func:`_summary_seeds`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, ratio, seed_difference, value,
+                                 within)
+from hashlib_core.papers.hashformers import tables
+from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
+from hashlib_core.papers.hashformers.profiles import LSH_GROUP, MD_GROUP, PROFILES
+from hashlib_core.papers.hashformers.timing import TIMING_VOCAB
+from hashlib_core.params import humanize
+from hashlib_core.results import load_paper_table, parse_printed
+
+__all__ = ["CLAIMS", "learned_tasks", "describe_scale"]
+
+_TASK = {column: task for task, column in PAPER_TASK_COLUMN.items()}
+_COMPRESSED = ("Pool", "Add", "Proj")
+_GROUPS = {"MD": MD_GROUP, "LSH": LSH_GROUP}
+_PAPER = PROFILES.get("paper")
+
+
+# ------------------------------------------------------------------------------------------------ the paper's numbers
+def _printed(stem: str, group: str, model: str, column: str) -> float:
+    table = load_paper_table(stem).set_index(["group", "model"])
+    return parse_printed(table.loc[(group, model), column]).value
+
+
+def _table2_min_prr() -> float:
+    """The lowest GLUE-average retention Table 2 prints for Pool, Add and Proj (either hash)."""
+    return min(_printed("hashformers_table2", g, m, "PRR_GLUE_Avg") for g in _GROUPS.values() for m in _COMPRESSED)
+
+
+def _table3_pt_spread() -> float:
+    """The largest gap, in %, between a HashFormer's printed pre-training time and BERT-S+R's (Table 3)."""
+    t3 = load_paper_table("hashformers_table3")
+    sr = parse_printed(t3.set_index("model").loc["-S+R", "PT_Time_ms_per_sample"]).value
+    rows = t3[t3["group"].str.startswith("HASHFORMERS")]
+    return round(max(abs(100 * (parse_printed(t).value / sr - 1)) for t in rows["PT_Time_ms_per_sample"]), 1)
+
+
+# ------------------------------------------------------------------------------------------------ reading our results
+def _floor(column: str) -> str:
+    return "at no correlation" if column == "STS" else "at the majority class"
+
+
+def learned_tasks(evidence: Any) -> tuple[list[str], list[str]]:
+    """(Table 1 columns of the fine-tuned tasks on which some model leaves the majority class, the others), from
+    :func:`tables.at_majority` with each model's seed spread as the margin."""
+    glue = evidence.table("glue")
+    columns = [PAPER_TASK_COLUMN[t] for t in evidence.profile.task_keys()]
+    stuck = tables.at_majority(glue, evidence.profile.task_keys(), with_spread=True).groupby("task").size()
+    learned = [c for c in columns if stuck.get(c, 0) < len(glue)]
+    return learned, [c for c in columns if c not in learned]
+
+
+def _columns(evidence: Any, only: str | None = None) -> tuple[list[str], str]:
+    """The task columns a claim compares, and a note naming them and those left out (``only``: one task)."""
+    learned, stuck = learned_tasks(evidence)
+    if only is not None:
+        if only not in learned + stuck:
+            raise NotTestable(f"{only} is not fine-tuned in the {evidence.profile.name} profile")
+        if only in stuck:
+            raise NotTestable(f"every model stays {_floor(only)} on {only}: there is nothing to compare")
+        return [only], ""
+    floor = "at the majority class" + (" (STS-B: at no correlation)" if "STS" in stuck else "")
+    if not learned:
+        raise NotTestable(f"every model stays {floor} on every task fine-tuned ({', '.join(stuck)})")
+    left = f"; left out, every model staying {floor}: {', '.join(stuck)}" if stuck else ""
+    return learned, f"mean over {', '.join(learned)}{left}"
+
+
+def _seeds(evidence: Any, names: Sequence[str], columns: Sequence[str]) -> np.ndarray:
+    """Per fine-tuning seed, the score averaged over ``columns`` and over the models ``names``."""
+    runs = evidence.table("glue_runs")
+    tasks = [_TASK[c] for c in columns]
+    rows = runs[runs["name"].isin(names) & runs["task"].isin(tasks)]
+    missing = [n for n in names if n not in set(rows["name"])]
+    if missing:
+        raise NotTestable(f"{', '.join(missing)} not fine-tuned in the {evidence.profile.name} profile")
+    per_seed = rows.pivot_table(index="seed", columns=["name", "task"], values="score")
+    if per_seed.shape[1] != len(names) * len(tasks) or per_seed.isna().any().any():
+        raise NotTestable(f"{', '.join(names)}: some fine-tuning runs of {', '.join(columns)} are missing")
+    return per_seed.mean(axis=1).to_numpy()
+
+
+def _names(hashes: Sequence[str], models: Sequence[str]) -> list[str]:
+    return [f"{h}-{m}" for h in hashes for m in models]
+
+
+def _emb_label(evidence: Any) -> str:
+    """``Emb (50K)``, or ``Emb (N = 4,096, paper's 50K)`` when the profile builds it with another N."""
+    return tables.shown_name("Emb (50K)", evidence.profile.emb_buckets)
+
+
+def _difference(a: Sequence[str], b: Sequence[str], labels: tuple[str, str] | Callable[[Any], tuple[str, str]],
+                only: str | None = None) -> Callable[[Any], Effect]:
+    """Effect: the mean of models ``a`` minus that of models ``b`` (per-seed averages; Welch over the seeds)."""
+    def effect(evidence: Any) -> Effect:
+        columns, note = _columns(evidence, only)
+        x, y = _seeds(evidence, a, columns), _seeds(evidence, b, columns)
+        iv = seed_difference(x, y)
+        la, lb = labels(evidence) if callable(labels) else labels
+        where = f" on {only}" if only else ""
+        return Effect(iv, f"{la} {x.mean():.1f} vs {lb} {y.mean():.1f}{where} ({iv.estimate:+.1f} points)",
+                      unit="points", note=note)
+    return effect
+
+
+def _retention(model: np.ndarray, base: np.ndarray) -> Interval:
+    """PRR (Eq. 4) = mean(model) / mean(base) in %, with a delta-method interval: Welch's interval of
+    ``model - PRR x base`` over the seeds, divided by the base's mean."""
+    r = float(model.mean() / base.mean())
+    d = seed_difference(model, r * base)
+    if not d.has_interval:
+        return Interval(100 * r, method=d.method, n=d.n)
+    k = 100 / float(base.mean())
+    return Interval(100 * r, 100 * r + k * d.low, 100 * r + k * d.high,
+                    f"delta method: {d.method} of score - PRR x BERT-MLM's, over BERT-MLM's mean", d.n)
+
+
+def _worst_retention(evidence: Any) -> Effect:
+    """The lowest GLUE retention among the six compressed HashFormers (tasks where BERT-MLM itself learns)."""
+    columns, note = _columns(evidence)
+    glue = evidence.table("glue")
+    base_stuck = set(tables.at_majority(glue[glue["name"] == "BERT-MLM"], [_TASK[c] for c in columns],
+                                        with_spread=True)["task"])
+    columns = [c for c in columns if c not in base_stuck]
+    if not columns:
+        raise NotTestable("BERT-MLM stays at the majority class on every task some model learns: a retention "
+                          "would divide by chance")
+    base = _seeds(evidence, ["BERT-MLM"], columns)
+    found = {n: _retention(_seeds(evidence, [n], columns), base) for n in _names(_GROUPS, _COMPRESSED)}
+    worst, best = min(found, key=lambda n: found[n].estimate), max(found, key=lambda n: found[n].estimate)
+    ours = (f"lowest {worst} {found[worst].estimate:.1f}% of BERT-MLM's score (highest {best} "
+            f"{found[best].estimate:.1f}%), over {', '.join(columns)}")
+    return Effect(found[worst], ours, unit="%", note=f"the interval is the lowest model's; {note}")
+
+
+def _summary_seeds(mean: float, std: float, n: int) -> np.ndarray:
+    """``n`` values with this mean and sample standard deviation: Welch's interval depends on nothing else, so it is
+    exact from a table that kept only the mean and standard deviation over ``n`` seeds."""
+    if n < 2 or pd.isna(std):
+        return np.array([mean])
+    z = np.linspace(-1.0, 1.0, n)
+    return mean + std * (z - z.mean()) / z.std(ddof=1)
+
+
+def _table6_effect(evidence: Any) -> Effect:
+    """Word units minus BPE subword units, averaged over Table 6's four models and its learned tasks."""
+    learned, _ = learned_tasks(evidence)
+    columns = [PAPER_TASK_COLUMN[t] for t in evidence.profile.task_keys(table6=True)]
+    columns = [c for c in columns if c in learned]
+    if not columns:
+        raise NotTestable("every model stays at the majority class on the tasks Table 6 is fine-tuned on")
+    t6 = evidence.table("table6").set_index("name")
+    words = [n.replace(" [BPE]", "") for n in t6.index]
+    word = _seeds(evidence, words, columns)
+    n = len(evidence.profile.ft_seeds)
+    means = t6[columns].mean(axis=1)
+    variances = (t6[[f"{c}_std" for c in columns]] ** 2).sum(axis=1) / len(columns) ** 2
+    sub = _summary_seeds(float(means.mean()), float(np.sqrt(variances.sum()) / len(t6)), n)
+    iv = seed_difference(word, sub)
+    ours = (f"word {word.mean():.1f} vs subword {sub.mean():.1f} ({iv.estimate:+.1f} points), mean of "
+            f"{', '.join(tables.shown_name(w, b) for w, b in zip(words, t6['num_buckets']))} over {', '.join(columns)}")
+    return Effect(iv, ours, unit="points",
+                  note="the subword side from table6's mean and standard deviation over the seeds (no per-seed "
+                       "scores kept)" + ("; tasks taken as independent" if len(columns) > 1 else ""))
+
+
+def _count(group: str, model: str) -> Callable[[Any], Effect]:
+    def effect(evidence: Any) -> Effect:
+        t2 = evidence.table("table2").set_index(["group", "model"])
+        if (group, model) not in t2.index:
+            raise NotTestable(f"{model} is not among the counted models")
+        n = float(t2.loc[(group, model), "emb_params"])
+        return dataclasses.replace(
+            Effect.exactly(n, f"{humanize(n, 1)} ({int(n):,})", unit="parameters",
+                           method="exact: counted from the built model"),
+            scale=f"BERT-base size ({_PAPER.layers} layers, d = {_PAPER.hidden}, two-class head), built on the meta "
+                  f"device: the same in every profile")
+    return effect
+
+
+def _timing(evidence: Any) -> pd.DataFrame:
+    t = evidence.table("timing").set_index("name")
+    missing = [n for n in ("BERT-MLM", "BERT-S+R") if n not in t.index]
+    if missing or t.index.str.startswith("BERT").all():
+        raise NotTestable(f"the timing table lacks {', '.join(missing) or 'every HashFormer'}")
+    return t
+
+
+def _timed(evidence: Any, ratio_: float, ours: str, why: str = "") -> Effect:
+    """A timing effect: one measurement (the mean of the profile's repetitions), on this profile's small encoder."""
+    p = evidence.profile
+    device = str(_timing(evidence)["device"].iloc[0]).upper()
+    return Effect(Interval(ratio_, method="one measurement (mean of repetitions, spread not kept): no interval"),
+                  ours, unit="x", note=f"timed on {device} at this profile's size ({p.layers} layers, d = {p.hidden}; "
+                                       f"BERT-base: {_PAPER.layers}, {_PAPER.hidden}){why}")
+
+
+def _sr_pt(evidence: Any) -> Effect:
+    t = _timing(evidence)
+    sr = t[t.index != "BERT-MLM"]["pt_speedup"]
+    return _timed(evidence, float(sr.min()), f"slowest S+R model {sr.idxmin()} {sr.min():.1f}x faster than BERT-MLM "
+                                             f"(BERT-S+R {t.loc['BERT-S+R', 'pt_speedup']:.1f}x)",
+                  f", where BERT-MLM's {TIMING_VOCAB:,}-token output layer weighs far more against the encoder than "
+                  f"at BERT-base's width: the ratio is not comparable with the paper's")
+
+
+def _hf_vs_sr(evidence: Any) -> Effect:
+    t = _timing(evidence)
+    gaps = 100 * (t["pt_ms_per_sample"] / t.loc["BERT-S+R", "pt_ms_per_sample"] - 1)
+    gaps = gaps[[n for n in t.index if not n.startswith("BERT")]]
+    far = gaps.abs().idxmax()
+    effect = _timed(evidence, float(gaps[far]), f"farthest: {far} {gaps[far]:+.0f}% of BERT-S+R's pre-training time "
+                                                f"(range {gaps.min():+.0f}% to {gaps.max():+.0f}%)")
+    return dataclasses.replace(effect, unit="%")
+
+
+def _infer(evidence: Any) -> Effect:
+    t = _timing(evidence)
+    bert = t.loc[["BERT-MLM", "BERT-S+R"], "infer_ms_per_sample"].min()
+    hf = t[~t.index.str.startswith("BERT")]["infer_ms_per_sample"]
+    return _timed(evidence, float(bert / hf.min()),
+                  f"fastest {hf.idxmin()} {bert / hf.min():.2f}x the faster BERT's inference speed (word units: "
+                  f"{t.loc[hf.idxmin(), 'infer_mean_tokens']:.1f} per SST-2 sentence vs BPE "
+                  f"{t.loc['BERT-MLM', 'infer_mean_tokens']:.1f})")
+
+
+def describe_scale(profile: Any) -> str:
+    """What the GLUE verdicts were tested at, from the profile's settings."""
+    corpus = "WikiText-2 validation" if profile.corpus == "wikitext2-validation" else profile.corpus
+    tasks = ", ".join(PAPER_TASK_COLUMN[t] for t in profile.task_keys())
+    return (f"{profile.name} profile: {profile.layers} layers, d = {profile.hidden} (BERT-base: {_PAPER.layers}, "
+            f"{_PAPER.hidden}); {profile.pt_steps} pre-training steps of {profile.pt_batch} x {profile.seq_len} "
+            f"units on {corpus}; {tasks} fine-tuned for {profile.ft_epochs:g} epoch(s), "
+            f"{len(profile.ft_seeds)} seed(s); Emb (50K) built with N = {profile.emb_buckets:,}")
+
+
+# ------------------------------------------------------------------------------------------------ the claims
+_ABSTRACT = ("For example, our most efficient HASHFORMER variant has a negligible performance degradation (0.4% on "
+             "GLUE) using only 99.1K parameters for representing the embeddings compared to 12.3-38M parameters of "
+             "state-of-the-art models.")
+_PROJ_QUOTE = ("Proj uses a substantially smaller number of embedding parameters (99.1K) compared to CANINE-C and "
+               "BERT variants (i.e., 12.3M and 38.6M respectively).")
+_PROFORMER_QUOTE = ("Nevertheless, ProFormer requires more bits for hashing the tokens, resulting in more parameters "
+                    "for representing token embeddings (322.6K) comparing to HASH-FORMERS-Add and HASHFORMERS-Proj "
+                    "(197.4K and 99.1K).")
+_EMB1K_QUOTE = ("Despite the fact that HASH-FORMERS-Emb (1K) has a similar number of embedding parameters as the "
+                "embedding compression approaches (i.e. Pool, Add, Proj), it falls far behind those models, i.e. "
+                "between 8.5% and 14.3% for both MD and LSH variants.")
+#: (the sentence before it, "HASHFORMERS have comparable pre-training training time (PT) to the fastest BERT model
+#: (BERT-S+R)", is split by a footnote in the text, so it cannot be quoted verbatim)
+_OBJECTIVE_QUOTE = ("This highlights that the complexity of the pre-training objective is more important than the "
+                    "size of the embedding matrix for improving computational efficiency for pre-training.")
+_T2 = "hashformers_table2"
+_GLUE = ("glue", "glue_runs")
+_PROJ_GAP = round(_printed("hashformers_table1", "-", "BERT-MLM", "Avg")
+                  - _printed("hashformers_table1", LSH_GROUP, "Proj", "Avg"), 1)
+_PROJ_SST_GAP = round(_printed("hashformers_table1", "-", "BERT-MLM", "SST")
+                      - _printed("hashformers_table1", LSH_GROUP, "Proj", "SST"), 1)
+
+
+def _t2_value(id: str, statement: str, group: str, model: str, quote: str, where: str,
+              printed: str | None = None, **kw: Any):
+    printed = printed or load_paper_table(_T2).set_index(["group", "model"]).loc[(group, model), "#Emb_Params"]
+    return value(id, statement, printed=printed, where=where, quote=quote, effect=_count(group, model),
+                 reads=("table2",), section="hf-table2", **kw)
+
+
+CLAIMS = ClaimSet("hashformers", "HashFormers", [
+    within("proj-glue", "LSH-Proj scores within the paper's 0.4-point gap of BERT-MLM on GLUE (or above it)",
+           tolerance=_PROJ_GAP, one_sided=True, where="Abstract; Table 1 (Avg.)", quote=_ABSTRACT,
+           paper_value="79.1 vs 79.5", effect=_difference(["LSH-Proj"], ["BERT-MLM"], ("LSH-Proj", "BERT-MLM")),
+           reads=_GLUE, section="hf-glue", headline=True),
+    _t2_value("proj-params", "LSH-Proj represents the embeddings with 99.1K parameters", LSH_GROUP, "Proj",
+              _ABSTRACT, "Abstract; Table 2", headline=True),
+    ratio("retention", "Pool, Add and Proj keep at least 94.7% of BERT-MLM's GLUE score (PRR, Eq. 4)",
+          at_least=_table2_min_prr(), where="Abstract; §5.2 and Table 2 (GLUE Avg. PRR: 94.7% to 99.5%)",
+          quote="We empirically demonstrate that HASHFORM-ERS are more memory efficient compared to standard "
+                "pre-trained transformers while achieving comparable predictive performance when fine-tuned on "
+                "multiple text classification tasks.", paper_value="94.7-99.5%", effect=_worst_retention,
+          reads=_GLUE, section="hf-glue", headline=True),
+    within("proj-sst", "On SST-2, LSH-Proj is no further below BERT-MLM than in Table 1", tolerance=_PROJ_SST_GAP,
+           one_sided=True, where="§5.1, Table 1 (SST)",
+           quote="The best performing compressed HASHFORMER-LSH-Proj model obtains 79.1 average GLUE score, which is "
+                 "only 0.4 lower than the BERT baselines.", paper_value="88.9 vs 92.0",
+           effect=_difference(["LSH-Proj"], ["BERT-MLM"], ("LSH-Proj", "BERT-MLM"), only="SST"), reads=_GLUE,
+           section="hf-glue"),
+    better("emb1k-drop", "Emb (1K) scores below Emb (50K), with either hash", where="§5.1, Table 1",
+           quote="Reducing the number of embedding vectors in Emb (1K) models is detrimental to performance and "
+                 "leads to drastic drops between 11.8% and 13.1%.", paper_value="MD 79.9 vs 66.8, LSH 76.0 vs 64.2",
+           effect=_difference(_names(_GROUPS, ["Emb (50K)"]), _names(_GROUPS, ["Emb (1K)"]),
+                              lambda ev: (f"MD/LSH-{_emb_label(ev)}", "MD/LSH-Emb (1K)")),
+           reads=_GLUE, section="hf-glue"),
+    better("emb1k-behind", "Pool, Add and Proj score above Emb (1K), which has a similar embedding budget",
+           where="§5.2, Table 1", quote=_EMB1K_QUOTE, paper_value="8.5-14.3% (PRR)",
+           effect=_difference(_names(_GROUPS, _COMPRESSED), _names(_GROUPS, ["Emb (1K)"]),
+                              ("MD/LSH-Pool/Add/Proj", "MD/LSH-Emb (1K)")), reads=_GLUE, section="hf-glue"),
+    better("lsh-compressed", "With Pool, Add and Proj, LSH scores above MD5", where="§5.1, Table 1",
+           quote="However, LSH contributes to the performance improvement of smaller HASHFORMERS with compressed "
+                 "embedding spaces compared to their MD variants, i.e. Add (78.9 vs. 75.3), Add (78.9 vs. 75.7) and "
+                 "Proj (79.1 vs. 75.7).", paper_value="Pool 78.9 vs 75.3, Add 78.9 vs 75.7, Proj 79.1 vs 75.7",
+           effect=_difference(_names(["LSH"], _COMPRESSED), _names(["MD"], _COMPRESSED),
+                              ("LSH-Pool/Add/Proj", "MD-Pool/Add/Proj")), reads=_GLUE, section="hf-glue"),
+    better("md-emb", "With Emb (50K), MD5 scores above LSH", where="§5.1, Table 1",
+           quote="Surprisingly, the more sophisticated HASHFORMER-LSH-Emb that takes morphological similarity of "
+                 "tokens into account does not outperform HASHFORMER-MD-Emb that uses a random hashing.",
+           paper_value="79.9 vs 76.0",
+           effect=_difference(["MD-Emb (50K)"], ["LSH-Emb (50K)"],
+                              lambda ev: (f"MD-{_emb_label(ev)}", f"LSH-{_emb_label(ev)}")),
+           reads=_GLUE, section="hf-glue"),
+    better("cola-add", "On CoLA, LSH-Add scores above BERT-MLM", where="§5.2, Table 2 (CoLA PRR)",
+           quote="In one case, HASHFORMER-LSH-Add outperforms the BERT-MLM baseline on CoLA with a retention ratio "
+                 "of 105.9% using only 197.4K parameters for token embeddings.", paper_value="105.9% (57.7 vs 54.5)",
+           effect=_difference(["LSH-Add"], ["BERT-MLM"], ("LSH-Add", "BERT-MLM"), only="CoLA"), reads=_GLUE,
+           section="hf-glue"),
+    better("proformer", "Every HashFormer beats ProFormer (not pre-trained) on most GLUE tasks", where="§5.1, Table 1",
+           quote="All our HASHFORMERS show clear advantages comparing to the LSH based PROFORMER which is not "
+                 "pre-trained across the majority of tasks (i.e. MNLI, QNLI, QQP, MRPC, CoLA and STS).",
+           untestable="ProFormer is not released; the chapter rebuilds it only to count its parameters (Table 2) and "
+                      "does not train it", section="hf-glue"),
+    _t2_value("add-params", "Add represents the embeddings with 197.4K parameters", LSH_GROUP, "Add",
+              _PROFORMER_QUOTE, "§5.2, Table 2"),
+    _t2_value("pool-params", "Pool represents the embeddings with 797.2K parameters", LSH_GROUP, "Pool",
+              _EMB1K_QUOTE, "Table 2"),
+    _t2_value("emb1k-params", "Emb (1K) represents the embeddings with 797.2K parameters", LSH_GROUP, "Emb (1K)",
+              _EMB1K_QUOTE, "Table 2"),
+    _t2_value("bert-params", "BERT-MLM's embedding matrix holds 38.6M parameters", "-", "BERT-MLM", _PROJ_QUOTE,
+              "§5.2", printed="38.6M"),
+    _t2_value("canine-params", "CANINE-C's hash embeddings hold 12.3M parameters", "-", "CANINE-C", _PROJ_QUOTE,
+              "§5.2, Table 2"),
+    _t2_value("proformer-params", "ProFormer's embedding projection holds 322.6K parameters", "-", "ProFormer",
+              _PROFORMER_QUOTE, "§5.2, Table 2"),
+    ratio("sr-pt", "Every S+R model (BERT-S+R and the HashFormers) pre-trains faster than BERT-MLM", at_least=1.0,
+          where="§5.3, Table 3",
+          quote=_OBJECTIVE_QUOTE, paper_value="2.1x-2.4x", effect=_sr_pt, reads=("timing",), section="hf-table3"),
+    within("hf-pt-vs-sr", "HashFormers pre-train as fast as BERT-S+R, to within the paper's own largest gap",
+           tolerance=_table3_pt_spread(), where="§5.3, Table 3",
+           quote=_OBJECTIVE_QUOTE, paper_value="10.6-12.0 vs 11.6 ms/sample", effect=_hf_vs_sr, reads=("timing",),
+           section="hf-table3"),
+    ratio("infer", "At inference, a HashFormer is faster than both BERT models", at_least=1.0, where="§5.3, Table 3",
+          quote="During inference, we observe that the speed-up obtained by HASHFORMERS is up to 2.6x compared to "
+                "both BERT models.", paper_value="up to 2.6x", effect=_infer, reads=("timing",),
+          section="hf-table3"),
+    better("canine-infer", "CANINE-C infers more slowly than BERT and the HashFormers", where="§5.3, Table 3",
+           quote="Finally, we observe that CANINE-C has a slower inference time compared to both BERT models and "
+                 "HASHFORMERS.", paper_value="0.6x",
+           untestable="CANINE-C is the off-the-shelf google/canine-c checkpoint; the book never downloads a model, "
+                      "so CANINE-C is built to count its parameters (Table 2) but not timed", section="hf-table3"),
+    better("table6", "Hashing BPE subwords instead of words lowers the HashFormers' scores",
+           where="Appendix C, Table 6",
+           quote="In general, we observe that using BPE tokinization, the performance of HASHFOMERS slightly drops.",
+           paper_value="Avg. 78.5 vs 79.9, 74.1 vs 75.7, 66.0 vs 76.0, 78.3 vs 79.1", effect=_table6_effect,
+           reads=("table6", *_GLUE), section="hf-table6"),
+], scale=describe_scale)

@@ -1,0 +1,227 @@
+"""The HashFormers chapter's claims (hashlib_core.papers.hashformers.claims) on small fixed inputs, and on the
+committed results."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from hashlib_core.claims import NotTestable
+from hashlib_core.papers.hashformers import claims as hf_claims
+from hashlib_core.papers.hashformers.claims import CLAIMS, learned_tasks
+from hashlib_core.papers.hashformers.finetuning import glue_table
+from hashlib_core.papers.hashformers.profiles import MODELS, PROFILES
+
+SPREAD = np.array([-0.1, 0.0, 0.1])          # three seeds around each model's mean: sample std 0.1
+#: SST-2 mean per model (CoLA: every model at MCC 0, the majority class)
+SST = {"BERT-MLM": 80.0, "BERT-S+R": 79.0, "MD-Emb (50K)": 72.0, "LSH-Emb (50K)": 70.0, "MD-Emb (1K)": 60.0,
+       "LSH-Emb (1K)": 60.0, **{f"MD-{m}": 70.0 for m in ("Pool", "Add", "Proj")},
+       **{f"LSH-{m}": 82.0 for m in ("Pool", "Add", "Proj")}}
+
+
+def fixed_glue(sst: dict[str, float] = SST, tasks=("sst2", "cola"), buckets: int = 4096):
+    """(glue, glue_runs) for every Table 1 model: SST-2 at the given means (+-0.1 over three seeds), CoLA at 0."""
+    specs = [m for m in MODELS if m.name in sst]
+    summary = pd.DataFrame({
+        "name": [m.name for m in specs], "group": [m.group for m in specs], "model": [m.model for m in specs],
+        "unit": [m.unit for m in specs], "objective": "S+R",
+        "num_buckets": [buckets if m.model == "Emb (50K)" else 1000 if m.model == "Emb (1K)" else np.nan
+                        for m in specs],
+        "emb_params": 1000, "total_params": 10_000})
+    rows = []
+    for m in specs:
+        for seed, delta in enumerate(SPREAD):
+            if "sst2" in tasks:
+                rows.append({"name": m.name, "task": "sst2", "seed": seed, "score": sst[m.name] + delta,
+                             "majority_score": 50.9})
+            if "cola" in tasks:
+                rows.append({"name": m.name, "task": "cola", "seed": seed, "score": 0.0, "majority_score": 0.0})
+    runs = pd.DataFrame(rows)
+    return glue_table(summary, runs, list(tasks)), runs
+
+
+@dataclass
+class FakeEvidence:
+    tables: dict
+    profile: object = field(default_factory=lambda: PROFILES.get("cpu", tasks=("sst2", "cola")))
+
+    def has(self, name):
+        return name in self.tables
+
+    def table(self, name):
+        return self.tables[name]
+
+    def json(self, name):
+        return self.tables[name]
+
+
+def evidence(**tables) -> FakeEvidence:
+    glue, runs = fixed_glue()
+    return FakeEvidence({"glue": glue, "glue_runs": runs, **tables})
+
+
+def claim(claim_id: str):
+    return next(c for c in CLAIMS.claims if c.id == claim_id)
+
+
+def row(ev, claim_id: str) -> pd.Series:
+    return CLAIMS.evaluate(ev).set_index("id").loc[claim_id]
+
+
+def welch(a, b) -> tuple[float, float]:
+    """Welch's 95% interval of mean(a) - mean(b), computed here from the textbook formula."""
+    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    half = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
+    d = np.mean(a) - np.mean(b)
+    return d - half, d + half
+
+
+# ------------------------------------------------------------------------------------------------ GLUE claims
+def test_learned_tasks_leave_out_a_task_where_every_model_stays_at_the_majority_class():
+    assert learned_tasks(evidence()) == (["SST"], ["CoLA"])
+
+
+def test_headline_proj_vs_bert_is_the_welch_difference_and_holds():
+    r = row(evidence(), "proj-glue")
+    low, high = welch(82.0 + SPREAD, 80.0 + SPREAD)
+    assert r["estimate"] == pytest.approx(2.0) and (r["low"], r["high"]) == pytest.approx((low, high))
+    assert r["region"] == ">= -0.4 points"       # Table 1: 79.5 - 79.1
+    assert r["verdict"] == "holds"
+    assert "mean over SST" in r["method"] and "CoLA" in r["method"]
+    assert r["ours"] == "LSH-Proj 82.0 vs BERT-MLM 80.0 (+2.0 points)"
+
+
+def test_proj_below_bert_by_more_than_the_paper_does_not_hold():
+    glue, runs = fixed_glue({**SST, "LSH-Proj": 75.0})
+    r = row(FakeEvidence({"glue": glue, "glue_runs": runs}), "proj-sst")
+    assert r["estimate"] == pytest.approx(-5.0) and r["region"] == ">= -3.1 points"   # Table 1 SST: 92.0 - 88.9
+    assert r["verdict"] == "does not hold"
+
+
+def test_model_comparisons_average_the_named_models_per_seed():
+    table = CLAIMS.evaluate(evidence()).set_index("id")
+    # Emb (50K) (72, 70) vs Emb (1K) (60, 60); Pool/Add/Proj (70 x 3, 82 x 3) vs Emb (1K); LSH vs MD compressed
+    assert table.loc["emb1k-drop", "estimate"] == pytest.approx(11.0)
+    assert table.loc["emb1k-behind", "estimate"] == pytest.approx(16.0)
+    assert table.loc["lsh-compressed", "estimate"] == pytest.approx(12.0)
+    assert table.loc["md-emb", "estimate"] == pytest.approx(2.0)
+    assert set(table.loc[["emb1k-drop", "emb1k-behind", "lsh-compressed", "md-emb"], "verdict"]) == {"holds"}
+    assert "Emb (N = 4,096, paper's 50K)" in table.loc["md-emb", "ours"]
+    # per-seed averages of models that share the seeds' offsets keep the offsets: Welch over the same spread
+    low, high = welch(71.0 + SPREAD, 60.0 + SPREAD)
+    assert (table.loc["emb1k-drop", "low"], table.loc["emb1k-drop", "high"]) == pytest.approx((low, high))
+
+
+def test_retention_is_the_lowest_models_prr_with_a_delta_method_interval():
+    r = row(evidence(), "retention")
+    assert r["estimate"] == pytest.approx(100 * 70.0 / 80.0)
+    assert r["ours"].startswith("lowest MD-Pool 87.5% of BERT-MLM's score (highest LSH-Pool 102.5%)")
+    low, high = welch(70.0 + SPREAD, 0.875 * (80.0 + SPREAD))
+    assert (r["low"], r["high"]) == pytest.approx((87.5 + 100 * low / 80.0, 87.5 + 100 * high / 80.0))
+    assert r["region"] == ">= 94.7 %" and r["verdict"] == "does not hold"
+
+
+def test_a_task_where_every_model_stays_at_the_majority_class_is_not_testable():
+    r = row(evidence(), "cola-add")
+    assert r["verdict"] == "not testable here"
+    assert r["reason"] == "every model stays at the majority class on CoLA: there is nothing to compare"
+
+
+def test_a_task_the_profile_does_not_fine_tune_is_not_testable():
+    glue, runs = fixed_glue(tasks=("sst2",))
+    ev = FakeEvidence({"glue": glue, "glue_runs": runs}, PROFILES.get("cpu", tasks=("sst2",)))
+    assert row(ev, "cola-add")["reason"] == "CoLA is not fine-tuned in the cpu profile"
+
+
+def test_a_missing_model_is_not_testable_and_nothing_crashes():
+    sst = {k: v for k, v in SST.items() if k != "LSH-Proj"}
+    glue, runs = fixed_glue(sst)
+    table = CLAIMS.evaluate(FakeEvidence({"glue": glue, "glue_runs": runs})).set_index("id")
+    assert table.loc["proj-glue", "verdict"] == "not testable here"
+    assert table.loc["proj-glue", "reason"] == "LSH-Proj not fine-tuned in the cpu profile"
+    assert table.loc["md-emb", "verdict"] == "holds"          # the others are still answered
+
+
+def test_every_model_at_the_majority_class_everywhere_is_not_testable():
+    glue, runs = fixed_glue({k: 50.9 for k in SST})
+    with pytest.raises(NotTestable, match="every model stays at the majority class"):
+        claim("proj-glue").effect(FakeEvidence({"glue": glue, "glue_runs": runs}))
+
+
+# ------------------------------------------------------------------------------------------------ Table 2, 3, 6
+def test_table2_counts_hold_when_they_round_to_the_print():
+    table2 = pd.DataFrame({"group": ["HashFormers-LSH (Ours)"] * 2, "model": ["Proj", "Emb (1K)"],
+                           "emb_params": [99_072, 768_000]})
+    table = CLAIMS.evaluate(evidence(table2=table2)).set_index("id")
+    assert table.loc["proj-params", "verdict"] == "holds" and table.loc["proj-params", "paper_value"] == "99.1K"
+    assert table.loc["proj-params", "ours"] == "99.1K (99,072)"
+    assert table.loc["emb1k-params", "verdict"] == "does not hold"      # printed 797.2K: Pool's count
+    assert "BERT-base size" in table.loc["proj-params", "scale"]
+    assert table.loc["add-params", "reason"] == "Add is not among the counted models"
+
+
+def fixed_timing() -> pd.DataFrame:
+    names = ["BERT-MLM", "BERT-S+R", "MD-Emb (50K)", "MD-Pool", "MD-Add", "MD-Proj"]
+    pt = [40.0, 2.0, 2.1, 2.5, 1.9, 2.0]
+    infer = [0.5, 0.4, 0.2, 0.45, 0.4, 0.25]
+    return pd.DataFrame({"name": names, "device": "cpu", "pt_ms_per_sample": pt, "infer_ms_per_sample": infer,
+                         "infer_mean_tokens": [40.0, 40.0, 22.0, 22.0, 22.0, 22.0],
+                         "pt_speedup": [40.0 / t for t in pt], "infer_speedup": [0.5 / t for t in infer]})
+
+
+def test_timing_claims_are_one_measurement_each():
+    table = CLAIMS.evaluate(evidence(timing=fixed_timing())).set_index("id")
+    assert table.loc["sr-pt", "estimate"] == pytest.approx(40.0 / 2.5)           # slowest S+R model: MD-Pool
+    assert table.loc["sr-pt", "verdict"] == "holds in direction"                 # no interval: at best in direction
+    assert table.loc["hf-pt-vs-sr", "estimate"] == pytest.approx(25.0)           # MD-Pool 2.5 vs 2.0 ms
+    assert table.loc["hf-pt-vs-sr", "region"] == "in [-8.6, 8.6] %"              # Table 3: 10.6 vs 11.6
+    assert table.loc["hf-pt-vs-sr", "verdict"] == "does not hold in direction"
+    assert table.loc["infer", "estimate"] == pytest.approx(0.4 / 0.2)            # the faster BERT vs MD-Emb
+    assert "d = 64" in table.loc["infer", "method"] and math.isnan(table.loc["infer", "low"])
+    no_sr = CLAIMS.evaluate(evidence(timing=fixed_timing().iloc[[0, 2]])).set_index("id")
+    assert no_sr.loc["sr-pt", "reason"] == "the timing table lacks BERT-S+R"
+
+
+def test_table6_compares_word_and_subword_units_from_the_summary():
+    names = ["MD-Emb (50K)", "MD-Proj", "LSH-Emb (50K)", "LSH-Proj"]
+    table6 = pd.DataFrame({"name": [f"{n} [BPE]" for n in names], "num_buckets": [4096, np.nan, 4096, np.nan],
+                           "SST": [60.0, 62.0, 64.0, 66.0], "SST_std": [1.0, 1.0, 1.0, 1.0]})
+    r = row(evidence(table6=table6), "table6")
+    word = np.mean([SST[n] for n in names])
+    assert r["estimate"] == pytest.approx(word - 63.0)
+    # the subword side: mean 63, standard deviation of the four-model mean sqrt(4 x 1) / 4 = 0.5, three seeds
+    va, vb = 0.1 ** 2 / 3, 0.5 ** 2 / 3
+    df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 2)
+    half = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
+    assert (r["low"], r["high"]) == pytest.approx((word - 63.0 - half, word - 63.0 + half))
+    assert r["verdict"] == "holds"
+    assert hf_claims._summary_seeds(5.0, 2.0, 3).std(ddof=1) == pytest.approx(2.0)
+
+
+def test_every_claim_is_listed_headlines_first():
+    ids = [c.id for c in CLAIMS.claims]
+    assert ids[:3] == ["proj-glue", "proj-params", "retention"] and len(ids) >= 4
+    assert {c.id for c in CLAIMS.claims if c.untestable} == {"proformer", "canine-infer"}
+
+
+# ------------------------------------------------------------------------------------------------ committed results
+def test_the_committed_results_answer_every_claim_they_should():
+    from hashlib_core.chapter import Shown
+    from hashlib_core.papers.hashformers.experiments import CHAPTER
+
+    store = CHAPTER.store("cpu")
+    if not store.exists("glue"):
+        pytest.skip("no committed cpu results")
+    profile = CHAPTER.profiles.get("cpu")
+    table = CLAIMS.evaluate(Shown(profile, store, "committed", ""))
+    assert list(table["id"]) == [c.id for c in CLAIMS.claims]
+    untested = table[table["verdict"] == "not testable here"].set_index("id")["reason"]
+    # CoLA: every model at MCC 0 in the cpu profile; ProFormer and CANINE-C are never trained or timed here
+    assert sorted(untested.index) == ["canine-infer", "cola-add", "proformer"]
+    assert untested["cola-add"].startswith("every model stays at the majority class on CoLA")
+    assert table["scale"].str.contains("cpu profile").any()

@@ -1,0 +1,306 @@
+"""pNLP-Mixer's claims on fixed inputs (every effect hand-checkable), their NotTestable paths, the claims on the
+committed results, and the chapter's fixes: Table 2's two parameter counts, the intent-only model's size, MTOP's
+training split as the paper prints it, an honest introduction."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from hashlib_core.chapter import Shown
+from hashlib_core.claims import NotTestable
+from hashlib_core.papers.pnlp_mixer import claims as pc
+from hashlib_core.papers.pnlp_mixer import experiments, tables
+from hashlib_core.papers.pnlp_mixer.claims import CLAIMS
+from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
+from hashlib_core.papers.pnlp_mixer.data import _from_names
+from hashlib_core.papers.pnlp_mixer.experiments import CHAPTER, latency_evidence
+from hashlib_core.papers.pnlp_mixer.heads import PNLPMixerForSequenceClassification, classification_head
+from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots, intent_modules
+from hashlib_core.papers.pnlp_mixer.profiles import PROFILES
+from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes
+
+ROOT = Path(__file__).resolve().parents[2]
+CPU = PROFILES.get("cpu")
+BY_ID = {c.id: c for c in CLAIMS.claims}
+
+
+@dataclass
+class FakeEvidence:
+    tables: dict
+    profile: object = CPU
+
+    def has(self, name):
+        return name in self.tables
+
+    def table(self, name):
+        return self.tables[name]
+
+    def json(self, name):
+        return self.tables[name]
+
+
+def _table1(intent=(95.0, 95.5, 96.0, 97.0), em=(50.0, 51.0, 52.0, 60.0), best=(6, 6, 6, 6)):
+    names = list(tables.PROJECTION_LABELS)            # binary, tsp, simhash, minhash: the paper's order
+    return pd.DataFrame({"task": "atis", "projection": names, "encoder": "mixer", "val_intent_acc": intent,
+                         "val_exact_match": em, "epochs": 6, "best_epoch": best, "parameters": 1_128_653})
+
+
+def _table2(intent=(90.0, 94.0, 93.0, 96.0, 97.0), em=(20.0, 55.0, 50.0, 58.0, 60.0)):
+    names = list(tables.ENCODER_LABELS)               # projection-only, cnn, lstm, transformer, mixer
+    return pd.DataFrame({"task": "atis", "projection": "minhash", "encoder": names, "val_intent_acc": intent,
+                         "val_exact_match": em, "val_slot_f1": 80.0, "epochs": 6, "best_epoch": [6, 5, 6, 6, 6],
+                         "parameters": [299_661, 1_089_677, 1_290_509, 1_091_725, 1_128_653]})
+
+
+def _sizes(mixer_params=1_031_250, mixer_int8=1_129_431):
+    return pd.DataFrame({"encoder": ["projection-only", "mixer"], "intents": 18,
+                         "parameters": [202_258, mixer_params], "int8_bytes": [213_433, mixer_int8]})
+
+
+def _intent(float32=(95.0, 95.2), int8=(95.0, 95.0)):
+    rows = [{"task": "atis", "seed": s, "precision": p, "intent_acc": a, "test_sentences": 893,
+             "intent_agreement_with_float_%": 100.0 if p == "float32" else 99.5}
+            for s, (f, q) in enumerate(zip(float32, int8)) for p, a in (("float32", f), ("int8", q))]
+    return pd.DataFrame(rows)
+
+
+def _latency(total=2.0, projection=0.2, **extra):
+    return {"available": True, "total": {"mean_ms": total, "median_ms": total, "n": 100},
+            "projection": {"mean_ms": projection, "median_ms": projection, "n": 100}, "threads": 1,
+            "sentences": "ATIS test, first 100 sentences", "cpu": "a CPU", "cpu_capability": "AVX2",
+            "projection_config": {"num_hashes": 256, "bloom_size": 512, "max_seq_len": 64}, **extra}
+
+
+def _evidence(**over):
+    base = {"table1": _table1(), "table2": _table2(), "sizes": _sizes(), "table3_intent": _intent(),
+            "latency": _latency()}
+    return FakeEvidence({**base, **over})
+
+
+def _row(claim_id, evidence):
+    return CLAIMS.evaluate(evidence).set_index("id").loc[claim_id]
+
+
+# ------------------------------------------------------------------------------------------- effects, fixed inputs
+def test_best_of_projections_is_minhash_minus_the_best_other_with_the_convergence_note():
+    row = _row("t1-minhash-intent", _evidence())
+    assert row["estimate"] == pytest.approx(97.0 - 96.0) and math.isnan(row["low"])
+    assert row["verdict"] == "holds in direction"                   # one run: no interval
+    assert "all 4 models still improving at their last epoch" in row["method"]
+    em = _row("t1-minhash-em", _evidence(table1=_table1(em=(50.0, 65.0, 52.0, 60.0), best=(6, 4, 6, 3))))
+    assert em["estimate"] == pytest.approx(60.0 - 65.0) and em["verdict"] == "does not hold in direction"
+    assert "2 of 4 models still improving" in em["method"] and "TSP, 65.0" in em["ours"]
+    # SNIPS rows, when compared, are reported beside (the paper has no SNIPS column)
+    both = pd.concat([_table1(), _table1(intent=(99.0, 98.0, 97.0, 96.0)).assign(task="snips")])
+    assert "SNIPS (no paper column): MinHash (Ours) - Binary = -3.0" in _row("t1-minhash-intent",
+                                                                            _evidence(table1=both))["method"]
+
+
+def test_ordering_and_architecture_claims():
+    order = _row("t1-order", _evidence())                          # ours in the paper's order
+    assert order["estimate"] == pytest.approx(1.0) and order["verdict"] == "holds in direction"
+    reversed_ = _row("t1-order", _evidence(table1=_table1(intent=(97.0, 96.0, 95.5, 95.0))))
+    assert reversed_["estimate"] == pytest.approx(-1.0)
+    ev = _evidence()
+    assert _row("t2-mixer-intent", ev)["estimate"] == pytest.approx(97.0 - 96.0)
+    assert _row("t2-mixer-em", ev)["estimate"] == pytest.approx(60.0 - 58.0)
+    assert _row("t2-vs-transformer", ev)["estimate"] == pytest.approx(60.0 - 58.0)
+    only = _row("t2-projection-only", ev)                          # the smaller of the two gaps: intent, +7
+    assert only["estimate"] == pytest.approx(97.0 - 90.0) and "smaller gap (intent accuracy)" in only["ours"]
+    assert "parameters as trained: MLP-Mixer 1,128,653, Projection-only 299,661" in only["method"]
+
+
+def test_sizes_and_the_parameter_ratio_are_exact():
+    ev = _evidence()
+    mb = _row("one-megabyte", ev)
+    assert mb["estimate"] == 1_129_431 and mb["low"] == mb["high"] == 1_129_431 and mb["verdict"] == "holds"
+    assert _row("one-megabyte", _evidence(sizes=_sizes(mixer_int8=2_000_000)))["verdict"] == "does not hold"
+    assert _row("params-mixer", ev)["verdict"] == "holds" and _row("params-projection-only", ev)["verdict"] == "holds"
+    fewer = _row("fewer-params", _evidence(sizes=_sizes(mixer_params=1_000_000)))
+    assert fewer["estimate"] == pytest.approx(170.0) and fewer["verdict"] == "holds"
+    # 170M / 1.2M = 141.7: outside what 170M over a printed "1.0M" (0.95M to 1.05M) allows
+    assert _row("fewer-params", _evidence(sizes=_sizes(mixer_params=1_200_000)))["verdict"] == "does not hold"
+
+
+def test_test_table_claims_use_a_t_interval_over_seeds():
+    ev = _evidence(table3_intent=_intent(int8=(98.0, 98.2)))
+    t3 = _row("t3-en", ev)                                         # mean 98.1 - the paper's 98.1
+    half = 12.7062 * 0.1414214 / math.sqrt(2)                       # t(0.975, 1) * sd / sqrt(n)
+    assert t3["estimate"] == pytest.approx(0.0, abs=1e-9)
+    assert (t3["low"], t3["high"]) == pytest.approx((-half, half), abs=1e-3)
+    assert t3["verdict"] == "holds in direction"                    # the interval reaches past one point
+    share = _row("mbert-multiatis", _evidence(table3_intent=_intent(int8=(90.0, 90.0))))
+    assert share["estimate"] == pytest.approx(100 * 90.0 / 98.3)
+    assert share["verdict"] == "does not hold" and "every seed scored the same" in share["method"]
+    int8 = _row("int8", _evidence(table3_intent=_intent(float32=(95.1, 95.1), int8=(95.0, 95.0))))
+    assert int8["estimate"] == pytest.approx(-0.1) and int8["verdict"] == "holds"
+    assert "the same intent on 99.5% of the sentences" in int8["ours"]
+
+
+def test_latency_claims_read_the_copied_benchmark():
+    ev = _evidence()
+    total, share = _row("latency-total", ev), _row("latency-projection", ev)
+    assert total["estimate"] == pytest.approx(2.0 / 2.4) and total["verdict"] == "holds in direction"
+    assert share["estimate"] == pytest.approx(0.1) and share["verdict"] == "holds in direction"
+    slow = _row("latency-total", _evidence(latency=_latency(total=3.0)))
+    assert slow["verdict"] == "does not hold in direction" and "absolute times do not transfer" in slow["method"]
+    missing = _row("latency-total", _evidence(latency=latency_evidence(None)))
+    assert missing["verdict"] == "not testable here" and "has not been run" in missing["reason"]
+    other = _latency(projection_config={"num_hashes": 64, "bloom_size": 512, "max_seq_len": 64})
+    assert "another projection" in _row("latency-projection", _evidence(latency=other))["reason"]
+
+
+def test_latency_evidence_copies_the_benchmark_summary():
+    stage = {"mean_ms": 1.0, "median_ms": 0.9, "n": 100}
+    stages = ("total_mixer_float32", "projection_cached", "model_mixer_float32")
+    bench = {"meta": {"git_commit": "abc", "created_utc": "then"},
+             "data": {"latency": {k: stage for k in stages},
+                      "cpu": "X", "threads": 1, "projection": {"num_hashes": 256, "bloom_size": 512, "max_seq_len": 64},
+                      "sentences": {"source": "ATIS test"}, "paper": {"total_ms": 2.4}}}
+    lat = latency_evidence(bench)
+    assert lat["available"] and lat["total"] == stage and lat["benchmark"] == {"git_commit": "abc",
+                                                                               "created_utc": "then"}
+    assert lat["projection_config"]["bloom_size"] == 512 and lat["sentences"] == "ATIS test"
+
+
+def test_not_testable_when_a_row_task_or_model_shape_is_absent():
+    no_transformer = _table2().query("encoder != 'transformer'")
+    row = _row("t2-vs-transformer", _evidence(table2=no_transformer))
+    assert row["verdict"] == "not testable here" and "does not train Transformer" in row["reason"]
+    snips_only = _table1().assign(task="snips")
+    assert "ATIS is not compared" in _row("t1-minhash-em", _evidence(table1=snips_only))["reason"]
+    smoke = FakeEvidence(_evidence().tables, PROFILES.get("smoke"))
+    for claim_id in ("one-megabyte", "params-mixer", "latency-total"):
+        assert "is not §4's" in _row(claim_id, smoke)["reason"]
+    table = CLAIMS.evaluate(FakeEvidence({"table1": _table1()}))
+    assert len(table) == len(CLAIMS.claims)                         # never dropped: missing results are explained
+    assert "evidence missing: result(s) sizes" in table.set_index("id").loc["one-megabyte", "reason"]
+    with pytest.raises(NotTestable, match="both precisions"):
+        pc._intent_seeds(FakeEvidence({"table3_intent": _intent().query("precision == 'float32'")}))
+
+
+def test_claim_set_shape_headlines_first_and_verbatim_quotes():
+    assert len(CLAIMS.claims) >= 4 and CLAIMS.claims[0].headline
+    heads = [c.headline for c in CLAIMS.claims]
+    assert heads == sorted(heads, reverse=True)
+    labels = set(re.findall(r"^\(([\w-]+)\)=$", (ROOT / "book/src/pnlp_mixer.md").read_text(), re.M))
+    assert {c.section for c in CLAIMS.claims} <= labels
+
+
+def test_committed_results_answer_every_claim_they_should():
+    profile = CHAPTER.profiles.get("cpu")
+    store = CHAPTER.store("cpu")
+    table = CLAIMS.evaluate(Shown(profile, store, "committed", "")).set_index("id")
+    assert list(table.index) == [c.id for c in CLAIMS.claims]
+    expected = {c.id for c in CLAIMS.claims if c.untestable}
+    if not store.exists("latency"):                                 # copied from the benchmark by `--only latency`
+        expected |= {"latency-total", "latency-projection"}
+    assert set(table.index[table["verdict"] == "not testable here"]) == expected
+    for claim_id in ("t1-minhash-intent", "t1-order", "t2-mixer-em", "t2-vs-transformer"):   # one run each
+        assert "one run: no interval" in table.loc[claim_id, "method"]
+        assert re.search(r"(still improving|was best) at (its|their) last epoch", table.loc[claim_id, "method"])
+
+
+# ------------------------------------------------------------------------------------------- the chapter's fixes
+def _toy(num_intents=5, num_slots=7, encoder="mixer"):
+    return PNLPMixerConfig(num_hashes=4, bloom_size=16, max_seq_len=8, hidden_size=16, num_mixer_layers=1,
+                           token_mixing_dim=16, channel_mixing_dim=16, classifier_hidden=16, num_labels=num_intents,
+                           num_slot_labels=num_slots, encoder=encoder)
+
+
+def _count(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+@pytest.mark.parametrize("encoder", ["projection-only", "mixer"])
+def test_table2_counts_differ_by_the_heads_alone(encoder):
+    """Projection-only was 299,661 parameters in Table 2 and 202,258 in the size table: the first is the joint model
+    as trained (ATIS's intents and a slot head), the second an 18-intent model, as the paper counts."""
+    joint = PNLPMixerForIntentAndSlots(_toy(5, 7, encoder))
+    paper = PNLPMixerForSequenceClassification(_toy(18, 7, encoder))
+    config = _toy()
+    heads = (_count(classification_head(config, 5)) + _count(classification_head(config, 7))
+             - _count(classification_head(config, 18)))
+    assert _count(joint) - _count(paper) == heads
+
+
+def test_the_page_labels_the_two_parameter_counts():
+    table2 = _table2().assign(parameters=[202_258 + 97_403, 0, 0, 0, 1_031_250 + 97_403]).query(
+        "encoder in ['projection-only', 'mixer']")
+    assert tables.head_gap(table2, _sizes()) == {"atis": [97_403]}
+    assert tables.head_gap_sentence(table2, _sizes()) == "97,403 more on ATIS, the same for every architecture"
+    view = tables.comparison_view(table2, "encoder", _sizes()).set_index("model")
+    assert view.loc["Projection-only", tables.PARAMS_TRAINED] == 299_661
+    assert view.loc["Projection-only", tables.PARAMS_18] == 202_258
+    assert view.loc["Projection-only", tables.PARAMS_PAPER] == "0.2M"
+    store = CHAPTER.store("cpu")                                    # the committed tables: one gap per task
+    assert all(len(g) == 1 for g in tables.head_gap(store.read_table("table2"), store.read_table("sizes")).values())
+
+
+def test_intent_only_model_is_counted_without_its_slot_head():
+    torch.manual_seed(0)
+    joint = PNLPMixerForIntentAndSlots(_toy())
+    state = torch.random.get_rng_state()
+    intent = intent_modules(joint)
+    assert torch.equal(torch.random.get_rng_state(), state)         # no draw: training seeds are untouched
+    assert _count(intent) == _count(joint) - _count(joint.slot_classifier)
+    assert model_size_bytes(intent) < model_size_bytes(joint)
+    x = {"input_features": torch.rand(3, 8, 16), "attention_mask": torch.ones(3, 8, dtype=torch.long)}
+    joint.eval()
+    torch.testing.assert_close(intent(**x).logits, joint(**x).intent_logits)
+    with pytest.raises(TypeError):
+        intent_modules(intent)
+
+
+def test_test_rows_of_the_intent_model_report_the_counted_modules(monkeypatch):
+    words = [["fly", "to", "boston"], ["price", "of", "tickets"]] * 4
+    task = _from_names("atis", {k: (words, ["flight", "fare"] * 4, [["O", "O", "B-city"], ["O", "O", "O"]] * 4)
+                                for k in ("train", "validation", "test")})
+    torch.manual_seed(0)
+    model = PNLPMixerForIntentAndSlots(_toy(task.num_intents, task.num_slots))
+    summary = {"parameters": _count(model), "epochs": 3, "best_epoch": 2, "val_intent_acc": 50.0, "wall_time_s": 1.0}
+
+    class Res:
+        profile = PROFILES.get("smoke")
+
+        class ctx:
+            device = "cpu"
+
+        def trained(self, *args, **kwargs):
+            return model, summary
+
+        def task(self, name):
+            return task
+
+        def projector(self):
+            return None
+
+    monkeypatch.setattr(experiments, "predict", lambda m, p, split: ([0] * len(split), [[0] * len(w) for w in
+                                                                                       split.words]))
+    intent_rows = experiments._test_rows(Res(), "atis", objective="intent")
+    joint_rows = experiments._test_rows(Res(), "atis")
+    counted = intent_modules(model)
+    assert {r["parameters"] for r in intent_rows} == {_count(counted)} and _count(counted) < _count(model)
+    assert intent_rows[0]["size_bytes"] == model_size_bytes(counted)
+    assert {r["parameters"] for r in joint_rows} == {_count(model)}
+    assert joint_rows[0]["size_bytes"] == model_size_bytes(model) > intent_rows[0]["size_bytes"]
+    assert intent_rows[1]["size_bytes"] < joint_rows[1]["size_bytes"]          # 8-bit too
+
+
+def test_mtop_training_split_is_the_papers_printed_number_and_the_intro_is_honest():
+    assert tables.mtop_training_share(773) == {"mtop_train": "773", "mtop_paper_train": "10k",
+                                               "mtop_fraction": "1/13"}
+    page = (ROOT / "book/src/pnlp_mixer.md").read_text()
+    data_doc = (ROOT / "hashlib_core/papers/pnlp_mixer/data.py").read_text()
+    for text in (page, data_doc):
+        assert "15.7K" not in text and "17 times" not in text
+    assert "not a scaled-down trend" not in page
+    intro = page.split("```{code-cell}")[0]
+    assert "{glue:text}`t12_at_last`" in intro and "{glue:text}`max_epochs`" in intro
+    assert "{glue:text}`mtop_paper_train`" in page and "book.show_claims(shown)" in page
