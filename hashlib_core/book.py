@@ -10,17 +10,19 @@
   types them;
 * :func:`provenance` -- the line that says where the numbers on the page come from;
 * :func:`claims_table` -- a chapter's claims (or the scorecard's) with their verdicts, and :func:`claims_quotes`,
-  the sentences they quote; :func:`show_claims` displays both where a chapter page opens.
+  the sentences they quote (both from :mod:`hashlib_core.claims.html`); :func:`show_claims` displays them where a
+  chapter page opens.
 """
 from __future__ import annotations
 
 import io
 import math
 import numbers
-from html import escape
 from typing import Any, Callable, Mapping
 
 import pandas as pd
+
+from hashlib_core.claims.html import claims_quotes, claims_table
 
 __all__ = ["table", "comparison", "agreement_table", "profiles_table", "figure", "loss_curves", "quote", "provenance",
            "claims_table", "claims_quotes", "show_claims", "fmt_count", "fmt_num"]
@@ -200,93 +202,6 @@ def agreement_table(text: pd.DataFrame, agrees: pd.DataFrame, caption: str | Non
                                         else ("background-color: #ffe0b3" if v is False else ""))
     styler = text.style.apply(lambda _: colours.values, axis=None).set_table_attributes('class="hb-table"')
     return styler.set_caption(caption) if caption else styler
-
-
-# ------------------------------------------------------------------------------------------------------ claims
-def _effect_number(value: Any) -> str:
-    """An effect or interval end, to about three significant digits (no exponent)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    v = float(value)
-    for limit, decimals in ((1000, 0), (100, 0), (10, 1), (1, 2)):
-        if abs(v) >= limit:
-            return f"{v:,.{decimals}f}"
-    return "0" if v == 0 else f"{v:.3f}"
-
-
-def _verdict_badge(verdict: str) -> str:
-    return f'<span class="hb-verdict hb-v-{verdict.replace(" ", "-")}">{escape(verdict)}</span>'
-
-
-def _claims_cells(row: Mapping[str, Any], link: str) -> dict[str, str]:
-    small = '<br><span class="hb-src">{}</span>'.format
-    testable = row["verdict"] != "not testable here"
-    statement = escape(str(row["statement"]))
-    claim = (f"<b>{statement}</b>" if bool(row["headline"]) else statement) + small(escape(str(row["where"])))
-    if not testable:
-        interval = f'<span class="hb-src">{escape(str(row["reason"]))}</span>'
-    else:
-        estimate = _effect_number(row["estimate"])
-        if pd.notna(row["low"]) and row["low"] != row["high"]:
-            interval = f"{estimate} [{_effect_number(row['low'])}, {_effect_number(row['high'])}]"
-        else:
-            interval = estimate
-        level = row.get("level")
-        other_level = pd.notna(level) and abs(float(level) - 0.95) > 1e-9
-        interval += small(escape(str(row["method"])) + (f" ({float(level):.1%} interval)" if other_level else ""))
-    verdict = _verdict_badge(str(row["verdict"]))
-    if testable:
-        verdict += small(f"paper's side: {escape(str(row['region']))}")
-    section = str(row.get("section") or "")
-    evidence = f'<a href="{escape(link)}#{escape(section)}">evidence</a>' if section else "-"
-    paper_value = str(row["paper_value"]) if pd.notna(row["paper_value"]) and str(row["paper_value"]) else "-"
-    ours = str(row["ours"]) if pd.notna(row["ours"]) and str(row["ours"]) else "-"
-    return {"claim": claim, "paper": escape(paper_value), "ours": escape(ours), "effect [95% interval]": interval,
-            "verdict": verdict, "evidence": evidence}
-
-
-def claims_table(claims: pd.DataFrame, caption: str | None = None, *, link: str = "", by_paper: bool = False):
-    """The claims table a chapter page opens with (``by_paper``: the scorecard's, grouped by paper).
-
-    One row per claim: the claim (headline claims in bold) and where the paper makes it, the paper's number, ours,
-    our effect with its interval and how it was obtained (or why the claim is not testable here), the verdict with
-    the effects that agree with the paper, and a link to the section holding the evidence (``link`` is the page,
-    empty for this one: ``"hashformers.html"`` from the scorecard).
-    """
-    from hashlib_core.claims import CLAIM_COLUMNS
-
-    missing = sorted(set(CLAIM_COLUMNS) - set(claims.columns))
-    if missing:
-        raise KeyError(f"not a claims table: columns {missing} are missing")
-    rows = []
-    for _, row in claims.iterrows():
-        page = link or (f"{row['chapter']}.html" if by_paper and "chapter" in claims.columns else "")
-        rows.append(_claims_cells(row, page))
-    shown = pd.DataFrame(rows, columns=["claim", "paper", "ours", "effect [95% interval]", "verdict", "evidence"])
-    if by_paper:
-        numbers = claims.groupby("paper", sort=False).cumcount() + 1
-        shown.index = pd.MultiIndex.from_arrays([claims["paper"].tolist(), numbers.tolist()], names=["paper", "#"])
-        styler = shown.style.set_table_attributes('class="hb-table hb-claims"')
-    else:
-        styler = shown.style.hide(axis="index").set_table_attributes('class="hb-table hb-claims"')
-    return styler.set_caption(caption) if caption else styler
-
-
-def claims_quotes(claims: pd.DataFrame, summary: str = "The sentences quoted, and how each claim is tested") -> Any:
-    """A folded list of every claim's source and quoted sentence, its kind of statement and the scale it was
-    tested at (HTML ``<details>``: the table stays short, the quotes are one click away)."""
-    from IPython.display import HTML
-
-    from hashlib_core.claims import KINDS
-
-    items = []
-    for _, row in claims.iterrows():
-        items.append(
-            f"<li><b>{escape(str(row['id']))}</b> ({escape(str(row['where']))}): "
-            f"<q>{escape(str(row['quote']))}</q> <br><span class=\"hb-src\">{escape(KINDS[str(row['kind'])])}; "
-            f"tested at: {escape(str(row['scale']))}</span></li>")
-    return HTML(f'<details class="hb-quotes"><summary>{escape(summary)}</summary><ol>{"".join(items)}</ol>'
-                f"</details>")
 
 
 def show_claims(shown: Any) -> None:

@@ -108,7 +108,7 @@ class Region:
 
     def describe(self, unit: str = "") -> str:
         """``"> 0"``, ``"in [-1, 1]"``, ``">= 2"``: the region as the claims table prints it."""
-        u = f" {unit}" if unit else ""
+        u = unit if unit in ("%", "x") else (f" {unit}" if unit else "")
         if math.isinf(self.high) and not math.isinf(self.low):
             return f"{'>' if self.low_open else '>='} {_fmt(self.low)}{u}"
         if math.isinf(self.low) and not math.isinf(self.high):

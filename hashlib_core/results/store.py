@@ -77,7 +77,9 @@ def git_state() -> dict[str, Any]:
     commit = git("rev-parse", "HEAD")
     if commit is None:
         return {"git_commit": None, "git_dirty": None}
-    status = git("status", "--porcelain", "--untracked-files=no")
+    # dirty: the code differs from the commit. Result files are left out: a run of several commands writes results
+    # between them, and the next command still runs the committed code.
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
 
 

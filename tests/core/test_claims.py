@@ -114,7 +114,7 @@ def test_within_ratio_ordering_and_value_regions():
     assert verdict(two_sided, Effect(Interval(0.2, -0.5, 0.9), "")) == "holds"
     assert verdict(two_sided, Effect(Interval(0.2, -1.5, 0.9), "")) == "holds in direction"
     assert verdict(two_sided, Effect(Interval(3.0, 2.0, 4.0), "")) == "does not hold"
-    assert ratio("r", "2x faster", at_least=2.0, **later).region.describe("x") == ">= 2 x"
+    assert ratio("r", "2x faster", at_least=2.0, **later).region.describe("x") == ">= 2x"
     assert ratio("r", "about 15x", between=(12, 18), **later).region.describe() == "in [12, 18]"
     assert ordering("o", "paper's order", **later).region.describe() == "in (0, 1]"
     printed = value("v", "23.4M parameters", printed="23.4M", **SRC, effect=effect_of(23_440_896, exact=True),
@@ -413,16 +413,24 @@ def test_scorecard_counts_and_quotes():
 
 def test_claims_table_html():
     frame = _claims_frame()
-    html = book.claims_table(frame[frame["paper"] == "P1"]).to_html()
+    html = book.claims_table(frame[frame["paper"] == "P1"]).data
     assert 'class="hb-verdict hb-v-holds"' in html and 'class="hb-verdict hb-v-not-testable-here"' in html
     assert "<b>claim &lt;0&gt;</b>" in html                       # headline in bold, text escaped
     assert "1.50 [0.500, 2.50]" in html and 'href="#sec-x"' in html and "no GPU" in html
-    grouped = book.claims_table(frame, by_paper=True).to_html()
-    assert 'href="p1.html#sec-x"' in grouped and 'rowspan="3"' in grouped
+    assert html.count("<tr>") == 1 + 3                             # the header and one row per claim
+    # read back from a CSV, empty cells are NaN: no link, no "nan"
+    untestable = frame.iloc[[2]].assign(section=float("nan"), paper_value=float("nan"), ours=float("nan"))
+    html_nan = book.claims_table(untestable).data
+    assert "nan" not in html_nan and "href" not in html_nan
+    grouped = book.claims_table(frame, by_paper=True).data
+    assert 'href="p1.html#sec-x"' in grouped and grouped.count('class="hb-group"') == 2
+    assert "3 claims, cpu results" in grouped
     quotes = book.claims_quotes(frame).data
     assert "<q>q &amp; q</q>" in quotes and "A better than B" in quotes
     with pytest.raises(KeyError, match="not a claims table"):
         book.claims_table(frame.drop(columns=["verdict"]))
+    with pytest.raises(KeyError, match="chapter"):
+        book.claims_table(frame.drop(columns=["chapter"]), by_paper=True)
 
 
 # ------------------------------------------------------------------------------------ every chapter's claims
@@ -506,3 +514,11 @@ def test_every_quote_is_verbatim_in_its_source():
     missing = [(slug, c.id) for slug, claims in chapter_claims() for c in claims.claims
                if not quote_found(_normalise(c.quote), paragraphs)]
     assert not missing, f"quotes not found verbatim in the papers' texts: {missing}"
+
+
+def test_the_book_css_colours_verdicts_as_the_scorecard_figure_does():
+    from hashlib_core.results import repo_root
+
+    css = (repo_root() / "_static" / "hashbook.css").read_text(encoding="utf-8")
+    found = dict(re.findall(r"span\.hb-v-([a-z-]+) \{ background: (#[0-9a-f]{6});", css))
+    assert found == {v.replace(" ", "-"): c for v, c in scorecard.VERDICT_COLOURS.items()}

@@ -127,3 +127,31 @@ def test_paper_tables_are_loadable_as_printed():
     assert all(table[c].map(type).eq(str).all() for c in table.columns)
     with pytest.raises(KeyError, match="no paper table"):
         load_paper_table("no_such_table")
+
+
+def test_git_state_counts_code_changes_as_dirty_but_not_written_results(tmp_path, monkeypatch):
+    import subprocess
+
+    from hashlib_core.results import store as store_module
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "results" / "ch" / "cpu").mkdir(parents=True)
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "results" / "ch" / "cpu" / "a.csv").write_text("a\n1\n")
+    git("init", "-q")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    monkeypatch.setattr(store_module, "repo_root", lambda: tmp_path)
+    store_module.git_state.cache_clear()
+    try:
+        assert store_module.git_state()["git_dirty"] is False
+        (tmp_path / "results" / "ch" / "cpu" / "a.csv").write_text("a\n2\n")     # a run wrote a result
+        store_module.git_state.cache_clear()
+        assert store_module.git_state()["git_dirty"] is False
+        (tmp_path / "code.py").write_text("x = 2\n")                              # the code changed
+        store_module.git_state.cache_clear()
+        assert store_module.git_state()["git_dirty"] is True
+    finally:
+        store_module.git_state.cache_clear()
