@@ -87,7 +87,7 @@ def test_glue_claims_hold_and_fail_on_fixed_inputs():
     assert _verdict("eelbert-sst2", ev)["verdict"] == "holds"          # -0.25% +- 0.6%, all above -4%
     assert _verdict("eelbert-glue", ev)["verdict"] == "holds"
     assert _verdict("uno-glue", ev)["verdict"] == "does not hold"      # -25%, interval far below -4%
-    assert _verdict("eelbert-glue", ev)["region"] == ">= -4 %"
+    assert _verdict("eelbert-glue", ev)["region"] == ">= -4%"
 
 
 def test_glue_claims_not_testable_with_their_reason():

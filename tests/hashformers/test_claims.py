@@ -123,7 +123,7 @@ def test_retention_is_the_lowest_models_prr_with_a_delta_method_interval():
     assert r["ours"].startswith("lowest MD-Pool 87.5% of BERT-MLM's score (highest LSH-Pool 102.5%)")
     low, high = welch(70.0 + SPREAD, 0.875 * (80.0 + SPREAD))
     assert (r["low"], r["high"]) == pytest.approx((87.5 + 100 * low / 80.0, 87.5 + 100 * high / 80.0))
-    assert r["region"] == ">= 94.7 %" and r["verdict"] == "does not hold"
+    assert r["region"] == ">= 94.7%" and r["verdict"] == "does not hold"
 
 
 def test_a_task_where_every_model_stays_at_the_majority_class_is_not_testable():
@@ -179,7 +179,7 @@ def test_timing_claims_are_one_measurement_each():
     assert table.loc["sr-pt", "estimate"] == pytest.approx(40.0 / 2.5)           # slowest S+R model: MD-Pool
     assert table.loc["sr-pt", "verdict"] == "holds in direction"                 # no interval: at best in direction
     assert table.loc["hf-pt-vs-sr", "estimate"] == pytest.approx(25.0)           # MD-Pool 2.5 vs 2.0 ms
-    assert table.loc["hf-pt-vs-sr", "region"] == "in [-8.6, 8.6] %"              # Table 3: 10.6 vs 11.6
+    assert table.loc["hf-pt-vs-sr", "region"] == "in [-8.6, 8.6]%"              # Table 3: 10.6 vs 11.6
     assert table.loc["hf-pt-vs-sr", "verdict"] == "does not hold in direction"
     assert table.loc["infer", "estimate"] == pytest.approx(0.4 / 0.2)            # the faster BERT vs MD-Emb
     assert "d = 64" in table.loc["infer", "method"] and math.isnan(table.loc["infer", "low"])
