@@ -389,7 +389,9 @@ def quoted(shown) -> dict[str, str]:
                else "not every",
                stuck=_stuck_summary(stuck, len(glue)),
                tau=f"{tau:.2f}", best_ours=view.loc[view["our rank"].idxmin(), "model"] if len(view) else "-",
-               best_paper=view.loc[view["paper rank"].idxmin(), "model"] if len(view) else "-")
+               # the paper's best model under the paper's own label (our tables name our Emb rows with their N)
+               best_paper=dict(zip(shown_names(glue), glue["name"])).get(
+                   view.loc[view["paper rank"].idxmin(), "model"], "-") if len(view) else "-")
     timing = shown.table("timing").set_index("name")
     t3 = table3_comparison(shown.table("timing")).set_index("timed variant")
     out.update(timing_device=str(timing["device"].iloc[0]).upper(),
