@@ -34,6 +34,7 @@ from hashlib_core.claims.core import (
     better,
     evaluate_claims,
     ordering,
+    printed_region,
     ratio,
     value,
     verdict,
@@ -46,14 +47,17 @@ from hashlib_core.claims.statistics import (
     correlation_interval,
     kendall_tau,
     paired_bootstrap,
+    proportion_interval,
+    ratio_of_means,
     seed_difference,
     seed_interval,
 )
 
 __all__ = ["ClaimSet", "Claim", "Effect", "Evidence", "Interval", "NotTestable", "Region", "VERDICTS", "KINDS",
-           "CLAIM_COLUMNS", "better", "within", "ordering", "ratio", "value", "verdict", "evaluate_claims",
+           "CLAIM_COLUMNS", "better", "within", "ordering", "ratio", "value", "printed_region", "verdict",
+           "evaluate_claims",
            "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "correlation_interval",
-           "correlation_difference", "auc_interval", "RESULT"]
+           "correlation_difference", "auc_interval", "proportion_interval", "ratio_of_means", "RESULT"]
 
 #: The result name every chapter's verdicts are written under.
 RESULT = "claims"

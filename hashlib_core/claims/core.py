@@ -26,11 +26,13 @@ The kinds of statement (:data:`KINDS`) and the constructors that set their regio
 * :func:`within` -- A within a stated tolerance of B (region ``[-tol, tol]``, or ``[-tol, inf)`` one-sided);
 * :func:`ordering` -- several models in the paper's order (effect Kendall's tau with the paper's ranking);
 * :func:`ratio` -- A a stated number of times B (region an interval of ratios);
-* :func:`value` -- a number the paper prints (region: the values that round to it, or a stated range).
+* :func:`value` -- a number the paper prints (region: the values that round to it, :func:`printed_region`, or a
+  stated range).
 """
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
@@ -39,7 +41,7 @@ import pandas as pd
 from hashlib_core.claims.statistics import Interval
 
 __all__ = ["VERDICTS", "KINDS", "Region", "Effect", "NotTestable", "Claim", "Evidence", "verdict", "better",
-           "within", "ordering", "ratio", "value", "evaluate_claims", "CLAIM_COLUMNS"]
+           "within", "ordering", "ratio", "value", "printed_region", "evaluate_claims", "CLAIM_COLUMNS"]
 
 #: The verdicts, from best to worst agreement with the paper, then the untestable.
 VERDICTS = ("holds", "holds in direction", "does not hold in direction", "does not hold", "not testable here")
@@ -108,7 +110,7 @@ class Region:
 
     def describe(self, unit: str = "") -> str:
         """``"> 0"``, ``"in [-1, 1]"``, ``">= 2"``: the region as the claims table prints it."""
-        u = unit if unit in ("%", "x") else (f" {unit}" if unit else "")
+        u = unit if unit.startswith("%") or unit == "x" else (f" {unit}" if unit else "")
         if math.isinf(self.high) and not math.isinf(self.low):
             return f"{'>' if self.low_open else '>='} {_fmt(self.low)}{u}"
         if math.isinf(self.low) and not math.isinf(self.high):
@@ -240,29 +242,47 @@ def ordering(id: str, statement: str, *, min_tau: float = 0.0, **kw: Any) -> Cla
     return _claim("ordering", Region(low=min_tau, high=1.0, low_open=True), id, statement, **kw)
 
 
-def ratio(id: str, statement: str, *, at_least: float | None = None, between: tuple[float, float] | None = None,
-          **kw: Any) -> Claim:
-    """A ratio A / B: at least ``at_least``, or in ``between`` (inclusive)."""
-    if (at_least is None) == (between is None):
-        raise ValueError("a ratio claim needs exactly one of at_least or between")
-    region = Region(low=at_least) if at_least is not None else Region(low=between[0], high=between[1])
+def ratio(id: str, statement: str, *, at_least: float | None = None, above: float | None = None,
+          between: tuple[float, float] | None = None, **kw: Any) -> Claim:
+    """A ratio A / B: at least ``at_least``, strictly above ``above`` ("faster": above 1), or in ``between``
+    (inclusive)."""
+    if sum(x is not None for x in (at_least, above, between)) != 1:
+        raise ValueError("a ratio claim needs exactly one of at_least, above or between")
+    if at_least is not None:
+        region = Region(low=at_least)
+    elif above is not None:
+        region = Region(low=above, low_open=True)
+    else:
+        region = Region(low=between[0], high=between[1])
     return _claim("ratio", region, id, statement, **kw)
+
+
+def printed_region(text: str) -> Region:
+    """The values a printed figure stands for: within half a unit of its last significant place. An integer's
+    trailing zeros are read as not significant ("110M": [105M, 115M); "200K": [150K, 250K); "30%": [25%, 35%)),
+    digits after a decimal point as significant ("1.0M": [0.95M, 1.05M); "23.4M": [23.35M, 23.45M))."""
+    from hashlib_core.results.paper import parse_printed
+
+    number = parse_printed(text)
+    if number is None:
+        raise ValueError(f"{text!r} is not a printed number")
+    digits = re.sub(r"[^0-9.]", "", str(text))
+    zeros = 0 if "." in digits or number.value == 0 else len(digits) - len(digits.rstrip("0"))
+    half = number.resolution * 10 ** zeros
+    return Region(low=number.value - half, high=number.value + half, high_open=True)
 
 
 def value(id: str, statement: str, *, printed: str | None = None, between: tuple[float, float] | None = None,
           **kw: Any) -> Claim:
-    """A printed value: our number rounds to ``printed`` (``"23.4M"``, ``"30%"``; the region is the values within
-    half a unit of its last printed place), or lies in ``between``."""
-    from hashlib_core.results.paper import parse_printed
-
+    """A printed value: our number rounds to ``printed`` (``"23.4M"``, ``"30%"``; the region is
+    :func:`printed_region`'s), or lies in ``between``."""
     if (printed is None) == (between is None):
         raise ValueError("a value claim needs exactly one of printed or between")
     if printed is not None:
-        number = parse_printed(printed)
-        if number is None:
-            raise ValueError(f"claim {id!r}: {printed!r} is not a printed number")
-        region = Region(low=number.value - number.resolution, high=number.value + number.resolution,
-                        high_open=True)
+        try:
+            region = printed_region(printed)
+        except ValueError as why:
+            raise ValueError(f"claim {id!r}: {why}") from None
         kw.setdefault("paper_value", printed)
     else:
         region = Region(low=between[0], high=between[1])

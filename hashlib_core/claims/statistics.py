@@ -15,7 +15,14 @@ asked otherwise) or none, and a sentence saying how it was obtained, which the c
 * :func:`correlation_interval` -- a Pearson or Spearman correlation over n pairs with its Fisher z interval
   (Bonett & Wright's standard error for Spearman), and :func:`correlation_difference`, two independent correlations'
   difference with Zou's (2007) interval;
-* :func:`auc_interval` -- an AUC with Hanley & McNeil's (1982) normal interval.
+* :func:`auc_interval` -- an AUC with Hanley & McNeil's (1982) normal interval;
+* :func:`proportion_interval` -- an accuracy over n test items with Wilson's interval (test sampling only);
+* :func:`ratio_of_means` -- ``mean(a) / mean(b)`` over seeds (a retention, a relative gap) with a delta-method
+  interval that carries both models' seed variation.
+
+Each interval covers what its method sentence says and nothing more: a bootstrap over test items the choice of
+items, an interval over fine-tuning seeds the fine-tuning; a model pre-trained (or trained) once does not vary its
+training, and the claims say so where it matters.
 
 Resampling draws from a local ``numpy`` generator with a fixed seed, so a verdict is reproducible bit for bit.
 """
@@ -28,7 +35,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 __all__ = ["Interval", "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "correlation_interval",
-           "correlation_difference", "auc_interval", "DEFAULT_RESAMPLES"]
+           "correlation_difference", "auc_interval", "proportion_interval", "ratio_of_means", "DEFAULT_RESAMPLES"]
 
 #: resamples of a paired bootstrap: enough that the percentile interval's ends move by well under its width
 DEFAULT_RESAMPLES = 2000
@@ -85,16 +92,17 @@ def seed_interval(values: Sequence[float], *, level: float = 0.95, what: str = "
         return Interval(mean, method="one seed: no interval", n=n, level=level)
     spread = float(arr.std(ddof=1))
     if spread == 0.0:
-        return Interval(mean, mean, mean, f"t interval over {n} seeds (every seed scored the same)", n, level)
+        return Interval(mean, method=f"{n} seeds scored the same: no interval (no variation seen is not certainty)",
+                        n=n, level=level)
     half = _t_quantile(level, n - 1) * spread / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, f"t interval over {n} seeds", n, level)
 
 
 def seed_difference(a: Sequence[float], b: Sequence[float], *, level: float = 0.95) -> Interval:
     """``mean(a) - mean(b)`` over seeds, with Welch's t interval (no pairing assumed between the seeds of two
-    models). Fewer than two seeds on either side gives the difference and no interval. When every seed of both
-    models scored the same (a model stuck at the majority class, say), the spread is zero and so is the interval's
-    width: the runs gave no evidence of variation, and the method says so."""
+    models). Fewer than two seeds on either side gives the difference and no interval, and so does a zero spread
+    (every seed of both models scored the same, a model stuck at the majority class, say): seeing no variation in a
+    few runs is no evidence of certainty, so such a difference can at best hold in direction."""
     x, y = _finite(a, "first model's scores"), _finite(b, "second model's scores")
     diff = float(x.mean() - y.mean())
     if x.size < 2 or y.size < 2:
@@ -104,8 +112,8 @@ def seed_difference(a: Sequence[float], b: Sequence[float], *, level: float = 0.
     se = math.sqrt(vx + vy)
     seeds = f"{x.size} and {y.size} seeds" if x.size != y.size else f"{x.size} seeds each"
     if se == 0.0:
-        return Interval(diff, diff, diff, f"Welch t interval over {seeds} (every seed scored the same)",
-                        int(min(x.size, y.size)), level)
+        return Interval(diff, method=f"{seeds}, every seed scored the same: no interval (no variation seen is not "
+                        "certainty)", n=int(min(x.size, y.size)), level=level)
     df = (vx + vy) ** 2 / (vx ** 2 / (x.size - 1) + vy ** 2 / (y.size - 1))
     half = _t_quantile(level, df) * se
     return Interval(diff, diff - half, diff + half, f"Welch t interval over {seeds}", int(min(x.size, y.size)),
@@ -254,3 +262,34 @@ def auc_interval(auc: float, n_positive: int, n_negative: int, *, level: float =
     half = _normal_quantile(level) * math.sqrt(max(var, 0.0))
     return Interval(float(auc), max(0.0, auc - half), min(1.0, auc + half),
                     f"Hanley-McNeil interval ({n_positive:,} against {n_negative:,} items)", n_positive, level)
+
+
+def proportion_interval(successes: int, n: int, *, level: float = 0.95, items: str = "items") -> Interval:
+    """An accuracy ``successes / n`` (in %) with Wilson's score interval: what the choice of the ``n`` test items
+    leaves uncertain about one trained model's accuracy."""
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n and n >= 1, got {successes} of {n}")
+    z = _normal_quantile(level)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    low, high = min(low, p), max(high, p)          # at p = 0 or 1 rounding must not leave p outside
+    return Interval(100 * p, 100 * low, 100 * high, f"Wilson interval over {n:,} {items}", n, level)
+
+
+def ratio_of_means(a: Sequence[float], b: Sequence[float], *, level: float = 0.95, scale: float = 100.0) -> Interval:
+    """``scale * mean(a) / mean(b)`` (a retention in %, say) with a delta-method interval: Welch's interval of
+    ``a - R b`` over the seeds (R the estimated ratio), divided by ``mean(b)``. Both models' seed variation enters;
+    with too few seeds, or no spread, there is the ratio and no interval."""
+    x, y = _finite(a, "first model's scores"), _finite(b, "second model's scores")
+    base = float(y.mean())
+    if base == 0.0:
+        raise ValueError("the second model's mean is zero: a ratio to it is undefined")
+    r = float(x.mean()) / base
+    d = seed_difference(x, r * y, level=level)
+    if not d.has_interval:
+        return Interval(scale * r, method=f"ratio of means; {d.method}", n=d.n, level=level)
+    k = scale / abs(base)
+    return Interval(scale * r, scale * r + k * d.low, scale * r + k * d.high,
+                    f"ratio of means, delta method: {d.method} of a - R b, over the second model's mean", d.n, level)

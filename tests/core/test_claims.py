@@ -30,7 +30,10 @@ from hashlib_core.claims import (
     kendall_tau,
     ordering,
     paired_bootstrap,
+    printed_region,
+    proportion_interval,
     ratio,
+    ratio_of_means,
     seed_difference,
     seed_interval,
     value,
@@ -116,14 +119,21 @@ def test_within_ratio_ordering_and_value_regions():
     assert verdict(two_sided, Effect(Interval(3.0, 2.0, 4.0), "")) == "does not hold"
     assert ratio("r", "2x faster", at_least=2.0, **later).region.describe("x") == ">= 2x"
     assert ratio("r", "about 15x", between=(12, 18), **later).region.describe() == "in [12, 18]"
+    assert ratio("r", "faster", above=1.0, **later).region.describe("x") == "> 1x"
     assert ordering("o", "paper's order", **later).region.describe() == "in (0, 1]"
     printed = value("v", "23.4M parameters", printed="23.4M", **SRC, effect=effect_of(23_440_896, exact=True),
                     reads=("t",))
     assert printed.paper_value == "23.4M" and printed.region.describe() == "in [23.35M, 23.45M)"
     assert evaluate_claims("P", [printed], FakeEvidence({"t": 1}), "s")["verdict"][0] == "holds"
-    off = value("v", "110M parameters", printed="110M", **SRC, effect=effect_of(109_482_240, exact=True),
-                reads=("t",))
+    # an integer's trailing zeros are not significant: "110M" stands for [105M, 115M), "38M" for [37.5M, 38.5M)
+    rounded = value("v", "110M parameters", printed="110M", **SRC, effect=effect_of(109_482_240, exact=True),
+                    reads=("t",))
+    assert rounded.region.describe() == "in [105M, 115M)"
+    assert evaluate_claims("P", [rounded], FakeEvidence({"t": 1}), "s")["verdict"][0] == "holds"
+    off = value("v", "38M parameters", printed="38M", **SRC, effect=effect_of(38_603_520, exact=True), reads=("t",))
     assert evaluate_claims("P", [off], FakeEvidence({"t": 1}), "s")["verdict"][0] == "does not hold"
+    assert printed_region("1.0M").describe() == "in [950K, 1.05M)"
+    assert printed_region("0").describe() == "in [-0.5, 0.5)"
 
 
 def test_bad_claims_are_refused_with_the_fix():
@@ -136,7 +146,7 @@ def test_bad_claims_are_refused_with_the_fix():
     with pytest.raises(ValueError, match="kind must be one of"):
         from hashlib_core.claims import Claim
         Claim("c", "s", "w", "q", "bigger", Region(), untestable="x")
-    with pytest.raises(ValueError, match="exactly one of at_least or between"):
+    with pytest.raises(ValueError, match="exactly one of at_least, above or between"):
         ratio("r", "s", **SRC, untestable="x")
     with pytest.raises(ValueError, match="low <= high"):
         Region(low=2, high=1)
@@ -172,13 +182,37 @@ def test_seed_intervals_match_student_and_welch():
     assert d.estimate == pytest.approx(np.mean(a) - np.mean(b))
     assert (d.low, d.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
     assert seed_interval([3.0]).has_interval is False
-    same = seed_interval([95.4, 95.4])
-    assert (same.low, same.high) == (95.4, 95.4) and "scored the same" in same.method
+    same = seed_interval([95.4, 95.4])             # no variation seen is not certainty: no interval
+    assert same.estimate == 95.4 and not same.has_interval and "scored the same" in same.method
     assert seed_difference([1.0], [0.0, 2.0]).has_interval is False
     stuck = seed_difference([68.4] * 3, [68.4] * 3)
-    assert (stuck.estimate, stuck.low, stuck.high) == (0.0, 0.0, 0.0) and "scored the same" in stuck.method
+    assert stuck.estimate == 0.0 and not stuck.has_interval and "scored the same" in stuck.method
     with pytest.raises(ValueError, match="finite"):
         seed_interval([1.0, float("nan")])
+
+
+def test_proportion_interval_is_wilsons():
+    iv = proportion_interval(852, 893, items="test sentences")
+    ci = stats.binomtest(852, 893).proportion_ci(0.95, method="wilson")
+    assert iv.estimate == pytest.approx(100 * 852 / 893)
+    assert (iv.low, iv.high) == (pytest.approx(100 * ci.low), pytest.approx(100 * ci.high))
+    assert iv.method == "Wilson interval over 893 test sentences"
+    assert proportion_interval(10, 10).high == 100.0
+    with pytest.raises(ValueError, match="successes"):
+        proportion_interval(11, 10)
+
+
+def test_ratio_of_means_is_the_delta_method_over_seeds():
+    a, b = np.array([61.0, 63.5, 60.2]), np.array([70.1, 71.3, 69.0])
+    iv = ratio_of_means(a, b)
+    r = a.mean() / b.mean()
+    welch = stats.ttest_ind(a, r * b, equal_var=False).confidence_interval(0.95)
+    assert iv.estimate == pytest.approx(100 * r)
+    assert iv.low == pytest.approx(100 * r + 100 * welch.low / b.mean())
+    assert iv.high == pytest.approx(100 * r + 100 * welch.high / b.mean())
+    assert not ratio_of_means([1.0], [2.0, 3.0]).has_interval
+    with pytest.raises(ValueError, match="zero"):
+        ratio_of_means([1.0, 2.0], [0.0, 0.0])
 
 
 def test_paired_bootstrap_known_answers():
@@ -522,3 +556,26 @@ def test_the_book_css_colours_verdicts_as_the_scorecard_figure_does():
     css = (repo_root() / "_static" / "hashbook.css").read_text(encoding="utf-8")
     found = dict(re.findall(r"span\.hb-v-([a-z-]+) \{ background: (#[0-9a-f]{6});", css))
     assert found == {v.replace(" ", "-"): c for v, c in scorecard.VERDICT_COLOURS.items()}
+
+
+def test_committed_verdicts_are_what_the_claims_compute_today():
+    """A verdict goes stale with its evidence (digests) and also with its claim: a changed region, quote or effect
+    function must be recomputed (``--only claims``) before it is committed."""
+    import io
+
+    from hashlib_core.chapter import COMMITTED_ORDER, Shown
+    from hashlib_core.papers import chapter
+
+    checked = 0
+    for slug, claims in chapter_claims():
+        ch = chapter(slug)
+        for name in COMMITTED_ORDER:
+            store = ch.store(name)
+            if not store.exists("claims"):
+                continue
+            today = claims.evaluate(Shown(ch.profiles.get(name), store, "committed", ""))
+            today = pd.read_csv(io.StringIO(today.to_csv(index=False)))        # as the CSV round trip leaves it
+            pd.testing.assert_frame_equal(store.read_table("claims"), today, check_dtype=False,
+                                          obj=f"results/{slug}/{name}/claims.csv (rerun --only claims)")
+            checked += 1
+    assert checked >= 6

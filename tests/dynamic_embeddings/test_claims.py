@@ -3,7 +3,6 @@ results; the size fixes (our UNO-EELBERT shape is an assumption that fits neithe
 sizes on the page)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,11 +69,16 @@ def test_learning_tasks_and_the_glue_gap_by_hand():
     assert tables.task_floor(glue, "stsb") == 0.0 and tables.task_floor(glue, "sst2") == 50.0
     ev = _glue_evidence()
     sst = glue_gap("EELBERT-tiny", "sst2")(ev)
-    # means 80.0 vs 80.2; Welch over 3 seeds each (same spread 0.2): se = 0.2 sqrt(2/3), df = 4
-    half = stats.t.ppf(0.975, 4) * 0.2 * math.sqrt(2 / 3)
+    # means 80.0 vs 80.2 over 3 seeds each; the relative gap's interval is the delta method's for the ratio of the
+    # two means (Welch's interval of a - R b over the seeds, over b's mean), minus 100
+    runs = ev.table("glue_runs")
+    a, b = (de_claims.seed_averages(runs, m, ["sst2"]) for m in ("EELBERT-tiny", "BERT-tiny"))
+    r = a.mean() / b.mean()
+    welch = stats.ttest_ind(a, r * b, equal_var=False).confidence_interval(0.95)
     assert sst.interval.estimate == pytest.approx(100 * -0.2 / 80.2)
-    assert sst.interval.low == pytest.approx(100 * (-0.2 - half) / 80.2)
-    assert sst.interval.high == pytest.approx(100 * (-0.2 + half) / 80.2)
+    assert sst.interval.low == pytest.approx(100 * r - 100 + 100 * welch.low / b.mean())
+    assert sst.interval.high == pytest.approx(100 * r - 100 + 100 * welch.high / b.mean())
+    assert "delta method" in sst.interval.method
     # the average over the tasks that learn (SST-2 and STS-B), seed by seed: (s + d + s / 2 + d) / 2 = 0.75 s + d
     avg = glue_gap("EELBERT-tiny")(ev)
     bert_avg = np.mean([(80 + d + 40 + d) / 2 for d in (0.0, 0.2, 0.4)])
@@ -123,9 +127,11 @@ def test_size_claims():
     leaky = ok.tables["glue_runs"].assign(emb_params=7)
     assert _verdict("no-table", FakeEvidence({"sizes": _sizes(17.5), "glue_runs": leaky}))["verdict"] == \
         "does not hold"
-    saving = _verdict("smaller-saves-more", ok)
-    assert saving["estimate"] == pytest.approx(100 * (1 - 1 / 10) - 100 * (1 - 80 / 100))
-    assert saving["verdict"] == "holds"
+    napkin = pd.DataFrame({"model": ["GPT2", "Mistral 7B"], "input_embedding_share_%": [31.0, 1.8]})
+    saving = _verdict("smaller-saves-more", FakeEvidence({"napkin": napkin}))
+    assert saving["estimate"] == pytest.approx(31.0 - 1.8) and saving["verdict"] == "holds"
+    reversed_ = napkin.assign(**{"input_embedding_share_%": [1.8, 31.0]})
+    assert _verdict("smaller-saves-more", FakeEvidence({"napkin": reversed_}))["verdict"] == "does not hold"
     for cid in ("uno-size", "uno-15x"):
         row = _verdict(cid, ok)
         assert row["verdict"] == "not testable here" and "circular" in row["reason"]

@@ -98,9 +98,9 @@ def test_headline_proj_vs_bert_is_the_welch_difference_and_holds():
 
 def test_proj_below_bert_by_more_than_the_paper_does_not_hold():
     glue, runs = fixed_glue({**SST, "LSH-Proj": 75.0})
-    r = row(FakeEvidence({"glue": glue, "glue_runs": runs}), "proj-sst")
-    assert r["estimate"] == pytest.approx(-5.0) and r["region"] == ">= -3.1 points"   # Table 1 SST: 92.0 - 88.9
-    assert r["verdict"] == "does not hold"
+    r = row(FakeEvidence({"glue": glue, "glue_runs": runs}), "proj-glue")     # SST is the one task that learns
+    assert r["estimate"] == pytest.approx(-5.0) and r["region"] == ">= -0.4 points"   # Table 1: 79.5 - 79.1
+    assert r["verdict"] == "does not hold" and "pre-trained once" in r["method"]
 
 
 def test_model_comparisons_average_the_named_models_per_seed():

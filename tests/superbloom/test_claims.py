@@ -12,7 +12,8 @@ import pytest
 from hashlib_core.chapter import Shown
 from hashlib_core.claims import NotTestable
 from hashlib_core.papers.superbloom import tables
-from hashlib_core.papers.superbloom.claims import CLAIMS, check_similar_sizes, family, printed_region
+from hashlib_core.claims import printed_region
+from hashlib_core.papers.superbloom.claims import CLAIMS, check_similar_sizes, family
 from hashlib_core.papers.superbloom.experiments import CHAPTER
 from hashlib_core.papers.superbloom.language import TEST_FREQUENCY, TRAINING_FREQUENCY, context_free_recall
 from hashlib_core.papers.superbloom.params import count, matched_width
@@ -134,15 +135,19 @@ def test_decoding_beam_and_parameter_claims():
     # B = 1 loses one point of rec@1 against the certified search; B = 100 matches it
     assert t.loc["beam-k", "estimate"] == pytest.approx(-1.0)
     assert t.loc["beam-k", "verdict"] == "does not hold in direction"
-    assert t.loc["softmax-200K", "verdict"] == "holds" and t.loc["softmax-200K", "region"] == "in [150K, 250K] tokens"
+    assert t.loc["softmax-200K", "verdict"] == "holds" and t.loc["softmax-200K", "region"] == "in [150K, 250K) tokens"
     wrong = decoding.assign(certified_exact_share=[1.0, 0.9])
     assert evaluate({"decoding_trained": wrong}).loc["certificate", "verdict"] == "does not hold"
 
 
 def test_printed_region_reads_trailing_zeros_as_not_significant():
-    assert printed_region("200K") == (150_000, 250_000)
-    assert printed_region("5.3M") == pytest.approx((5_250_000, 5_350_000))
-    assert printed_region("128K") == (127_500, 128_500)
+    def ends(text):
+        region = printed_region(text)
+        return region.low, region.high
+
+    assert ends("200K") == (150_000, 250_000)
+    assert ends("5.3M") == pytest.approx((5_250_000, 5_350_000))
+    assert ends("128K") == (127_500, 128_500)
 
 
 def test_language_claims_need_matched_pairs():

@@ -19,8 +19,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, kendall_tau, ordering, ratio,
-                                 seed_interval, value, within)
+from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, kendall_tau, ordering,
+                                 proportion_interval, ratio, value, within)
 from hashlib_core.papers.pnlp_mixer import tables
 from hashlib_core.papers.pnlp_mixer.profiles import MODEL_SHAPE, PNLPMixerProfile
 from hashlib_core.results import load_paper_table, parse_printed
@@ -174,43 +174,40 @@ def _intent_seeds(evidence: Any) -> pd.DataFrame:
     return by
 
 
-def _same_note(values: pd.Series) -> str:
-    return ("; every seed scored the same, so the interval has no width: no evidence of variation, not certainty"
-            if len(values) > 1 and values.nunique() == 1 else "")
+def _test_accuracy(evidence: Any) -> tuple[Interval, pd.Series]:
+    """The 8-bit intent model's English test accuracy: the mean over its seeds, with Wilson's interval over the
+    test sentences (what the choice of test sentences leaves uncertain; the seeds' own spread is in the text)."""
+    acc = _intent_seeds(evidence)["int8"]
+    n = int(evidence.table("table3_intent")["test_sentences"].iloc[0])
+    iv = proportion_interval(round(float(acc.mean()) * n / 100), n, items="multiATIS EN test sentences")
+    seeds = ", ".join(f"{a:.2f}" for a in acc)
+    return Interval(float(acc.mean()), iv.low, iv.high, f"{iv.method}, around the mean of {len(acc)} seed(s) "
+                    f"({seeds})", iv.n), acc
+
+
+#: the paper's English ratio of the pNLP-Mixer's intent accuracy to mBERT's (Table 3): the abstract's 97.8% is the
+#: mean over nine languages; only English is tested here
+_EN_RATIO = 100 * tables.paper_number(_T3.loc["pNLP-Mixer", "EN"]) / tables.paper_number(_T3.loc["mBERT", "EN"])
 
 
 def _mbert_share(evidence: Any) -> Effect:
-    acc = _intent_seeds(evidence)["int8"]
+    iv, acc = _test_accuracy(evidence)
     mbert = tables.paper_number(_T3.loc["mBERT", "EN"])
-    share = 100 * acc / mbert
-    iv = seed_interval(share.tolist())
-    mixer_en = tables.paper_number(_T3.loc["pNLP-Mixer", "EN"])
-    return Effect(iv, f"8-bit ATIS test intent accuracy {acc.mean():.1f} = {iv.estimate:.1f}% of mBERT's "
-                      f"{_T3.loc['mBERT', 'EN']} (English)", unit="% of mBERT",
-                  note=(f"mBERT is not trained here: its English accuracy is the paper's (Table 3); the paper's "
-                        f"{PAPER_MBERT_SHARE} is the mean over nine languages (its English ratio is "
-                        f"{100 * mixer_en / mbert:.1f}%), ours English only{_same_note(acc)}"))
+    share = Interval(100 * iv.estimate / mbert, 100 * iv.low / mbert, 100 * iv.high / mbert,
+                     iv.method + "; mBERT's accuracy is the paper's, taken as exact", iv.n)
+    return Effect(share, f"8-bit ATIS test intent accuracy {acc.mean():.1f} = {share.estimate:.1f}% of mBERT's "
+                         f"{_T3.loc['mBERT', 'EN']} (English)", unit="% of mBERT",
+                  note=(f"mBERT is not trained here: its English accuracy is the paper's (Table 3); the abstract's "
+                        f"{PAPER_MBERT_SHARE} is the mean over nine languages, the paper's English ratio "
+                        f"{_EN_RATIO:.1f}% is what English is held to"))
 
 
 def _t3_gap(evidence: Any) -> Effect:
-    acc = _intent_seeds(evidence)["int8"]
+    iv, acc = _test_accuracy(evidence)
     paper = tables.paper_number(_T3.loc["pNLP-Mixer", "EN"])
-    iv = seed_interval((acc - paper).tolist())
-    return Effect(iv, f"8-bit ATIS test intent accuracy {acc.mean():.1f} (mean of {len(acc)} seed(s)) vs the "
-                      f"paper's {_T3.loc['pNLP-Mixer', 'EN']}: {iv.estimate:+.1f} points", unit="points",
-                  note=(f"the test sentences of multiATIS EN "
-                        f"({int(evidence.table('table3_intent')['test_sentences'].iloc[0]):,}){_same_note(acc)}"))
-
-
-def _int8(evidence: Any) -> Effect:
-    by = _intent_seeds(evidence)
-    change = by["int8"] - by["float32"]
-    iv = seed_interval(change.tolist())
-    t = evidence.table("table3_intent")
-    agree = t[t["precision"] == "int8"]["intent_agreement_with_float_%"].mean()
-    return Effect(iv, f"8-bit - float32 test intent accuracy {iv.estimate:+.2f} points (per seed: "
-                      f"{', '.join(f'{c:+.2f}' for c in change)}); the same intent on {agree:.1f}% of the sentences",
-                  unit="points", note="each seed's model against its own 8-bit copy" + _same_note(change))
+    gap = Interval(iv.estimate - paper, iv.low - paper, iv.high - paper, iv.method, iv.n)
+    return Effect(gap, f"8-bit ATIS test intent accuracy {acc.mean():.1f} (mean of {len(acc)} seed(s)) vs the "
+                       f"paper's {_T3.loc['pNLP-Mixer', 'EN']}: {gap.estimate:+.1f} points", unit="points")
 
 
 def _latency(evidence: Any) -> dict[str, Any]:
@@ -288,8 +285,11 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
           quote=("We evaluate a pNLP-Mixer model of only *one megabyte* in size on two multi-lingual semantic parsing "
                  "datasets, MTOP and multiATIS."),
           effect=_size("mixer", "int8_bytes"), reads=("sizes",), section="pnlp-sizes", headline=True),
-    ratio("mbert-multiatis", "The 8-bit model reaches at least 97.8% of mBERT's multiATIS intent accuracy",
-          at_least=parse_printed(PAPER_MBERT_SHARE).value, paper_value=PAPER_MBERT_SHARE, where="Abstract; Table 3",
+    ratio("mbert-multiatis", f"The 8-bit model comes as close to mBERT's multiATIS intent accuracy as the paper's "
+          f"({PAPER_MBERT_SHARE} over nine languages; in English, tested here, {_EN_RATIO:.1f}%)",
+          at_least=round(_EN_RATIO, 1),
+          paper_value=f"{PAPER_MBERT_SHARE} (nine languages); {_T3.loc['pNLP-Mixer', 'EN']} / "
+                      f"{_T3.loc['mBERT', 'EN']} in English", where="Abstract; Table 3",
           quote=_ABSTRACT_SHARE, effect=_mbert_share, reads=("table3_intent",), section="pnlp-t3", headline=True),
     ratio("mbert-mtop", f"The 8-bit model reaches {PAPER_MTOP_SHARE} of mBERT's MTOP exact match",
           at_least=parse_printed(PAPER_MTOP_SHARE).value, paper_value=PAPER_MTOP_SHARE, where="Abstract; Table 4",
@@ -364,10 +364,6 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
                                                            f"{_T4.loc['pNLP-Mixer', 'Avg']} (avg)",
           where="Table 4", quote="Table 4: Exact match accuracy across languages on the test sets of MTOP.",
           section="pnlp-t4", untestable=_NO_MTOP + ": its exact match measures what a few hundred sentences teach"),
-    within("int8", "8-bit quantisation costs less than one point of intent accuracy", tolerance=1.0, one_sided=True,
-           paper_value="8-bit rows only", where="§6",
-           quote=("For a fair comparison against pQRNN, we quantize our pNLP-Mixer models and report the performance "
-                  "on the 8-bit version."), effect=_int8, reads=("table3_intent",), section="pnlp-int8"),
     ratio("latency-total", "The float model answers in at most 2.4 ms per sentence on one CPU core", between=(0.0, 1.0),
           paper_value=f"{PAPER_TOTAL_MS} ms", where="§6 and footnote 1", quote=_LATENCY, effect=_latency_total,
           reads=("latency",), section="pnlp-latency"),

@@ -17,13 +17,13 @@ import pandas as pd
 from hashlib_core.claims import ClaimSet, Effect, Interval, NotTestable, better, paired_bootstrap, ratio, value, within
 from hashlib_core.params import humanize
 from hashlib_core.papers.superbloom.data import DATASET_NAMES
-from hashlib_core.results import parse_printed
 
-__all__ = ["CLAIMS", "SIZE_TOLERANCE", "family", "hits", "check_similar_sizes", "printed_region"]
+__all__ = ["CLAIMS", "SIZE_TOLERANCE", "family", "hits", "check_similar_sizes"]
 
 #: two models are "of a similar size" when the larger has at most this share more parameters than the smaller
 SIZE_TOLERANCE = 0.05
-_ITEMS = "test segments"
+#: the items a paired bootstrap resamples; each model is trained once, so it covers the choice of test segments only
+_ITEMS = "test segments (one trained model each: training variation not covered)"
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
@@ -63,16 +63,6 @@ def check_similar_sizes(sizes: pd.Series, a: str, b: str) -> None:
     if max(pa, pb) > (1 + SIZE_TOLERANCE) * min(pa, pb):
         raise NotTestable(f"sizes differ: {a} {humanize(pa, 2)} vs {b} {humanize(pb, 2)} parameters; the "
                           f"comparison needs matched sizes (within {SIZE_TOLERANCE:.0%})")
-
-
-def printed_region(text: str) -> tuple[float, float]:
-    """The values a printed figure stands for, reading an integer's trailing zeros as not significant ("200K":
-    one significant digit, so [150K, 250K]; a figure with decimals: half a unit of its last place either side)."""
-    number = parse_printed(text)
-    digits = str(text).rstrip("%KMB").replace(",", "")
-    zeros = len(digits) - len(digits.rstrip("0")) if "." not in digits else 0
-    half = number.resolution * 10 ** zeros
-    return number.value - half, number.value + half
 
 
 def _recall_text(a: str, ra: float, b: str, rb: float, k: int = 1) -> str:
@@ -288,7 +278,7 @@ CLAIMS = ClaimSet("superbloom", "Superbloom", [
            quote=("our experiments suggest that it is sufficient to set B = k in order to achieve the best rec@k "
                   "metric"), effect=_beam_k, reads=("beam_width", "recall"), section="sb-beam", unit="points"),
     value("softmax-200K", "Superbloom's softmax at the paper's vocabulary has about 200K hash tokens (2N / alpha)",
-          between=printed_region("200K"), paper_value="200K", where="Table 1 caption",
+          printed="200K", where="Table 1 caption",
           quote=("For baseline and superbloom, since there is no sampling, this number corresponds to the full "
                  "vocabulary, 5.3M and 200K, respectively."), effect=_softmax_tokens, reads=("params",),
           section="sb-params", unit="tokens"),
