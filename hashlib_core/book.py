@@ -178,7 +178,7 @@ def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataF
     def show(value: Any, name: str, profile: Any) -> str:
         if value == 0 and name in getattr(profile, "ZERO_MEANS_ALL", ()):
             return "all"
-        if (value == 0 or value == ()) and name in getattr(profile, "ZERO_MEANS", {}):
+        if (value == 0 or value == () or value == "") and name in getattr(profile, "ZERO_MEANS", {}):
             return profile.ZERO_MEANS[name]
         if isinstance(value, (tuple, list)):
             return ", ".join(str(v) for v in value) if value else "(all)"

@@ -373,7 +373,7 @@ class Chapter:
             for m in sorted(metas, key=lambda m: str(m.get("device")) == "cpu")))
         where = f"`results/{self.slug}/{profile.name}/`"
         what = {"smoke": "tiny models that prove the code runs; its numbers are not meant to match the paper",
-                "cpu": "models sized for two CPU cores and an hour",
+                "cpu": "models sized for two CPU cores and at most three hours",
                 "small": "reduced-scale models on one GPU",
                 "paper": "the paper's hyper-parameters"}[profile.name]
         if source == "committed":

@@ -25,8 +25,8 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 __all__ = ["GLUE_TASKS", "PRIMARY_METRIC", "GLUE_TEXT_COLUMNS", "normalize_task", "glue_metric", "num_labels",
-           "glue_split", "GlueSplits", "check_finetuning_settings", "per_task_scores", "majority_score", "TextDataset", "GlueCollator",
-           "TokenizerEncoder", "predict", "finetune"]
+           "glue_split", "GlueSplits", "check_finetuning_settings", "per_task_scores", "majority_score", "TextDataset",
+           "GlueCollator", "TokenizerEncoder", "predict", "predictions", "held_out", "finetune"]
 
 #: Canonical task names and the metric HashFormers reports for each (§4.3).
 PRIMARY_METRIC: dict[str, str] = {
@@ -274,31 +274,103 @@ def predict(model: Any, encode: Callable[[list[Any]], dict], texts: Sequence[Any
     return torch.cat(outputs).numpy() if outputs else np.empty((0, 0), dtype=np.float32)
 
 
+def held_out(task: str, train_limit: int, validation: int, seed: int = 0
+             ) -> tuple[tuple[list[Any], np.ndarray], tuple[list[Any], np.ndarray]]:
+    """A task's training split cut in two, for fine-tuning that selects on data the reported score never sees
+    (GLUE dev is what the papers report, so it is never used to choose): ``validation`` examples held out, and at
+    most ``train_limit`` of the rest to train on (0: all of it), both from one seeded order of the training split."""
+    if not isinstance(validation, int) or validation < 1:
+        raise ValueError(f"validation must be a positive number of held-out examples, got {validation!r}")
+    texts, labels = glue_split(task, "train", 0, seed)
+    if validation >= len(texts):
+        raise ValueError(f"{task}: cannot hold out {validation} of its {len(texts)} training examples")
+    stop = len(texts) if not train_limit else min(len(texts), validation + train_limit)
+    return (texts[validation:stop], labels[validation:stop]), (texts[:validation], labels[:validation])
+
+
+def predictions(task: str, logits: np.ndarray) -> np.ndarray:
+    """Per-item predictions from a model's outputs: the class (an int) for classification, the score (a float) for
+    STS-B; what a paired bootstrap over the dev items needs."""
+    key = normalize_task(task)
+    if key == "stsb":
+        return np.asarray(logits, dtype=float).reshape(len(logits), -1)[:, 0]
+    return np.asarray(logits).argmax(axis=1).astype(int)
+
+
 def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: tuple[list[Any], np.ndarray],
              dev: tuple[list[Any], np.ndarray], *, epochs: float, batch_size: int, learning_rate: float,
              seed: int, output_dir: str | Path | None = None, mixed_precision: str = "no",
-             device: Any = None, progress: bool = False) -> dict[str, Any]:
+             device: Any = None, progress: bool = False, validation: tuple[list[Any], np.ndarray] | None = None,
+             patience: int = 0, return_predictions: bool = False) -> Any:
     """Fine-tune ``model`` on ``train`` and score it on ``dev`` with the task's metric (x 100).
 
     The optimisation is HashFormers' Table 5: AdamW (eps 1e-6, no weight decay), cosine schedule with hard
     restarts (5 cycles) and 6% warm-up, ``epochs`` passes over the training examples. Returns the score, the
     majority-class score on the same dev split, and the run's size and wall time.
+
+    With ``validation`` (a held-out part of the training split, :func:`held_out`), the model is scored on it after
+    every epoch, the best epoch's weights are kept (the task's metric; ties keep the earlier epoch), and training
+    stops once ``patience`` epochs (0: never) bring no improvement, or after ``epochs`` (the cap; the schedule spans
+    the cap). The row then also gives the validation score, the best epoch and the epochs run. With
+    ``return_predictions`` the result is ``(row, per-item dev predictions)`` (:func:`predictions`).
+
+    A run with ``validation`` keeps no training checkpoints (the best epoch's weights live in memory); with an
+    ``output_dir`` its outcome (the row and the predictions) is written there when it ends, and a later call with
+    the same ``output_dir`` returns it without training again.
     """
+    import copy
+    import json
+
     import torch
 
+    from hashlib_core._io import atomic_write_json
     from hashlib_core.training import TrainConfig, train as train_loop
+
+    outcome = Path(output_dir) / "outcome.json" if output_dir is not None and validation is not None else None
+    if outcome is not None and outcome.is_file():
+        saved = json.loads(outcome.read_text(encoding="utf-8"))
+        done = dict(saved["row"])                     # stored as pairs: the columns keep their order
+        return (done, np.asarray(saved["predictions"])) if return_predictions else done
 
     key = normalize_task(task)
     regression = key == "stsb"
     loader = torch.utils.data.DataLoader(TextDataset(*train), batch_size=batch_size, shuffle=True,
                                          collate_fn=GlueCollator(encode, regression))
-    steps = max(1, math.ceil(len(loader) * epochs))
+    per_epoch = len(loader)
+    steps = max(1, math.ceil(per_epoch * epochs))
+    if patience < 0:
+        raise ValueError(f"patience must be >= 0 (0: no early stopping), got {patience}")
     config = TrainConfig(max_steps=steps, learning_rate=learning_rate, weight_decay=0.0, adam_eps=1e-6,
                          scheduler="cosine_with_restarts", scheduler_cycles=5, warmup_steps=int(0.06 * steps),
                          log_every=max(1, steps // 10), mixed_precision=mixed_precision, seed=seed)
-    result = train_loop(model, loader, config, output_dir=output_dir, device=device, progress=progress)
+    best: dict[str, Any] = {"score": -math.inf, "epoch": 0, "state": None, "history": []}
+
+    def at_epoch_end(step: int, loss: float) -> bool:
+        if step % per_epoch and step != steps:
+            return False
+        epoch = math.ceil(step / per_epoch)
+        score = glue_metric(key, predict(model, encode, validation[0]), validation[1])["score"]
+        score = -math.inf if math.isnan(score) else score       # a constant STS-B prediction has no correlation
+        best["history"].append(score)
+        if score > best["score"]:
+            best.update(score=score, epoch=epoch, state=copy.deepcopy(model.state_dict()))
+        return bool(patience) and epoch - best["epoch"] >= patience
+
+    result = train_loop(model, loader, config, output_dir=output_dir if validation is None else None,
+                        device=device, progress=progress, on_step=at_epoch_end if validation is not None else None)
+    row: dict[str, Any] = {}
+    if validation is not None:
+        if best["state"] is not None:
+            model.load_state_dict(best["state"])
+        row = {"validation_examples": len(validation[0]),
+               "validation_score": 100.0 * best["score"] if math.isfinite(best["score"]) else math.nan,
+               "best_epoch": best["epoch"], "epochs_run": len(best["history"]), "max_epochs": epochs}
     logits = predict(model, encode, dev[0])
     scores = glue_metric(key, logits, dev[1])
-    return {"task": key, "seed": seed, "score": 100.0 * scores["score"],
-            "majority_score": majority_score(key, train[1], dev[1]), "train_examples": len(train[0]),
-            "dev_examples": len(dev[0]), "steps": result.steps, "wall_time_s": result.wall_time_s}
+    row = {"task": key, "seed": seed, "score": 100.0 * scores["score"],
+           "majority_score": majority_score(key, train[1], dev[1]), "train_examples": len(train[0]),
+           "dev_examples": len(dev[0]), **row, "steps": result.steps, "wall_time_s": result.wall_time_s}
+    preds = predictions(key, logits)
+    if outcome is not None:
+        atomic_write_json(outcome, {"row": list(row.items()), "predictions": preds.tolist()})
+    return (row, preds) if return_predictions else row

@@ -1,38 +1,90 @@
 """Pre-training pieces shared by the encoder chapters (HashFormers' BERT baselines, dynamic hash embeddings).
 
 * :func:`wikitext_lines`: the staged WikiText-2 text as non-empty lines, headings (``= ... =``) dropped;
+* :func:`corpus_lines`: the lines of a pre-training corpus a profile names (:data:`CORPUS_NAMES`: WikiText-2's
+  validation split, Penn Treebank's train split, or both);
 * :class:`Sequences`: fixed-length windows of a token stream, as a ``Dataset`` of ``int64`` rows;
 * :func:`with_specials`: ``<s>`` and ``</s>`` around each row;
 * :class:`MLMObjective`: BERT's masked-language-modelling corruption (15% of the tokens: 80% ``<mask>``, 10% random,
-  10% kept) with its own seeded generator, special ids (below :data:`~hashlib_core.bpe.NUM_SPECIAL_TOKENS`) never
+  10% kept) with its own seeded generator, special ids (the tokenizer's ``all_special_ids``) never
   chosen.
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 
-from hashlib_core.bpe import BOS_ID, EOS_ID, NUM_SPECIAL_TOKENS
+from hashlib_core.bpe import BOS_ID, EOS_ID
 
-__all__ = ["wikitext_lines", "Sequences", "with_specials", "MLMObjective"]
+__all__ = ["CORPUS_NAMES", "wikitext_lines", "corpus_lines", "Sequences", "with_specials", "MLMObjective"]
 
 
-def wikitext_lines(split: str = "validation", max_words: int = 0) -> list[str]:
-    """Non-empty lines of a staged WikiText-2 split without its headings; stop after ``max_words`` words (0: all)."""
+#: the pre-training corpora a profile can name; ``a+b`` is corpus ``a``'s lines, then ``b``'s
+CORPUS_NAMES = ("wikitext2-validation", "ptb-train", "ptb-train+wikitext2-validation")
+
+
+def _wikitext_stream(split: str) -> Iterator[str]:
+    """Stripped non-empty lines of a WikiText-2 split, its headings (``= ... =``) dropped."""
     from hashlib_core.data import load_wikitext2
 
-    out, words = [], 0
     for line in load_wikitext2()[split]["text"]:
         line = line.strip()
-        if not line or line.startswith("="):
-            continue
+        if line and not line.startswith("="):
+            yield line
+
+
+def _ptb_stream(split: str) -> Iterator[str]:
+    """Stripped non-empty lines (sentences) of a Penn Treebank split."""
+    from hashlib_core.data import load_ptb
+
+    for line in load_ptb()[split]["text"]:
+        line = line.strip()
+        if line:
+            yield line
+
+
+_CORPUS_PARTS: dict[str, Callable[[], Iterator[str]]] = {
+    "wikitext2-validation": lambda: _wikitext_stream("validation"),
+    "ptb-train": lambda: _ptb_stream("train"),
+}
+
+
+def _first_words(lines: Iterable[str], max_words: int) -> list[str]:
+    """The lines up to and including the one that reaches ``max_words`` words (0: all lines)."""
+    out, words = [], 0
+    for line in lines:
         out.append(line)
         words += len(line.split())
         if max_words and words >= max_words:
             break
     return out
+
+
+def wikitext_lines(split: str = "validation", max_words: int = 0) -> list[str]:
+    """Non-empty lines of a staged WikiText-2 split without its headings; stop after ``max_words`` words (0: all)."""
+    return _first_words(_wikitext_stream(split), max_words)
+
+
+def corpus_lines(name: str, max_words: int = 0) -> list[str]:
+    """Non-empty, stripped lines of the pre-training corpus ``name`` (one of :data:`CORPUS_NAMES`).
+
+    ``"wikitext2-validation"``: WikiText-2's validation split without its headings (as :func:`wikitext_lines`);
+    ``"ptb-train"``: Penn Treebank's train split, a sentence per line; ``"ptb-train+wikitext2-validation"``: the
+    PTB lines, then the WikiText-2 lines. With ``max_words > 0`` the list ends with the line that brings the
+    (whitespace-split) word count to ``max_words`` or beyond; later corpora are then not read at all.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"corpus name must be a str, got {type(name).__name__}; choose one of {list(CORPUS_NAMES)}")
+    if name not in CORPUS_NAMES:
+        raise ValueError(f"unknown corpus {name!r}; choose one of {list(CORPUS_NAMES)}")
+    if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 0:
+        raise ValueError(f"max_words must be a non-negative int (0: the whole corpus), got {max_words!r}")
+    streams = (_CORPUS_PARTS[part]() for part in name.split("+"))
+    return _first_words(itertools.chain.from_iterable(streams), max_words)
 
 
 class Sequences(torch.utils.data.Dataset):
@@ -66,8 +118,11 @@ class MLMObjective:
 
         self.collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
         self.collator.generator = torch.Generator().manual_seed(seed)
+        #: never masked: the tokenizer's special ids (0-4 for train_bpe; roberta-base's 0-3 and 50,264)
+        self.special_ids = torch.tensor(sorted(tokenizer.all_special_ids), dtype=torch.long)
 
     def __call__(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         ids = batch["input_ids"]
-        input_ids, labels = self.collator.torch_mask_tokens(ids.clone(), special_tokens_mask=ids.lt(NUM_SPECIAL_TOKENS))
+        special = torch.isin(ids, self.special_ids)
+        input_ids, labels = self.collator.torch_mask_tokens(ids.clone(), special_tokens_mask=special)
         return {**batch, "input_ids": input_ids, "labels": labels}

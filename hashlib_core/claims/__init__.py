@@ -51,13 +51,14 @@ from hashlib_core.claims.statistics import (
     ratio_of_means,
     seed_difference,
     seed_interval,
+    stratified_bootstrap,
 )
 
 __all__ = ["ClaimSet", "Claim", "Effect", "Evidence", "Interval", "NotTestable", "Region", "VERDICTS", "KINDS",
            "CLAIM_COLUMNS", "better", "within", "ordering", "ratio", "value", "printed_region", "verdict",
            "evaluate_claims",
            "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "correlation_interval",
-           "correlation_difference", "auc_interval", "proportion_interval", "ratio_of_means", "RESULT"]
+           "correlation_difference", "auc_interval", "proportion_interval", "ratio_of_means", "stratified_bootstrap", "RESULT"]
 
 #: The result name every chapter's verdicts are written under.
 RESULT = "claims"

@@ -11,6 +11,9 @@ asked otherwise) or none, and a sentence saying how it was obtained, which the c
   and read the interval of the difference off the percentiles. Decomposable metrics (accuracy, a hit@k) take the
   fast path (per-item scores averaged); any other metric (MCC, F1, Spearman) is recomputed from per-item
   predictions on every resample;
+* :func:`stratified_bootstrap` -- the general case: several item sets (the dev sets of several tasks) resampled
+  independently, each giving some values per resample (models' scores on that task), combined into one statistic
+  (an average difference over tasks, a retention, the lowest of several retentions);
 * :func:`kendall_tau` -- how far one ranking of models agrees with another;
 * :func:`correlation_interval` -- a Pearson or Spearman correlation over n pairs with its Fisher z interval
   (Bonett & Wright's standard error for Spearman), and :func:`correlation_difference`, two independent correlations'
@@ -34,7 +37,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Interval", "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "correlation_interval",
+__all__ = ["Interval", "seed_interval", "seed_difference", "paired_bootstrap", "stratified_bootstrap", "kendall_tau",
+           "correlation_interval",
            "correlation_difference", "auc_interval", "proportion_interval", "ratio_of_means", "DEFAULT_RESAMPLES"]
 
 #: resamples of a paired bootstrap: enough that the percentile interval's ends move by well under its width
@@ -200,6 +204,46 @@ def paired_bootstrap(
     low, high = (float(v) for v in np.percentile(diffs, [lo_q, hi_q]))
     return Interval(estimate, min(low, estimate), max(high, estimate),
                     f"paired bootstrap over {n:,} {items} ({resamples:,} resamples)", n, level)
+
+
+def stratified_bootstrap(
+    parts: Sequence[tuple[int, Callable[[np.ndarray], Sequence[float]]]],
+    combine: Callable[[list[Sequence[float]]], float],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = 0.95,
+    seed: int = 0,
+    items: str = "items",
+) -> Interval:
+    """A statistic of several models scored on several item sets, with a percentile-bootstrap interval.
+
+    ``parts`` are ``(n_items, values)``: ``values(indices)`` gives the numbers the statistic needs from one item set
+    (e.g. two models' metric on those items of one task). Each resample draws every part's items independently with
+    replacement (the same draw for every model: the comparison stays paired), and ``combine`` turns the parts'
+    values into the statistic (e.g. the mean over tasks of A - B). With one part and ``combine = a - b`` this is
+    :func:`paired_bootstrap`'s metric path."""
+    if not parts:
+        raise ValueError("stratified_bootstrap needs at least one part")
+    if resamples < 100:
+        raise ValueError(f"resamples must be at least 100 for a percentile interval, got {resamples}")
+    sizes = [int(n) for n, _ in parts]
+    if min(sizes) < 2:
+        raise ValueError(f"every part needs at least 2 items, got {sizes}")
+    rng = np.random.default_rng(seed)
+    estimate = float(combine([fn(np.arange(n)) for n, fn in parts]))
+    if not math.isfinite(estimate):
+        raise ValueError("the statistic is not finite on the items themselves")
+    draws = np.empty(resamples)
+    for r in range(resamples):
+        draws[r] = combine([fn(rng.integers(0, n, n)) for n, fn in parts])
+    if not np.all(np.isfinite(draws)):
+        raise ValueError("the statistic returned a non-finite value on a resample; use metrics defined on every "
+                         "subset (e.g. MCC returns 0 when a class is missing)")
+    low, high = (float(v) for v in np.percentile(draws, [100 * (0.5 - level / 2), 100 * (0.5 + level / 2)]))
+    what = f"{sum(sizes):,} {items}" if len(sizes) == 1 else f"{' + '.join(f'{n:,}' for n in sizes)} {items}"
+    how = f"{resamples:,} resamples" + (", each set resampled on its own" if len(sizes) > 1 else "")
+    return Interval(estimate, min(low, estimate), max(high, estimate), f"paired bootstrap over {what} ({how})",
+                    sum(sizes), level)
 
 
 def kendall_tau(reference: Sequence[float], ours: Sequence[float]) -> float:

@@ -26,10 +26,13 @@ inventories and WordPiece vocabularies return ``list[str]``.
 
 Modules: :mod:`~hashlib_core.data.catalog` (the manifest), :mod:`~hashlib_core.data.lookup` (mirror, cache,
 download, checksums), :mod:`~hashlib_core.data.errors`, :mod:`~hashlib_core.data.readers` (shared parsing
-helpers) and the loaders: :mod:`~hashlib_core.data.loaders_text` (GLUE, WikiText-2, rare-word similarity),
-:mod:`~hashlib_core.data.loaders_tasks` (intent/slot, MTOP, label lists, vocabularies, UD) and
+helpers) and the loaders: :mod:`~hashlib_core.data.loaders_text` (GLUE, WikiText-2, Penn Treebank, rare-word
+similarity), :mod:`~hashlib_core.data.loaders_tasks` (intent/slot, MTOP, label lists, vocabularies, UD) and
 :mod:`~hashlib_core.data.loaders_ids` (knowledge-graph triples, Last.fm and its artists' names). Import the public
 names from ``hashlib_core.data`` itself.
+
+A file marked ``compression: gzip`` in the manifest is kept compressed (checksums are those of the compressed
+file) and unzipped in memory by its loader (the Penn Treebank files).
 
 A file marked ``staged: false`` in the manifest is not part of the staged mirror (the Last.fm artist names): it is
 found in the cache or downloaded, and whatever uses it must work without it.
@@ -61,7 +64,7 @@ from hashlib_core.data.loaders_tasks import (
     load_wordpiece_vocab,
     wordpiece_vocab_path,
 )
-from hashlib_core.data.loaders_text import load_card660, load_glue, load_stanford_rw, load_wikitext2
+from hashlib_core.data.loaders_text import load_card660, load_glue, load_ptb, load_stanford_rw, load_wikitext2
 from hashlib_core.data.lookup import (
     CACHE_DIR_ENV,
     DATA_DIR_ENV,
@@ -84,7 +87,7 @@ __all__ = [
     "DataError", "DatasetUnavailableError", "ChecksumMismatchError", "DataFormatError",
     "manifest", "list_datasets", "list_configs", "data_dir", "cache_dir", "downloads_enabled", "fetch_bytes",
     "dataset_path", "manifest_markdown_table", "load",
-    "load_glue", "load_wikitext2", "load_card660", "load_stanford_rw", "load_atis", "load_snips",
+    "load_glue", "load_wikitext2", "load_ptb", "load_card660", "load_stanford_rw", "load_atis", "load_snips",
     "load_mtop_xsemplr", "load_pnlp_mixer_labels", "load_wordpiece_vocab", "wordpiece_vocab_path", "load_wn18rr",
     "load_fb15k237", "load_lastfm", "load_lastfm_artists", "load_ud_pud", "UPOS_TAGS",
 ]
@@ -94,6 +97,7 @@ __all__ = [
 _LOADERS: dict[str, Callable[..., Any]] = {
     "glue": load_glue,
     "wikitext2": load_wikitext2,
+    "ptb": load_ptb,
     "card660": load_card660,
     "stanford_rw": load_stanford_rw,
     "atis": load_atis,

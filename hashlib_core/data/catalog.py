@@ -18,11 +18,14 @@ import yaml
 
 from hashlib_core.data.errors import DataError
 
-__all__ = ["MANIFEST_PATH", "manifest", "list_datasets", "list_configs", "manifest_markdown_table"]
+__all__ = ["MANIFEST_PATH", "COMPRESSIONS", "manifest", "list_datasets", "list_configs", "manifest_markdown_table"]
 
 #: ``<repository>/data/manifest.yaml`` (this file is ``<repository>/hashlib_core/data/catalog.py``).
 MANIFEST_PATH = Path(__file__).resolve().parents[2] / "data" / "manifest.yaml"
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+
+#: values a file's ``compression`` key may take (the loaders decompress these; no key: a plain file)
+COMPRESSIONS = ("gzip",)
 
 _DATASET_KEYS = ("title", "folder", "loader", "used_for", "license", "citation", "source", "files", "configs")
 
@@ -63,6 +66,9 @@ def _validate_manifest(data: Any, path: Path) -> None:
             if not isinstance(spec.get("staged", True), bool):
                 fail(f"dataset {name!r} file {file!r}: 'staged' must be true or false (false: not in the staged "
                      "mirror, read from the cache or downloaded)")
+            if "compression" in spec and spec["compression"] not in COMPRESSIONS:
+                fail(f"dataset {name!r} file {file!r}: 'compression' is {spec['compression']!r}; use one of "
+                     f"{list(COMPRESSIONS)}, or drop the key for an uncompressed file")
             archive = spec.get("archive")
             if archive is not None and not (
                 isinstance(archive, dict)

@@ -1,16 +1,19 @@
-"""Loaders of the text benchmarks: GLUE, WikiText-2, and the rare-word similarity sets (Card-660, Stanford RW)."""
+"""Loaders of the text benchmarks: GLUE, WikiText-2, Penn Treebank, and the rare-word similarity sets (Card-660,
+Stanford RW)."""
 from __future__ import annotations
 
+import gzip
+import zlib
 from typing import Any
 
 from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
 from hashlib_core.data.catalog import _config, _table
 from hashlib_core.data.errors import DataFormatError
-from hashlib_core.data.lookup import _file_spec
+from hashlib_core.data.lookup import _file_spec, dataset_path
 from hashlib_core.data.readers import _dataset, _read_text, _split_lines, _tsv_rows
 
-__all__ = ["load_glue", "load_wikitext2", "load_card660", "load_stanford_rw"]
+__all__ = ["load_glue", "load_wikitext2", "load_ptb", "load_card660", "load_stanford_rw"]
 
 
 # ----------------------------------------------------------------------------------------------- GLUE
@@ -141,6 +144,42 @@ def load_wikitext2(*, verify: bool = True) -> DatasetDict:
     for split, table in _config("wikitext2", "default")["splits"].items():
         lines = _split_lines(_read_text("wikitext2", table["file"], verify))
         splits[split] = _dataset({"text": lines}, features, "wikitext2")
+    return DatasetDict(splits)
+
+
+# ------------------------------------------------------------------------------------ Penn Treebank
+def _read_compressed_text(name: str, file: str, verify: bool, encoding: str = "utf-8") -> str:
+    """The verified file's text, decompressed first when its manifest entry says ``compression: gzip``."""
+    compression = _file_spec(name, file).get("compression")
+    if compression is None:
+        return _read_text(name, file, verify, encoding=encoding)
+    path = dataset_path(name, file, verify=verify)
+    try:
+        raw = gzip.decompress(path.read_bytes())
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataFormatError(
+            f"dataset {name!r} file {path} is marked 'compression: {compression}' in the manifest but does not "
+            f"decompress ({exc}); fix the manifest entry, or restore the file from its source"
+        ) from exc
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(f"dataset {name!r} file {path} is not valid {encoding} once unzipped: {exc}") from exc
+
+
+def load_ptb(*, verify: bool = True) -> DatasetDict:
+    """Penn Treebank in Mikolov's language-modelling form: ``train``, ``validation`` and ``test``, a row per line.
+
+    The files are stored gzip-compressed (as in their source) and unzipped in memory. The single ``text``
+    column holds each line verbatim without its newline: one sentence of space-separated tokens (numbers as
+    ``N``, out-of-vocabulary words as ``<unk>``), with the file's leading and trailing space. The standard
+    word-level LM stream (pytorch/examples) is ``line.split() + ["<eos>"]`` for every line.
+    """
+    features = Features({"text": Value("string")})
+    splits = {}
+    for split, table in _config("ptb", "default")["splits"].items():
+        lines = _split_lines(_read_compressed_text("ptb", table["file"], verify))
+        splits[split] = _dataset({"text": lines}, features, "ptb")
     return DatasetDict(splits)
 
 

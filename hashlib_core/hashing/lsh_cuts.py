@@ -4,8 +4,9 @@
 string ``w-w[:1]-w[1:]-w[:2]-w[2:]-...``. That string has about ``len(w)**2`` characters, so encoding it costs
 quadratic time and memory (a 4,000-character token: 25 s and 3 GiB). :class:`CutEncoder` computes the same counts
 without building it, for words whose characters are all letters or digits (``\\p{L}``/``\\p{N}`` of the GPT-2
-pre-tokenisation regex) and a tokenizer of the :func:`hashlib_core.bpe.train_bpe` kind (byte-level pre-tokeniser,
-optional ``Lowercase`` normaliser, plain BPE model):
+pre-tokenisation regex) and a tokenizer of the :func:`hashlib_core.bpe.train_bpe` or
+:func:`hashlib_core.bpe.roberta_bpe` kind (byte-level pre-tokeniser, optional ``Lowercase`` normaliser, plain BPE model,
+added tokens only with a character other than a letter, digit or ``'-'``):
 
 1. *Pre-tokens.* Between a letter or digit and ``'-'`` the GPT-2 regex always splits, so ``word_variants(w)``
    pre-tokenises into ``'-'`` and the pre-tokens of ``w``, ``w[:i]`` and ``w[i:]`` separately; those are the

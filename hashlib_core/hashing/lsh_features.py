@@ -9,8 +9,9 @@ See :mod:`hashlib_core.hashing.lsh` for the definition (steps 1-3): the BPE subw
 characters (almost every real word) take the literal algorithm, the faster one at that size. Longer words take a
 path linear in ``len(w)`` (:mod:`hashlib_core.hashing.lsh_cuts`) when
 
-* the tokenizer is of the :func:`hashlib_core.bpe.train_bpe` kind (byte-level BPE, no normaliser or
-  ``Lowercase``; :attr:`~hashlib_core.hashing.lsh_cuts.CutEncoder.reason` says why another one is not), and
+* the tokenizer is of the :func:`hashlib_core.bpe.train_bpe` or :func:`hashlib_core.bpe.roberta_bpe` kind
+  (byte-level BPE, no normaliser or ``Lowercase``; :attr:`~hashlib_core.hashing.lsh_cuts.CutEncoder.reason` says
+  why another one is not), and
 * every character of the word is a letter or a digit (the words of
   :func:`~hashlib_core.papers.hashformers.tokenization.word_tokenize` are, apart from ``_`` and punctuation runs)
   and its bytes are in the vocabulary.
@@ -59,7 +60,8 @@ def word_variants(word: str) -> str:
 def _check_tokenizer(tokenizer: Any) -> Tokenizer:
     if not isinstance(tokenizer, Tokenizer):
         raise TypeError(
-            f"tokenizer must be a tokenizers.Tokenizer (build one with hashlib_core.bpe.train_bpe), got "
+            f"tokenizer must be a tokenizers.Tokenizer (roberta-base's from hashlib_core.bpe.roberta_bpe(), or one "
+            f"trained with hashlib_core.bpe.train_bpe), got "
             f"{type(tokenizer).__name__}"
         )
     return tokenizer

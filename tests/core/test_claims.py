@@ -36,6 +36,7 @@ from hashlib_core.claims import (
     ratio_of_means,
     seed_difference,
     seed_interval,
+    stratified_bootstrap,
     value,
     verdict,
     within,
@@ -246,6 +247,23 @@ def test_paired_bootstrap_metric_path_equals_the_fast_path_and_is_reproducible()
     # (seeds, items): seeds are averaged per item before resampling
     two = paired_bootstrap(np.stack([a, a]), np.stack([b, b]), resamples=500, seed=7)
     assert (two.low, two.high) == pytest.approx((fast.low, fast.high))
+
+
+def test_stratified_bootstrap_reduces_to_the_paired_one_and_combines_sets():
+    rng = np.random.default_rng(5)
+    a, b = rng.random(200), rng.random(200)
+    one = stratified_bootstrap([(200, lambda i: (a[i].mean(), b[i].mean()))], lambda v: v[0][0] - v[0][1],
+                               resamples=500, seed=3)
+    ref = paired_bootstrap(metric=lambda i: a[i].mean(), metric_b=lambda i: b[i].mean(), n_items=200,
+                           resamples=500, seed=3)
+    assert (one.estimate, one.low, one.high) == pytest.approx((ref.estimate, ref.low, ref.high))
+    # two item sets where A beats B by exactly 1 and 3 on every item: the mean difference is 2, with no spread
+    parts = [(50, lambda i: (1.0 + 0 * i.sum(), 0.0)), (80, lambda i: (3.0, 0.0))]
+    two = stratified_bootstrap(parts, lambda v: np.mean([x - y for x, y in v]), resamples=200, items="dev items")
+    assert (two.estimate, two.low, two.high) == (2.0, 2.0, 2.0)
+    assert two.method == "paired bootstrap over 50 + 80 dev items (200 resamples, each set resampled on its own)"
+    with pytest.raises(ValueError, match="at least 2 items"):
+        stratified_bootstrap([(1, lambda i: (0.0,))], lambda v: 0.0)
 
 
 def test_paired_bootstrap_refuses_bad_input():

@@ -13,6 +13,7 @@ Two groups:
 from __future__ import annotations
 
 import collections
+import gzip
 import hashlib
 import io
 import json
@@ -30,7 +31,7 @@ import pytest
 import yaml
 from datasets import Dataset, DatasetDict
 
-from hashlib_core import data
+from hashlib_core import data, pretraining
 from hashlib_core.data import catalog, lookup  # the modules whose globals the tests patch
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -369,6 +370,36 @@ def test_invalid_manifest_is_rejected_with_the_problem(toy: Toy) -> None:
         data.list_datasets()
 
 
+def _with_gzip_files(toy: Toy, files: dict[str, bytes], compression: str = "gzip") -> None:
+    """Add ``files`` (their stored bytes) to the toy manifest and mirror, each marked ``compression``."""
+    manifest = yaml.safe_load(catalog.MANIFEST_PATH.read_text())
+    for file, stored in files.items():
+        manifest["datasets"]["toy"]["files"][file] = {
+            "url": f"https://example.invalid/toy/{file}", "sha256": _sha(stored), "bytes": len(stored), "rows": 2,
+            "compression": compression}
+        _write(toy.mirror_file(file), stored)
+    catalog.MANIFEST_PATH.write_text(yaml.safe_dump(manifest))
+    data._read_manifest.cache_clear()
+
+
+def test_gzip_file_is_verified_compressed_and_read_unzipped(toy: Toy) -> None:
+    from hashlib_core.data.loaders_text import _read_compressed_text
+
+    _with_gzip_files(toy, {"c.txt.gz": gzip.compress(toy.payload, mtime=0), "bad.gz": toy.payload})
+    _write(toy.mirror_file(), toy.payload)
+    assert _read_compressed_text("toy", "c.txt.gz", True) == toy.payload.decode()
+    assert _read_compressed_text("toy", "a.txt", True) == toy.payload.decode()   # no key: read as it is
+    with pytest.raises(data.DataFormatError, match="marked 'compression: gzip' in the manifest but does not"):
+        _read_compressed_text("toy", "bad.gz", True)
+    assert toy.calls == []
+
+
+def test_unknown_compression_is_rejected_by_the_manifest_validator(toy: Toy) -> None:
+    _with_gzip_files(toy, {"c.zip": b"PK"}, compression="zip")
+    with pytest.raises(data.DataError, match=r"'compression' is 'zip'; use one of \['gzip'\], or drop the key"):
+        data.list_datasets()
+
+
 def test_unknown_names_raise_value_errors_listing_the_choices() -> None:
     with pytest.raises(ValueError, match="unknown dataset 'nope'.*'glue'"):
         data.dataset_path("nope", "x")
@@ -533,6 +564,11 @@ SOURCE_MD_ROW_COUNT_ERRATA = {
 }
 
 
+def _rows_column(row: dict[str, str]) -> str | None:
+    """A SOURCE.md file-table row's row count: the ``rows`` column, or ``lines`` where the table calls it so (PTB)."""
+    return row.get("rows", row.get("lines"))
+
+
 @pytest.mark.parametrize("name", STAGED)
 def test_manifest_files_agree_with_source_md(mirror: Path, name: str) -> None:
     entry = MANIFEST[name]
@@ -542,9 +578,10 @@ def test_manifest_files_agree_with_source_md(mirror: Path, name: str) -> None:
     for file, spec in entry["files"].items():
         assert stated[file]["sha256"] == spec["sha256"], file
         assert _number(stated[file]["bytes"]) == spec["bytes"], file
-        if "rows" not in spec or "rows" not in stated[file]:     # rows SOURCE.md does not tabulate: see below
+        stated_column = _rows_column(stated[file])
+        if "rows" not in spec or stated_column is None:          # rows SOURCE.md does not tabulate: see below
             continue
-        stated_rows = _number(stated[file]["rows"])
+        stated_rows = _number(stated_column)
         erratum = SOURCE_MD_ROW_COUNT_ERRATA.get((name, file))
         if erratum is None:
             assert stated_rows == spec["rows"], file
@@ -684,6 +721,98 @@ def test_wikitext2_token_and_type_counts_match_source_md(mirror: Path, loaded: C
         stated_tokens = _number(table[file]["rows"].split("(", 1)[1])
         assert sum(len(line.split()) + 1 for line in lines) == stated_tokens
         assert len({token for line in lines for token in line.split()}) == types[split]
+
+
+def _ptb_raw_lines(mirror: Path, split: str) -> list[str]:
+    """Reference path: the staged .gz file unzipped with ``gzip`` and split at newlines, no loader involved."""
+    table = MANIFEST["ptb"]["configs"]["default"]["splits"][split]
+    raw = gzip.decompress((mirror / MANIFEST["ptb"]["folder"] / table["file"]).read_bytes()).decode("utf-8")
+    assert raw.endswith("\n") and "\r" not in raw
+    return raw[:-1].split("\n")
+
+
+PTB_SPLITS = {"train": "train", "validation": "valid", "test": "test"}   # split -> SOURCE.md's name
+
+
+def test_ptb_unzipped_sha256_and_verbatim_lines(mirror: Path, loaded: Callable[..., Any]) -> None:
+    text = _flat(_source_md(mirror, "ptb"))
+    ptb = loaded("ptb")
+    assert list(ptb) == list(PTB_SPLITS)
+    for split, stated_name in PTB_SPLITS.items():
+        match = re.search(rf"Unzipped sha256:.*?\b{stated_name} `([0-9a-f]{{64}})`", text)
+        assert match, f"SOURCE.md no longer states the unzipped sha256 of {stated_name}"
+        file = MANIFEST["ptb"]["configs"]["default"]["splits"][split]["file"]
+        unzipped = gzip.decompress((mirror / "ptb" / file).read_bytes())
+        assert hashlib.sha256(unzipped).hexdigest() == match.group(1)
+        lines = ptb[split]["text"][:]
+        assert lines == _ptb_raw_lines(mirror, split)
+        assert ("\n".join(lines) + "\n").encode("utf-8") == unzipped            # verbatim, newline dropped only
+        assert len(lines) == MANIFEST["ptb"]["files"][file]["rows"]
+
+
+def test_ptb_word_counts_match_source_md(mirror: Path, loaded: Callable[..., Any]) -> None:
+    """SOURCE.md's train figure counts ``line.split()`` words (and states the count with an ``<eos>`` a line, in
+    thousands); its valid and test figures count the LM stream's tokens, ``<eos>`` included (erratum: checked)."""
+    train_words, train_lines, train_k, valid, test = _stated(
+        r"([\d,]+) train words \(([\d,]+) lines, about (\d+)K tokens with an end-of-sentence token per line\), "
+        r"([\d,]+) valid, ([\d,]+) test", _source_md(mirror, "ptb"))
+    ptb = loaded("ptb")
+    words = {split: sum(len(line.split()) for line in ptb[split]["text"][:]) for split in PTB_SPLITS}
+    assert (words["train"], len(ptb["train"])) == (train_words, train_lines)
+    assert (words["train"] + train_lines) // 1000 == train_k
+    for split, stated in (("validation", valid), ("test", test)):
+        assert words[split] != stated and words[split] + len(ptb[split]) == stated, split
+
+
+def test_corpus_lines_counts_on_the_real_corpora(mirror: Path) -> None:
+    """Each corpus name against a reference built here from the raw files (no loader): lines, words, order."""
+    ptb = [line.strip() for line in _ptb_raw_lines(mirror, "train") if line.strip()]
+    wiki_raw = (mirror / MANIFEST["wikitext2"]["folder"] / "valid.txt").read_text(encoding="utf-8").split("\n")
+    wiki = [line.strip() for line in wiki_raw if line.strip() and not line.strip().startswith("=")]
+    (ptb_words,) = _stated(r"([\d,]+) train words", _source_md(mirror, "ptb"))
+    expected = {"wikitext2-validation": wiki, "ptb-train": ptb, "ptb-train+wikitext2-validation": ptb + wiki}
+    assert set(expected) == set(pretraining.CORPUS_NAMES)
+    for name, reference in expected.items():
+        assert pretraining.corpus_lines(name) == reference, name
+    assert len(ptb) == MANIFEST["ptb"]["files"]["ptb.train.txt.gz"]["rows"]
+    assert sum(len(line.split()) for line in ptb) == ptb_words
+    assert pretraining.corpus_lines("wikitext2-validation") == pretraining.wikitext_lines("validation")
+
+
+def _cut_is_minimal(lines: list[str], max_words: int) -> bool:
+    words = [len(line.split()) for line in lines]
+    return sum(words) >= max_words > sum(words[:-1])
+
+
+def test_corpus_lines_stop_after_max_words(mirror: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ptb = pretraining.corpus_lines("ptb-train")
+    ptb_words = sum(len(line.split()) for line in ptb)
+    for name in pretraining.CORPUS_NAMES:
+        full = pretraining.corpus_lines(name)
+        for max_words in (1, 1000, 12345):
+            cut = pretraining.corpus_lines(name, max_words)
+            assert cut == full[:len(cut)] and _cut_is_minimal(cut, max_words), (name, max_words)
+    both = pretraining.corpus_lines("ptb-train+wikitext2-validation", ptb_words + 1)  # crosses into WikiText-2
+    assert both[:len(ptb)] == ptb and len(both) > len(ptb) and _cut_is_minimal(both, ptb_words + 1)
+    assert pretraining.corpus_lines("wikitext2-validation", 1000) == pretraining.wikitext_lines("validation", 1000)
+
+    def never_read() -> list[str]:
+        raise AssertionError("WikiText-2 was read although the cut fell inside PTB")
+
+    monkeypatch.setitem(pretraining._CORPUS_PARTS, "wikitext2-validation", never_read)
+    assert pretraining.corpus_lines("ptb-train+wikitext2-validation", ptb_words) == ptb   # WikiText-2 never opened
+
+
+def test_corpus_lines_rejects_unknown_names_and_bad_max_words() -> None:
+    names = re.escape(str(list(pretraining.CORPUS_NAMES)))
+    for name in ("wikitext2-test", "wikitext2-validation+ptb-train", "PTB-train"):
+        with pytest.raises(ValueError, match=f"unknown corpus {re.escape(repr(name))}; choose one of {names}"):
+            pretraining.corpus_lines(name)
+    with pytest.raises(TypeError, match="corpus name must be a str"):
+        pretraining.corpus_lines(None)  # type: ignore[arg-type]
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="max_words must be a non-negative int"):
+            pretraining.corpus_lines("ptb-train", bad)  # type: ignore[arg-type]
 
 
 def test_card660_statistics_match_source_md(mirror: Path, loaded: Callable[..., Any]) -> None:

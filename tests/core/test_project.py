@@ -133,3 +133,23 @@ def test_committed_results_are_complete_and_not_stale():
             missing = [n for n in ch.result_names(ch.profiles.get(name)) if not store.exists(n)]
             assert not missing, f"results/{slug}/{name}/ lacks {missing}"
     assert checked, "no committed results were found"
+
+
+def test_committed_cpu_runs_keep_to_the_cpu_budget():
+    """The cpu profile's promise: at most an hour per experiment, three hours per chapter (wall times recorded in
+    the results' metadata by the run that wrote them)."""
+    from hashlib_core.papers import CHAPTERS, chapter
+
+    for slug in CHAPTERS:
+        ch = chapter(slug)
+        store = ch.store("cpu")
+        if not store.names():
+            continue
+        walls = {}
+        for exp in ch.selected(ch.profiles.get("cpu")):
+            written = [o for o in exp.outputs if store.exists(o)]
+            if written:
+                walls[exp.name] = float(store.read_meta(written[0]).get("wall_time_s") or 0.0)
+        over = {name: round(w / 60, 1) for name, w in walls.items() if w > 3600}
+        assert not over, f"{slug}: cpu experiments over an hour (minutes): {over}"
+        assert sum(walls.values()) <= 3 * 3600, f"{slug}: the cpu run took {sum(walls.values()) / 60:.0f} minutes"

@@ -16,8 +16,10 @@ def micro_profile(**overrides) -> HashFormersProfile:
     settings = dict(
         corpus_max_words=3000, bpe_vocab=400, emb_buckets=64, emb_buckets_small=32, sharing_buckets=(16, 64),
         sharing_words=300, layers=1, hidden=16, heads=2, intermediate=32, seq_len=16, pt_steps=2, pt_batch=4,
-        pt_warmup=0, tasks=("stsb", "rte"), ft_train_examples=16, ft_eval_examples=16, ft_epochs=1.0, ft_batch=8,
+        pt_warmup=0, tasks=("stsb", "rte"), ft_train_examples=16, ft_validation_examples=8, ft_eval_examples=16,
+        ft_epochs=2.0, ft_patience=1, ft_lrs=(1e-3, 3e-3), ft_batch=8,
         ft_max_len=24, models=MICRO_VARIANTS, timing_repeats=1, timing_batch=2, timing_examples=4,
+        trend_pt_steps=(1,), trend_tasks=("rte",),
     )
     settings.update(overrides)
     return PROFILES.get("smoke", **settings)

@@ -8,10 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from hashlib_core.claims import NotTestable
-from hashlib_core.papers.hashformers import claims as hf_claims
 from hashlib_core.papers.hashformers.claims import CLAIMS, learned_tasks
 from hashlib_core.papers.hashformers.finetuning import glue_table
 from hashlib_core.papers.hashformers.profiles import MODELS, PROFILES
@@ -23,8 +21,18 @@ SST = {"BERT-MLM": 80.0, "BERT-S+R": 79.0, "MD-Emb (50K)": 72.0, "LSH-Emb (50K)"
        **{f"LSH-{m}": 82.0 for m in ("Pool", "Add", "Proj")}}
 
 
+ITEMS = 1000                                 # SST-2 dev items of the fixture: accuracy moves in steps of 0.1
+
+
+def predictions_for(accuracy: float, gold: np.ndarray) -> list[int]:
+    """Predictions right on the first ``accuracy``% of the items and wrong on the rest."""
+    right = int(round(accuracy * len(gold) / 100))
+    return [int(g) if i < right else 1 - int(g) for i, g in enumerate(gold)]
+
+
 def fixed_glue(sst: dict[str, float] = SST, tasks=("sst2", "cola"), buckets: int = 4096):
-    """(glue, glue_runs) for every Table 1 model: SST-2 at the given means (+-0.1 over three seeds), CoLA at 0."""
+    """(glue, glue_runs, glue_predictions) for every Table 1 model: SST-2 at the given means (+-0.1 over three
+    seeds, one item right more or less), CoLA at 0 (every model predicts one class)."""
     specs = [m for m in MODELS if m.name in sst]
     summary = pd.DataFrame({
         "name": [m.name for m in specs], "group": [m.group for m in specs], "model": [m.model for m in specs],
@@ -32,22 +40,30 @@ def fixed_glue(sst: dict[str, float] = SST, tasks=("sst2", "cola"), buckets: int
         "num_buckets": [buckets if m.model == "Emb (50K)" else 1000 if m.model == "Emb (1K)" else np.nan
                         for m in specs],
         "emb_params": 1000, "total_params": 10_000})
-    rows = []
+    gold = np.array([i % 2 for i in range(ITEMS)])
+    cola_gold = np.array([i % 3 == 0 for i in range(60)], dtype=int)
+    rows, preds = [], []
     for m in specs:
         for seed, delta in enumerate(SPREAD):
             if "sst2" in tasks:
                 rows.append({"name": m.name, "task": "sst2", "seed": seed, "score": sst[m.name] + delta,
-                             "majority_score": 50.9})
+                             "majority_score": 50.9, "chosen": True})
+                preds.append({"name": m.name, "task": "sst2", "seed": seed,
+                              "predictions": predictions_for(sst[m.name] + delta, gold)})
             if "cola" in tasks:
-                rows.append({"name": m.name, "task": "cola", "seed": seed, "score": 0.0, "majority_score": 0.0})
+                rows.append({"name": m.name, "task": "cola", "seed": seed, "score": 0.0, "majority_score": 0.0,
+                             "chosen": True})
+                preds.append({"name": m.name, "task": "cola", "seed": seed, "predictions": [0] * len(cola_gold)})
     runs = pd.DataFrame(rows)
-    return glue_table(summary, runs, list(tasks)), runs
+    labels = {**({"sst2": gold.tolist()} if "sst2" in tasks else {}),
+              **({"cola": cola_gold.tolist()} if "cola" in tasks else {})}
+    return glue_table(summary, runs, list(tasks)), runs, {"labels": labels, "runs": preds}
 
 
 @dataclass
 class FakeEvidence:
     tables: dict
-    profile: object = field(default_factory=lambda: PROFILES.get("cpu", tasks=("sst2", "cola")))
+    profile: object = field(default_factory=lambda: PROFILES.get("cpu", tasks=("sst2", "cola"), emb_buckets=4096))
 
     def has(self, name):
         return name in self.tables
@@ -60,8 +76,19 @@ class FakeEvidence:
 
 
 def evidence(**tables) -> FakeEvidence:
-    glue, runs = fixed_glue()
-    return FakeEvidence({"glue": glue, "glue_runs": runs, **tables})
+    glue, runs, preds = fixed_glue()
+    return FakeEvidence({"glue": glue, "glue_runs": runs, "glue_predictions": preds, **tables})
+
+
+def bootstrap_diff(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """The paired percentile bootstrap's interval of mean(a) - mean(b) over items, recomputed here with the same
+    draws as the claims layer (its default resamples and seed)."""
+    from hashlib_core.claims.statistics import DEFAULT_RESAMPLES
+
+    rng = np.random.default_rng(0)
+    d = np.array([a[i].mean() - b[i].mean() for i in (rng.integers(0, len(a), len(a))
+                                                      for _ in range(DEFAULT_RESAMPLES))])
+    return tuple(np.percentile(d, [2.5, 97.5]))
 
 
 def claim(claim_id: str):
@@ -72,13 +99,10 @@ def row(ev, claim_id: str) -> pd.Series:
     return CLAIMS.evaluate(ev).set_index("id").loc[claim_id]
 
 
-def welch(a, b) -> tuple[float, float]:
-    """Welch's 95% interval of mean(a) - mean(b), computed here from the textbook formula."""
-    va, vb = np.var(a, ddof=1) / len(a), np.var(b, ddof=1) / len(b)
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    half = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
-    d = np.mean(a) - np.mean(b)
-    return d - half, d + half
+def correct(*names: str, sst: dict[str, float] = SST) -> np.ndarray:
+    """Per SST-2 item, the share of the named models' seeds that get it right (the fixture's predictions)."""
+    gold = np.array([i % 2 for i in range(ITEMS)])
+    return np.mean([np.array(predictions_for(sst[n] + d, gold)) == gold for n in names for d in SPREAD], axis=0)
 
 
 # ------------------------------------------------------------------------------------------------ GLUE claims
@@ -86,24 +110,26 @@ def test_learned_tasks_leave_out_a_task_where_every_model_stays_at_the_majority_
     assert learned_tasks(evidence()) == (["SST"], ["CoLA"])
 
 
-def test_headline_proj_vs_bert_is_the_welch_difference_and_holds():
+def test_headline_proj_vs_bert_is_a_paired_bootstrap_over_the_dev_items_and_holds():
     r = row(evidence(), "proj-glue")
-    low, high = welch(82.0 + SPREAD, 80.0 + SPREAD)
+    low, high = bootstrap_diff(100 * correct("LSH-Proj"), 100 * correct("BERT-MLM"))
     assert r["estimate"] == pytest.approx(2.0) and (r["low"], r["high"]) == pytest.approx((low, high))
     assert r["region"] == ">= -0.4 points"       # Table 1: 79.5 - 79.1
     assert r["verdict"] == "holds"
-    assert "mean over SST" in r["method"] and "CoLA" in r["method"]
+    assert "paired bootstrap over 1,000 dev items" in r["method"] and "CoLA" in r["method"]
+    assert "pre-trained once" in r["method"]
     assert r["ours"] == "LSH-Proj 82.0 vs BERT-MLM 80.0 (+2.0 points)"
 
 
 def test_proj_below_bert_by_more_than_the_paper_does_not_hold():
-    glue, runs = fixed_glue({**SST, "LSH-Proj": 75.0})
-    r = row(FakeEvidence({"glue": glue, "glue_runs": runs}), "proj-glue")     # SST is the one task that learns
+    sst = {**SST, "LSH-Proj": 75.0}
+    glue, runs, preds = fixed_glue(sst)
+    r = row(FakeEvidence({"glue": glue, "glue_runs": runs, "glue_predictions": preds}), "proj-glue")
     assert r["estimate"] == pytest.approx(-5.0) and r["region"] == ">= -0.4 points"   # Table 1: 79.5 - 79.1
-    assert r["verdict"] == "does not hold" and "pre-trained once" in r["method"]
+    assert r["verdict"] == "does not hold"
 
 
-def test_model_comparisons_average_the_named_models_per_seed():
+def test_model_comparisons_average_the_named_models_over_their_seeds():
     table = CLAIMS.evaluate(evidence()).set_index("id")
     # Emb (50K) (72, 70) vs Emb (1K) (60, 60); Pool/Add/Proj (70 x 3, 82 x 3) vs Emb (1K); LSH vs MD compressed
     assert table.loc["emb1k-drop", "estimate"] == pytest.approx(11.0)
@@ -112,18 +138,18 @@ def test_model_comparisons_average_the_named_models_per_seed():
     assert table.loc["md-emb", "estimate"] == pytest.approx(2.0)
     assert set(table.loc[["emb1k-drop", "emb1k-behind", "lsh-compressed", "md-emb"], "verdict"]) == {"holds"}
     assert "Emb (N = 4,096, paper's 50K)" in table.loc["md-emb", "ours"]
-    # per-seed averages of models that share the seeds' offsets keep the offsets: Welch over the same spread
-    low, high = welch(71.0 + SPREAD, 60.0 + SPREAD)
+    low, high = bootstrap_diff(100 * correct("MD-Emb (50K)", "LSH-Emb (50K)"),
+                               100 * correct("MD-Emb (1K)", "LSH-Emb (1K)"))
     assert (table.loc["emb1k-drop", "low"], table.loc["emb1k-drop", "high"]) == pytest.approx((low, high))
 
 
-def test_retention_is_the_lowest_models_prr_with_a_delta_method_interval():
+def test_retention_is_the_lowest_models_prr_bootstrapped_as_one():
     r = row(evidence(), "retention")
     assert r["estimate"] == pytest.approx(100 * 70.0 / 80.0)
     assert r["ours"].startswith("lowest MD-Pool 87.5% of BERT-MLM's score (highest LSH-Pool 102.5%)")
-    low, high = welch(70.0 + SPREAD, 0.875 * (80.0 + SPREAD))
-    assert (r["low"], r["high"]) == pytest.approx((87.5 + 100 * low / 80.0, 87.5 + 100 * high / 80.0))
+    assert r["low"] < r["estimate"] < r["high"] < 94.7
     assert r["region"] == ">= 94.7%" and r["verdict"] == "does not hold"
+    assert "lowest of six retentions" in r["method"]
 
 
 def test_a_task_where_every_model_stays_at_the_majority_class_is_not_testable():
@@ -133,24 +159,25 @@ def test_a_task_where_every_model_stays_at_the_majority_class_is_not_testable():
 
 
 def test_a_task_the_profile_does_not_fine_tune_is_not_testable():
-    glue, runs = fixed_glue(tasks=("sst2",))
-    ev = FakeEvidence({"glue": glue, "glue_runs": runs}, PROFILES.get("cpu", tasks=("sst2",)))
+    glue, runs, preds = fixed_glue(tasks=("sst2",))
+    ev = FakeEvidence({"glue": glue, "glue_runs": runs, "glue_predictions": preds},
+                      PROFILES.get("cpu", tasks=("sst2",)))
     assert row(ev, "cola-add")["reason"] == "CoLA is not fine-tuned in the cpu profile"
 
 
 def test_a_missing_model_is_not_testable_and_nothing_crashes():
     sst = {k: v for k, v in SST.items() if k != "LSH-Proj"}
-    glue, runs = fixed_glue(sst)
-    table = CLAIMS.evaluate(FakeEvidence({"glue": glue, "glue_runs": runs})).set_index("id")
+    glue, runs, preds = fixed_glue(sst)
+    table = CLAIMS.evaluate(FakeEvidence({"glue": glue, "glue_runs": runs, "glue_predictions": preds})).set_index("id")
     assert table.loc["proj-glue", "verdict"] == "not testable here"
-    assert table.loc["proj-glue", "reason"] == "LSH-Proj not fine-tuned in the cpu profile"
+    assert table.loc["proj-glue", "reason"] == "no dev predictions for LSH-Proj on sst2"
     assert table.loc["md-emb", "verdict"] == "holds"          # the others are still answered
 
 
 def test_every_model_at_the_majority_class_everywhere_is_not_testable():
-    glue, runs = fixed_glue({k: 50.9 for k in SST})
+    glue, runs, preds = fixed_glue({k: 50.9 for k in SST})
     with pytest.raises(NotTestable, match="every model stays at the majority class"):
-        claim("proj-glue").effect(FakeEvidence({"glue": glue, "glue_runs": runs}))
+        claim("proj-glue").effect(FakeEvidence({"glue": glue, "glue_runs": runs, "glue_predictions": preds}))
 
 
 # ------------------------------------------------------------------------------------------------ Table 2, 3, 6
@@ -182,25 +209,34 @@ def test_timing_claims_are_one_measurement_each():
     assert table.loc["hf-pt-vs-sr", "region"] == "in [-8.6, 8.6]%"              # Table 3: 10.6 vs 11.6
     assert table.loc["hf-pt-vs-sr", "verdict"] == "does not hold in direction"
     assert table.loc["infer", "estimate"] == pytest.approx(0.4 / 0.2)            # the faster BERT vs MD-Emb
-    assert "d = 64" in table.loc["infer", "method"] and math.isnan(table.loc["infer", "low"])
+    p = PROFILES.get("cpu")
+    assert f"timed on CPU at {p.layers} x {p.hidden}" in table.loc["infer", "method"]
+    assert math.isnan(table.loc["infer", "low"])
+    # with rows at BERT-base's width, the claims read those (the width the paper timed)
+    base = fixed_timing().assign(scale="paper", shape="BERT-base (12 x 768)", pt_speedup=1.5)
+    both = pd.concat([fixed_timing().assign(scale="profile", shape="profile (2 x 64)"), base])
+    at_base = CLAIMS.evaluate(evidence(timing=both)).set_index("id")
+    assert at_base.loc["sr-pt", "estimate"] == pytest.approx(1.5)
+    assert "BERT-base (12 x 768)" in at_base.loc["sr-pt", "method"]
     no_sr = CLAIMS.evaluate(evidence(timing=fixed_timing().iloc[[0, 2]])).set_index("id")
     assert no_sr.loc["sr-pt", "reason"] == "the timing table lacks BERT-S+R"
 
 
-def test_table6_compares_word_and_subword_units_from_the_summary():
+def test_table6_compares_word_and_subword_units_item_by_item():
     names = ["MD-Emb (50K)", "MD-Proj", "LSH-Emb (50K)", "LSH-Proj"]
-    table6 = pd.DataFrame({"name": [f"{n} [BPE]" for n in names], "num_buckets": [4096, np.nan, 4096, np.nan],
-                           "SST": [60.0, 62.0, 64.0, 66.0], "SST_std": [1.0, 1.0, 1.0, 1.0]})
-    r = row(evidence(table6=table6), "table6")
+    sub = {f"{n} [BPE]": a for n, a in zip(names, (60.0, 62.0, 64.0, 66.0))}
+    table6 = pd.DataFrame({"name": list(sub), "num_buckets": [4096, np.nan, 4096, np.nan],
+                           "SST": list(sub.values()), "SST_std": [0.1] * 4})
+    gold = np.array([i % 2 for i in range(ITEMS)])
+    preds6 = {"labels": {"sst2": gold.tolist()},
+              "runs": [{"name": n, "task": "sst2", "seed": s, "predictions": predictions_for(a + d, gold)}
+                       for n, a in sub.items() for s, d in enumerate(SPREAD)]}
+    r = row(evidence(table6=table6, table6_predictions=preds6), "table6")
     word = np.mean([SST[n] for n in names])
     assert r["estimate"] == pytest.approx(word - 63.0)
-    # the subword side: mean 63, standard deviation of the four-model mean sqrt(4 x 1) / 4 = 0.5, three seeds
-    va, vb = 0.1 ** 2 / 3, 0.5 ** 2 / 3
-    df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 2)
-    half = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
-    assert (r["low"], r["high"]) == pytest.approx((word - 63.0 - half, word - 63.0 + half))
-    assert r["verdict"] == "holds"
-    assert hf_claims._summary_seeds(5.0, 2.0, 3).std(ddof=1) == pytest.approx(2.0)
+    low, high = bootstrap_diff(100 * correct(*names), 100 * correct(*sub, sst=sub))
+    assert (r["low"], r["high"]) == pytest.approx((low, high))
+    assert r["verdict"] == "holds" and "paired bootstrap over 1,000 dev items" in r["method"]
 
 
 def test_every_claim_is_listed_headlines_first():
@@ -225,3 +261,30 @@ def test_the_committed_results_answer_every_claim_they_should():
     assert sorted(untested.index) == ["canine-infer", "cola-add", "proformer"]
     assert untested["cola-add"].startswith("every model stays at the majority class on CoLA")
     assert table["scale"].str.contains("cpu profile").any()
+
+
+# ------------------------------------------------------------------------------------------------ the trend
+def test_the_trend_gives_the_headline_gap_at_each_pre_training_length():
+    from hashlib_core.papers.hashformers.trend import trend_quoted, trend_view
+
+    gold = np.array([i % 2 for i in range(ITEMS)])
+    steps = {250: (70.0, 80.0), 500: (76.0, 80.0)}              # LSH-Proj closes in on BERT-MLM with steps
+    record = {"labels": {"sst2": gold.tolist()},
+              "runs": [{"name": f"{m} @ {n} steps", "task": "sst2", "seed": s,
+                        "predictions": predictions_for(a + d, gold)}
+                       for n, pair in steps.items() for m, a in zip(("LSH-Proj", "BERT-MLM"), pair)
+                       for s, d in enumerate(SPREAD)]}
+    runs = pd.DataFrame([{"pt_steps": n, "name": m, "pt_final_loss": 0.5}
+                         for n in steps for m in ("LSH-Proj", "BERT-MLM")])
+    pretraining = pd.DataFrame({"name": ["LSH-Proj", "BERT-MLM"], "final_loss": [0.3, 2.0]})
+    ev = evidence(trend_runs=runs, trend_predictions=record, pretraining=pretraining)
+    ev.profile = PROFILES.get("cpu", tasks=("sst2", "cola"), pt_steps=1000, trend_pt_steps=(250, 500),
+                             trend_tasks=("sst2", "cola"))
+    view = trend_view(ev)
+    assert list(view["pre-training steps"]) == [250, 500, ev.profile.pt_steps]
+    assert view["difference"].tolist() == pytest.approx([-10.0, -4.0, 2.0])   # the last: Table 1's 82 vs 80
+    assert (view["tasks"] == "SST").all()                                      # CoLA learns nothing: left out
+    assert view["LSH-Proj loss (S+R)"].tolist() == [0.5, 0.5, 0.3]
+    low, high = bootstrap_diff(100 * correct("LSH-Proj"), 100 * correct("BERT-MLM"))
+    assert (view["low"].iloc[-1], view["high"].iloc[-1]) == pytest.approx((low, high))
+    assert trend_quoted(view)["trend_direction"] == "narrows"

@@ -32,11 +32,42 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
     store = CHAPTER.store("smoke", root=root)
     names = CHAPTER.result_names(profile)
     assert {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves", "glue_runs",
-            "glue", "add_parts", "add_codebooks", "table6", "timing", "claims"} == set(names)
+            "glue", "glue_predictions", "add_parts", "add_codebooks", "table6", "table6_predictions", "trend_runs",
+            "trend_predictions", "timing", "claims"} == set(names)
     for name in names:
         assert store.exists(name), name
         meta = store.read_meta(name)
         assert meta["config"] == json.loads(json.dumps(profile.to_dict())) and meta["seed"] == profile.seed
+
+
+def test_every_model_is_tuned_on_held_out_training_data_and_keeps_its_dev_predictions(micro_run):
+    profile, root, _ = micro_run
+    runs = read(root, "glue_runs")
+    first, *others = profile.ft_seeds
+    for (name, task), group in runs.groupby(["name", "task"]):
+        sweep = group[group["seed"] == first]
+        assert sorted(sweep["learning_rate"]) == sorted(profile.ft_lrs)            # the same sweep for every model
+        best = sweep.loc[sweep["validation_score"].fillna(-1e9).idxmax()]
+        chosen = group[group["chosen"]]
+        assert set(chosen["learning_rate"]) == {best["learning_rate"]} or sweep["validation_score"].isna().all()
+        assert set(chosen["seed"]) == set(profile.ft_seeds)
+        assert (group["validation_examples"] == profile.ft_validation_examples).all()
+        assert (group["best_epoch"] <= group["epochs_run"]).all() and (group["epochs_run"] <= profile.ft_epochs).all()
+    record = CHAPTER.store("smoke", root=root).read_json("glue_predictions")["data"]
+    assert set(record["labels"]) == set(profile.task_keys())
+    for run in record["runs"]:
+        assert len(run["predictions"]) == len(record["labels"][run["task"]])
+    assert len(record["runs"]) == len(runs[runs["chosen"]])
+
+
+def test_the_trend_repeats_the_headline_pair_after_shorter_pre_training(micro_run):
+    profile, root, _ = micro_run
+    runs = read(root, "trend_runs")
+    assert set(runs["pt_steps"]) == set(profile.trend_pt_steps) and set(runs["name"]) == {"LSH-Proj", "BERT-MLM"}
+    assert set(runs["task"]) == set(profile.task_keys(trend=True))
+    record = CHAPTER.store("smoke", root=root).read_json("trend_predictions")["data"]
+    assert {r["name"] for r in record["runs"]} == {"LSH-Proj @ 1 steps", "BERT-MLM @ 1 steps"}
+    assert len(record["runs"]) == len(runs[runs["chosen"]])
 
 
 def test_glue_table_has_every_variant_task_and_retention(micro_run):
@@ -143,7 +174,8 @@ def test_rerun_resumes_from_checkpoints_and_a_fresh_run_reproduces_scores(mirror
     store = CHAPTER.store("smoke", root=tmp_path / "results")
 
     def run(checkpoints: Path) -> tuple[pd.Series, pd.Series]:
-        CHAPTER.run(profile, "glue", progress=False, results_root=tmp_path / "results", checkpoint_root=checkpoints)
+        CHAPTER.run(profile, "pretraining,glue", progress=False, results_root=tmp_path / "results",
+                    checkpoint_root=checkpoints)
         return store.read_table("pretraining").iloc[0], store.read_table("glue").iloc[0]
 
     pre1, glue1 = run(tmp_path / "ckpt")
@@ -164,7 +196,10 @@ def test_load_or_run_reuses_results_of_the_same_tuple_valued_profile(micro_run, 
     monkeypatch.setattr(results_store, "git_state", lambda: clean)
     store = CHAPTER.store("smoke", root=root)
     for name in CHAPTER.result_names(profile):  # rewrite the metadata as a clean-commit run of this profile
-        store.write_table(name, store.read_table(name), seed=profile.seed, config=profile.to_dict())
+        if store.path(name, ".json").exists():
+            store.write_json(name, store.read_json(name)["data"], seed=profile.seed, config=profile.to_dict())
+        else:
+            store.write_table(name, store.read_table(name), seed=profile.seed, config=profile.to_dict())
     monkeypatch.setattr(CHAPTER, "run", lambda *a, **k: pytest.fail("load_or_run re-ran instead of reusing results"))
     assert CHAPTER.load_or_run(profile, results_root=root).dir == store.dir
 

@@ -19,8 +19,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, ratio, ratio_of_means,
-                                 seed_difference, value, within)
+from hashlib_core.claims import ClaimSet, Effect, Interval, NotTestable, better, ratio, value, within
+from hashlib_core.claims.glue import GluePredictions, compare
 from hashlib_core.papers.hashformers import tables
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
 from hashlib_core.papers.hashformers.profiles import LSH_GROUP, MD_GROUP, PROFILES
@@ -88,18 +88,9 @@ def _columns(evidence: Any, only: str | None = None) -> tuple[list[str], str]:
     return learned, f"mean over {', '.join(learned)}{left}"
 
 
-def _seeds(evidence: Any, names: Sequence[str], columns: Sequence[str]) -> np.ndarray:
-    """Per fine-tuning seed, the score averaged over ``columns`` and over the models ``names``."""
-    runs = evidence.table("glue_runs")
-    tasks = [_TASK[c] for c in columns]
-    rows = runs[runs["name"].isin(names) & runs["task"].isin(tasks)]
-    missing = [n for n in names if n not in set(rows["name"])]
-    if missing:
-        raise NotTestable(f"{', '.join(missing)} not fine-tuned in the {evidence.profile.name} profile")
-    per_seed = rows.pivot_table(index="seed", columns=["name", "task"], values="score")
-    if per_seed.shape[1] != len(names) * len(tasks) or per_seed.isna().any().any():
-        raise NotTestable(f"{', '.join(names)}: some fine-tuning runs of {', '.join(columns)} are missing")
-    return per_seed.mean(axis=1).to_numpy()
+def _predictions(evidence: Any, *extra: str) -> GluePredictions:
+    """The dev predictions of the chapter's fine-tuning runs (and of ``extra`` records, e.g. Table 6's)."""
+    return GluePredictions.from_records(evidence.json("glue_predictions"), *(evidence.json(e) for e in extra))
 
 
 def _names(hashes: Sequence[str], models: Sequence[str]) -> list[str]:
@@ -111,25 +102,33 @@ def _emb_label(evidence: Any) -> str:
     return tables.shown_name("Emb (50K)", evidence.profile.emb_buckets)
 
 
+def _mean_difference(scores: dict[str, list[float]]) -> float:
+    return float(np.mean(scores["a"]) - np.mean(scores["b"]))
+
+
 def _difference(a: Sequence[str], b: Sequence[str], labels: tuple[str, str] | Callable[[Any], tuple[str, str]],
                 only: str | None = None) -> Callable[[Any], Effect]:
-    """Effect: the mean of models ``a`` minus that of models ``b`` (per-seed averages; Welch over the seeds)."""
+    """Effect: the mean score of models ``a`` minus that of models ``b`` over the tasks that learn (or ``only``
+    one), with a paired bootstrap over the dev items (each model's score the mean over its seeds)."""
     def effect(evidence: Any) -> Effect:
         columns, note = _columns(evidence, only)
-        x, y = _seeds(evidence, a, columns), _seeds(evidence, b, columns)
-        iv = seed_difference(x, y)
+        tasks = [_TASK[c] for c in columns]
+        iv = compare(_predictions(evidence), {"a": list(a), "b": list(b)}, tasks, _mean_difference)
+        x, y = iv.estimate, None
         la, lb = labels(evidence) if callable(labels) else labels
+        glue = evidence.table("glue").set_index("name")
+        mean_a = float(glue.loc[list(a), columns].to_numpy().mean())
+        mean_b = float(glue.loc[list(b), columns].to_numpy().mean())
         where = f" on {only}" if only else ""
-        return Effect(iv, f"{la} {x.mean():.1f} vs {lb} {y.mean():.1f}{where} ({iv.estimate:+.1f} points)",
-                      unit="points", note="; ".join(n for n in (_ONCE, note) if n))
+        return Effect(iv, f"{la} {mean_a:.1f} vs {lb} {mean_b:.1f}{where} ({x:+.1f} points)", unit="points",
+                      note="; ".join(n for n in (_ONCE, note) if n) if y is None else note)
     return effect
 
 
 def _worst_retention(evidence: Any) -> Effect:
-    """The lowest GLUE retention (PRR, Eq. 4) among the six compressed HashFormers (tasks where BERT-MLM itself
-    learns): the claim is that every one keeps the printed share, so the effect is the lowest estimate, and its
-    interval runs from the lowest lower end to the lowest upper end of the six (each a delta-method interval over the
-    seeds, :func:`~hashlib_core.claims.ratio_of_means`; no correction for comparing six models)."""
+    """The lowest GLUE retention (PRR, Eq. 4: a model's mean score over the tasks as a percentage of BERT-MLM's)
+    among the six compressed HashFormers, on the tasks where BERT-MLM itself learns: the claim is that every one
+    keeps the printed share, so the statistic is the lowest of the six, bootstrapped over the dev items as one."""
     columns, note = _columns(evidence)
     glue = evidence.table("glue")
     base_stuck = set(tables.at_majority(glue[glue["name"] == "BERT-MLM"], [_TASK[c] for c in columns],
@@ -138,51 +137,40 @@ def _worst_retention(evidence: Any) -> Effect:
     if not columns:
         raise NotTestable("BERT-MLM stays at the majority class on every task some model learns: a retention "
                           "would divide by chance")
-    base = _seeds(evidence, ["BERT-MLM"], columns)
-    found = {n: ratio_of_means(_seeds(evidence, [n], columns), base) for n in _names(_GROUPS, _COMPRESSED)}
-    worst, best = min(found, key=lambda n: found[n].estimate), max(found, key=lambda n: found[n].estimate)
-    ours = (f"lowest {worst} {found[worst].estimate:.1f}% of BERT-MLM's score (highest {best} "
-            f"{found[best].estimate:.1f}%), over {', '.join(columns)}")
-    if all(iv.has_interval for iv in found.values()):
-        iv = Interval(found[worst].estimate, min(iv.low for iv in found.values()),
-                      min(iv.high for iv in found.values()),
-                      f"lowest of six retentions; from the lowest lower end to the lowest upper end of their "
-                      f"intervals ({found[worst].method}; no correction for six comparisons)", found[worst].n)
-    else:
-        iv = Interval(found[worst].estimate, method=f"lowest of six retentions; {found[worst].method}",
-                      n=found[worst].n)
-    return Effect(iv, ours, unit="%", note=f"{_ONCE}; {note}")
+    models = _names(_GROUPS, _COMPRESSED)
+    groups = {"BERT-MLM": ["BERT-MLM"], **{m: [m] for m in models}}
 
+    def lowest(scores: dict[str, list[float]]) -> float:
+        base = float(np.mean(scores["BERT-MLM"]))
+        return min(100.0 * float(np.mean(scores[m])) / base for m in models)
 
-def _summary_seeds(mean: float, std: float, n: int) -> np.ndarray:
-    """``n`` values with this mean and sample standard deviation: Welch's interval depends on nothing else, so it is
-    exact from a table that kept only the mean and standard deviation over ``n`` seeds."""
-    if n < 2 or pd.isna(std):
-        return np.array([mean])
-    z = np.linspace(-1.0, 1.0, n)
-    return mean + std * (z - z.mean()) / z.std(ddof=1)
+    iv = compare(_predictions(evidence), groups, [_TASK[c] for c in columns], lowest)
+    by = glue.set_index("name")
+    prr = {m: 100.0 * by.loc[m, columns].mean() / by.loc["BERT-MLM", columns].mean() for m in models}
+    worst, best = min(prr, key=prr.get), max(prr, key=prr.get)
+    ours = (f"lowest {worst} {prr[worst]:.1f}% of BERT-MLM's score (highest {best} {prr[best]:.1f}%), over "
+            f"{', '.join(columns)}")
+    return Effect(iv, ours, unit="%", note=f"the lowest of six retentions, bootstrapped as one; {_ONCE}; {note}")
 
 
 def _table6_effect(evidence: Any) -> Effect:
-    """Word units minus BPE subword units, averaged over Table 6's four models and its learned tasks."""
+    """Word units minus BPE subword units, averaged over Table 6's four models and its tasks that learn, paired over
+    the dev items (each subword model against its word-unit model)."""
     learned, _ = learned_tasks(evidence)
     columns = [PAPER_TASK_COLUMN[t] for t in evidence.profile.task_keys(table6=True)]
     columns = [c for c in columns if c in learned]
     if not columns:
         raise NotTestable("every model stays at the majority class on the tasks Table 6 is fine-tuned on")
-    t6 = evidence.table("table6").set_index("name")
-    words = [n.replace(" [BPE]", "") for n in t6.index]
-    word = _seeds(evidence, words, columns)
-    n = len(evidence.profile.ft_seeds)
-    means = t6[columns].mean(axis=1)
-    variances = (t6[[f"{c}_std" for c in columns]] ** 2).sum(axis=1) / len(columns) ** 2
-    sub = _summary_seeds(float(means.mean()), float(np.sqrt(variances.sum()) / len(t6)), n)
-    iv = seed_difference(word, sub)
-    ours = (f"word {word.mean():.1f} vs subword {sub.mean():.1f} ({iv.estimate:+.1f} points), mean of "
+    t6 = evidence.table("table6")
+    subwords = list(t6["name"])
+    words = [n.replace(" [BPE]", "") for n in subwords]
+    iv = compare(_predictions(evidence, "table6_predictions"), {"a": words, "b": subwords},
+                 [_TASK[c] for c in columns], _mean_difference)
+    glue = evidence.table("glue").set_index("name")
+    word, sub = float(glue.loc[words, columns].to_numpy().mean()), float(t6[columns].to_numpy().mean())
+    ours = (f"word {word:.1f} vs subword {sub:.1f} ({iv.estimate:+.1f} points), mean of "
             f"{', '.join(tables.shown_name(w, b) for w, b in zip(words, t6['num_buckets']))} over {', '.join(columns)}")
-    return Effect(iv, ours, unit="points",
-                  note="the subword side from table6's mean and standard deviation over the seeds (no per-seed "
-                       "scores kept)" + ("; tasks taken as independent" if len(columns) > 1 else ""))
+    return Effect(iv, ours, unit="points", note=_ONCE)
 
 
 def _count(group: str, model: str) -> Callable[[Any], Effect]:
@@ -200,7 +188,13 @@ def _count(group: str, model: str) -> Callable[[Any], Effect]:
 
 
 def _timing(evidence: Any) -> pd.DataFrame:
-    t = evidence.table("timing").set_index("name")
+    """The timing rows the claims read: at BERT-base's width when the profile timed it (comparable with the paper's),
+    else at the profile's."""
+    from hashlib_core.papers.hashformers.timing import timing_at
+
+    table = evidence.table("timing")
+    paper_width = "scale" in table.columns and (table["scale"] == "paper").any()
+    t = timing_at(table, "paper" if paper_width else "profile").set_index("name")
     missing = [n for n in ("BERT-MLM", "BERT-S+R") if n not in t.index]
     if missing or t.index.str.startswith("BERT").all():
         raise NotTestable(f"the timing table lacks {', '.join(missing) or 'every HashFormer'}")
@@ -208,12 +202,13 @@ def _timing(evidence: Any) -> pd.DataFrame:
 
 
 def _timed(evidence: Any, ratio_: float, ours: str, why: str = "") -> Effect:
-    """A timing effect: one measurement (the mean of the profile's repetitions), on this profile's small encoder."""
-    p = evidence.profile
-    device = str(_timing(evidence)["device"].iloc[0]).upper()
+    """A timing effect: one measurement (the mean of the repetitions), at BERT-base's width when timed there."""
+    t = _timing(evidence)
+    device = str(t["device"].iloc[0]).upper()
+    where = str(t["shape"].iloc[0]) if "shape" in t.columns else f"{evidence.profile.layers} x {evidence.profile.hidden}"
+    at_base = "scale" in t.columns and t["scale"].iloc[0] == "paper"
     return Effect(Interval(ratio_, method="one measurement (mean of repetitions, spread not kept): no interval"),
-                  ours, unit="x", note=f"timed on {device} at this profile's size ({p.layers} layers, d = {p.hidden}; "
-                                       f"BERT-base: {_PAPER.layers}, {_PAPER.hidden}){why}")
+                  ours, unit="x", note=f"timed on {device} at {where}" + ("" if at_base else why))
 
 
 def _sr_pt(evidence: Any) -> Effect:
@@ -272,7 +267,7 @@ _EMB1K_QUOTE = ("Despite the fact that HASH-FORMERS-Emb (1K) has a similar numbe
 _OBJECTIVE_QUOTE = ("This highlights that the complexity of the pre-training objective is more important than the "
                     "size of the embedding matrix for improving computational efficiency for pre-training.")
 _T2 = "hashformers_table2"
-_GLUE = ("glue", "glue_runs")
+_GLUE = ("glue", "glue_predictions")
 _PROJ_GAP = round(_printed("hashformers_table1", "-", "BERT-MLM", "Avg")
                   - _printed("hashformers_table1", LSH_GROUP, "Proj", "Avg"), 1)
 
@@ -363,5 +358,5 @@ CLAIMS = ClaimSet("hashformers", "HashFormers", [
            where="Appendix C, Table 6",
            quote="In general, we observe that using BPE tokinization, the performance of HASHFOMERS slightly drops.",
            paper_value="Avg. 78.5 vs 79.9, 74.1 vs 75.7, 66.0 vs 76.0, 78.3 vs 79.1", effect=_table6_effect,
-           reads=("table6", *_GLUE), section="hf-table6"),
+           reads=("table6", "table6_predictions", *_GLUE), section="hf-table6"),
 ], scale=describe_scale)

@@ -1,8 +1,7 @@
 """The HashFormers chapter's data: the pre-training corpus, the local BPE vocabularies, unit streams and hashers.
 
-The paper pre-trains on English Wikipedia + BookCorpus (§4.2). The staged data has WikiText-2's validation and test
-splits only; ``smoke``, ``cpu`` and ``small`` pre-train on the **validation** split (and train the local BPE
-vocabularies on it). ``paper`` loads the paper's corpus with ``datasets`` from the Hugging Face hub, which needs
+The paper pre-trains on English Wikipedia + BookCorpus (§4.2). The staged corpora are WikiText-2's validation split
+and Penn Treebank's train split (``corpus``: one of them or both, :data:`hashlib_core.pretraining.CORPUS_NAMES`). ``paper`` loads the paper's corpus with ``datasets`` from the Hugging Face hub, which needs
 network access (it raises a clear error when ``HF_DATASETS_OFFLINE=1``).
 
 :class:`Resources` is what every experiment of one run shares (built lazily, once); :class:`PretrainCollator`
@@ -18,11 +17,11 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import torch
 
-from hashlib_core.bpe import bpe_to_hf_tokenizer, train_bpe
+from hashlib_core.bpe import bpe_to_hf_tokenizer, roberta_bpe, train_bpe
 from hashlib_core.glue import GlueSplits
 from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher
 from hashlib_core.hashing.md5 import KeyedMD5Hasher
-from hashlib_core.pretraining import Sequences, wikitext_lines, with_specials
+from hashlib_core.pretraining import CORPUS_NAMES, Sequences, corpus_lines, with_specials
 from hashlib_core.papers.hashformers.profiles import HashFormersProfile, ModelSpec
 from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID, bpe_units, word_tokenize
 
@@ -30,9 +29,10 @@ __all__ = ["read_corpus", "Resources", "Sequences", "PretrainCollator", "unit_ta
 
 
 def read_corpus(profile: HashFormersProfile) -> list[str]:
-    """Non-empty text lines of the pre-training corpus (WikiText-2 headings ``= ... =`` dropped)."""
-    if profile.corpus == "wikitext2-validation":
-        return _nonempty(wikitext_lines("validation", profile.corpus_max_words), profile.corpus)
+    """Non-empty text lines of the pre-training corpus: a staged one (:func:`hashlib_core.pretraining.corpus_lines`:
+    WikiText-2's validation split, Penn Treebank's train split, or both; headings dropped) or the paper's."""
+    if profile.corpus in CORPUS_NAMES:
+        return _nonempty(corpus_lines(profile.corpus, profile.corpus_max_words), profile.corpus)
     out, words = [], 0
     for line in hub_corpus(profile.paper_corpus):
         out.append(line)
@@ -77,14 +77,25 @@ class Resources(GlueSplits):
     def corpus(self) -> list[str]:
         return read_corpus(self.profile)
 
+    @property
+    def released_bpe(self) -> bool:
+        """Whether the profile uses roberta-base's BPE (``bpe_vocab = 0``), as the released code does."""
+        return self.profile.bpe_vocab == 0
+
     @cached_property
     def feature_bpe(self) -> Any:
-        """Lower-cased byte-level BPE: LSH features (§3.3) and Table 6's subword units."""
+        """The byte-level BPE of the LSH features (§3.3) and Table 6's subword units: roberta-base's, which the
+        released code uses (the words it reads are already lower-cased), or one trained on the corpus, lower-cased."""
+        if self.released_bpe:
+            return roberta_bpe()
         return train_bpe(self.corpus, self.profile.bpe_vocab, lowercase=True)
 
     @cached_property
     def baseline_bpe(self) -> Any:
-        """Cased byte-level BPE of the BERT baselines (the paper: roberta-base's vocabulary)."""
+        """The cased byte-level BPE of the BERT baselines: roberta-base's 50,265 pieces, as the paper, or one trained
+        on the corpus."""
+        if self.released_bpe:
+            return roberta_bpe()
         return train_bpe(self.corpus, self.profile.bpe_vocab)
 
     @cached_property
@@ -104,6 +115,17 @@ class Resources(GlueSplits):
         ids = [i for line in self.corpus for i in self.baseline_bpe.encode(line, add_special_tokens=False).ids]
         return np.asarray(ids, dtype=np.int64)
 
+    def held_out(self, task: str) -> tuple[tuple[list[Any], np.ndarray], tuple[list[Any], np.ndarray]]:
+        """A task's training split as (training part, held-out part) for fine-tuning (:func:`hashlib_core.glue.held_out`:
+        ``ft_validation_examples`` held out, at most ``ft_train_examples`` of the rest), cut once per run."""
+        from hashlib_core.glue import held_out
+
+        cache = self.__dict__.setdefault("_held_out", {})
+        if task not in cache:
+            p = self.profile
+            cache[task] = held_out(task, p.ft_train_examples, p.ft_validation_examples, p.seed)
+        return cache[task]
+
     def hasher(self, hash_type: str, num_buckets: int | None) -> Any:
         """The token hasher of a variant: an index hasher for Emb (``num_buckets``), else a 128-bit one."""
         key = (hash_type, num_buckets)
@@ -113,6 +135,8 @@ class Resources(GlueSplits):
                 cache[key] = KeyedMD5Hasher() if num_buckets is None else KeyedMD5Hasher(num_buckets=num_buckets)
             elif num_buckets is None:
                 cache[key] = LSHBitHasher(self.feature_bpe)
+            elif self.released_bpe:       # the released eta: 50,260 numbers, whatever N (the released N is 50,260)
+                cache[key] = LSHBucketHasher(self.feature_bpe, num_buckets=num_buckets)
             else:
                 cache[key] = LSHBucketHasher(self.feature_bpe, num_buckets=num_buckets,
                                              feature_dim=self.feature_bpe.get_vocab_size())

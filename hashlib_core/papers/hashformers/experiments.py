@@ -10,10 +10,13 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
     The MD5 digests §3.2 prints beside plain MD5 and the released HMAC-MD5 (key ``b"en"``); how MD5 and LSH spread
     the corpus vocabulary over N buckets; how close they put morphological variants
     (:mod:`~hashlib_core.papers.hashformers.analysis`).
+``pretraining``
+    Every model pre-trained on the corpus (:mod:`~hashlib_core.papers.hashformers.pretraining`); the weights stay in
+    the run's checkpoints.
 ``glue``
-    Table 1 and the PRR columns of Table 2, scaled down: every model pre-trained on the corpus
-    (:mod:`~hashlib_core.papers.hashformers.pretraining`), then fine-tuned and scored on GLUE dev sets with the
-    paper's metrics, over several seeds (:mod:`~hashlib_core.papers.hashformers.finetuning`).
+    Table 1 and the PRR columns of Table 2, scaled down: every pre-trained model fine-tuned and scored on GLUE dev
+    sets with the paper's metrics (:mod:`~hashlib_core.papers.hashformers.finetuning`): early stopping and the
+    learning rate chosen on a held-out part of each task's training split, several seeds, per-item predictions.
 ``add_diagnosis``
     Why Add stored as the paper's codebooks stays at the majority class at our learning rates: the norms of its
     shared and word parts, how far Adam moves the shared part against the hashed-word marker, and the codebook
@@ -21,6 +24,8 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
     only the T differences (:mod:`~hashlib_core.papers.hashformers.add_diagnosis`).
 ``table6``
     Table 6: MD/LSH Emb and Proj with BPE subwords as the hashed units instead of words.
+``trend``
+    The headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs: which way the gap moves.
 ``timing``
     Table 3: pre-training and inference time per sample (:mod:`~hashlib_core.papers.hashformers.timing`).
 ``claims``
@@ -29,20 +34,33 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
 """
 from __future__ import annotations
 
+import dataclasses
+
+import pandas as pd
 import torch
 
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.hashformers.add_diagnosis import add_parts
 from hashlib_core.papers.hashformers.analysis import bucket_sharing, md5_example, morphology
 from hashlib_core.papers.hashformers.data import Resources
-from hashlib_core.papers.hashformers.finetuning import glue_runs, glue_table
-from hashlib_core.papers.hashformers.profiles import ADD_DIAGNOSIS_MODELS, PROFILES, TABLE6_MODELS
+from hashlib_core.papers.hashformers.finetuning import (finetune_task, glue_runs, glue_table, predictions_record,
+                                                        trend_name)
+from hashlib_core.papers.hashformers.pretraining import pretrain
+from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, PRETRAINING_SETTINGS, PROFILES,
+                                                      TABLE6_MODELS, TREND_MODELS, HashFormersProfile)
+from hashlib_core.profiles import RUN_SETTINGS
 from hashlib_core.papers.hashformers.table2 import hashformers_table2
 from hashlib_core.papers.hashformers.timing import timing_table
 
 __all__ = ["CHAPTER"]
 
 CHAPTER = Chapter("hashformers", "HashFormers", PROFILES, resources=lambda ctx: Resources(ctx.profile))
+
+#: settings pre-training never reads (fine-tuning, scoring, the trend's and Table 3's): changing one leaves the
+#: pre-training results current
+_FINETUNING_SETTINGS = tuple(f.name for f in dataclasses.fields(HashFormersProfile)
+                             if f.name not in PRETRAINING_SETTINGS and f.name not in RUN_SETTINGS
+                             and f.name not in ("models", "checkpoint_every"))
 
 
 @CHAPTER.experiment("table2", outputs=("table2",))
@@ -67,13 +85,27 @@ def _hashes(ctx: RunContext) -> dict:
             "morphology": morphology(res.feature_bpe, profile.emb_buckets)}
 
 
-@CHAPTER.experiment("glue", outputs=("pretraining", "pretraining_curves", "glue_runs", "glue"))
+@CHAPTER.experiment("pretraining", outputs=("pretraining", "pretraining_curves"),
+                    independent_of=_FINETUNING_SETTINGS)
+def _pretraining(ctx: RunContext) -> dict:
+    """Pre-train every selected model on the corpus (S+R; BERT-MLM with masked language modelling); the weights stay
+    in the run's checkpoints for the experiments that fine-tune them."""
+    rows, curves = [], []
+    for spec in ctx.profile.selected():
+        _, row, curve = pretrain(spec, ctx.resources, ctx)
+        rows.append(row)
+        curves += curve
+    return {"pretraining": pd.DataFrame(rows), "pretraining_curves": pd.DataFrame(curves)}
+
+
+@CHAPTER.experiment("glue", outputs=("glue_runs", "glue", "glue_predictions"))
 def _glue(ctx: RunContext) -> dict:
-    """Pre-train and fine-tune every selected model (Table 1, Table 2's PRR)."""
+    """Fine-tune every pre-trained model (Table 1, Table 2's PRR; read back from its checkpoint, pre-trained again
+    only when it is missing): early stopping and the learning rate on a held-out part of the training split, every
+    seed at the chosen rate, the dev predictions kept for paired comparisons."""
     tasks = ctx.profile.task_keys()
-    summary, curves, runs = glue_runs(ctx.profile.selected(), ctx.resources, ctx, tasks)
-    return {"pretraining": summary, "pretraining_curves": curves, "glue_runs": runs,
-            "glue": glue_table(summary, runs, tasks)}
+    summary, _, runs, predictions = glue_runs(ctx.profile.selected(), ctx.resources, ctx, tasks)
+    return {"glue_runs": runs, "glue": glue_table(summary, runs, tasks), "glue_predictions": predictions}
 
 
 def _add_models(profile) -> list:
@@ -89,23 +121,46 @@ def _add_diagnosis(ctx: RunContext) -> dict:
     tasks = ctx.profile.task_keys()
     tasks = ["sst2"] if "sst2" in tasks else tasks[:1]
     codebooks = [m for m in ADD_DIAGNOSIS_MODELS if m.hash_type in {s.hash_type for s in specs}]
-    summary, _, runs = glue_runs(codebooks, ctx.resources, ctx, tasks)
+    summary, _, runs, _ = glue_runs(codebooks, ctx.resources, ctx, tasks)
     return {"add_parts": add_parts([*specs, *codebooks], ctx.resources, ctx),
             "add_codebooks": glue_table(summary, runs, tasks)}
 
 
-@CHAPTER.experiment("table6", outputs=("table6",), when=lambda profile: profile.table6)
+@CHAPTER.experiment("table6", outputs=("table6", "table6_predictions"), when=lambda profile: profile.table6)
 def _table6(ctx: RunContext) -> dict:
-    """Table 6: the Emb (50K) and Proj HashFormers with BPE subwords as units."""
+    """Table 6: the Emb (50K) and Proj HashFormers with BPE subwords as units (their dev predictions kept, to compare
+    each with its word-unit model item by item)."""
     tasks = ctx.profile.task_keys(table6=True)
-    summary, _, runs = glue_runs(TABLE6_MODELS, ctx.resources, ctx, tasks)
-    return {"table6": glue_table(summary, runs, tasks)}
+    summary, _, runs, predictions = glue_runs(TABLE6_MODELS, ctx.resources, ctx, tasks)
+    return {"table6": glue_table(summary, runs, tasks), "table6_predictions": predictions}
+
+
+@CHAPTER.experiment("trend", outputs=("trend_runs", "trend_predictions"),
+                    when=lambda profile: bool(profile.trend_pt_steps))
+def _trend(ctx: RunContext) -> dict:
+    """The headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs (``trend_pt_steps``, each
+    with its own schedule), fine-tuned and tuned exactly as Table 1's models: which way the gap moves as
+    pre-training grows (the profile's own length is Table 1's run)."""
+    res, profile = ctx.resources, ctx.profile
+    tasks = profile.task_keys(trend=True)
+    rows, preds = [], {}
+    for steps in profile.trend_pt_steps:
+        for spec in TREND_MODELS:
+            model, summary, _ = pretrain(spec, res, ctx, steps=steps)
+            for task in tasks:
+                runs, by_seed = finetune_task(spec, model, res, task, ctx, pretrained_steps=steps)
+                rows += [{**r, "pt_steps": steps, "pt_final_loss": summary["final_loss"]} for r in runs]
+                preds.update({(trend_name(spec.name, steps), task, seed): p for seed, p in by_seed.items()})
+            del model
+    return {"trend_runs": pd.DataFrame(rows), "trend_predictions": predictions_record(preds, res, tasks)}
 
 
 @CHAPTER.experiment("timing", outputs=("timing",))
 def _timing(ctx: RunContext) -> dict:
     """Table 3, every model timed in this one process on the profile's device."""
-    return {"timing": timing_table(ctx.resources, ctx.device)}
+    p = ctx.profile
+    return {"timing": timing_table(ctx.resources, ctx.device, base_repeats=p.timing_base_repeats,
+                                   base_batch=p.timing_base_batch)}
 
 
 

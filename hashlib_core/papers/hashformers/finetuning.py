@@ -1,7 +1,10 @@
 """Fine-tuning every pre-trained HashFormers model on GLUE (Table 1, Table 2's PRR columns, Table 6).
 
 Each model is fine-tuned with the shared GLUE pipeline (:func:`hashlib_core.glue.finetune`; Table 5's optimiser)
-on every task of the profile and every fine-tuning seed, from its pre-trained encoder, and scored on the dev split.
+on every task of the profile, from its pre-trained encoder: early stopping and model selection on a held-out part
+of the task's training split (GLUE dev, what the paper reports, is never used to choose), the same learning-rate
+sweep for every model (chosen on the held-out part with the first seed), then every seed at the chosen rate, scored
+on the dev split with per-item predictions kept for paired comparisons.
 :class:`Encoder` turns texts into each model's inputs: the BPE tokenizer for the baselines, the word-level (or
 subword) HashFormer tokenizer for the others.
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 from torch import nn
@@ -21,7 +25,9 @@ from hashlib_core.papers.hashformers.profiles import ModelSpec
 from hashlib_core.papers.hashformers.tokenization import HashFormerTokenizer, SubwordHashFormerTokenizer
 from hashlib_core.profiles import seed_everything
 
-__all__ = ["PAPER_TASK_COLUMN", "Encoder", "finetune_model", "glue_runs", "glue_table"]
+__all__ = ["PAPER_TASK_COLUMN", "Encoder", "finetune_model", "finetune_task", "finetune_tasks", "glue_runs",
+           "trend_name",
+           "predictions_record", "glue_table"]
 
 #: Table 1 column of each task we can score.
 PAPER_TASK_COLUMN = {"mnli": "MNLI", "qnli": "QNLI", "qqp": "QQP", "rte": "RTE", "sst2": "SST", "mrpc": "MRPC",
@@ -47,46 +53,113 @@ class Encoder:
         return self.tokenizer(texts)
 
 
-def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task: str, seed: int,
-                   ctx: RunContext) -> dict[str, Any]:
-    """Fine-tune a copy of ``pretrained``'s encoder on ``task`` with ``seed``; score it on the dev split."""
+def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task: str, seed: int, lr: float,
+                   ctx: RunContext, pretrained_steps: int | None = None) -> tuple[dict[str, Any], np.ndarray]:
+    """Fine-tune a copy of ``pretrained``'s encoder on ``task`` with ``seed`` and learning rate ``lr``: at most
+    ``ft_epochs`` epochs on the training part of the task's training split, the best epoch on its held-out part
+    (``ft_validation_examples``; stopping after ``ft_patience`` epochs without improvement), scored on the dev split.
+    Returns the run's row and its per-item dev predictions. ``pretrained_steps``: the encoder comes from a shorter
+    pre-training run than the profile's (its fine-tuning runs are kept apart)."""
     profile = res.profile
     seed_everything(seed)
     vocab = len(res.baseline_tokenizer) if spec.is_baseline else 0
     model = classifier(spec, profile, vocab, num_labels(task))
     model.base_model.load_state_dict(pretrained.base_model.state_dict())
-    out = ctx.checkpoint_dir(f"{spec.slug}-{task}-seed{seed}", spec.name)
-    row = finetune(model, Encoder(spec, res, profile.ft_max_len), task,
-                   res.glue(task, "train", profile.ft_train_examples),
-                   res.glue(task, "validation", profile.ft_eval_examples),
-                   epochs=profile.ft_epochs, batch_size=profile.ft_batch, learning_rate=profile.ft_lr, seed=seed,
-                   output_dir=out, mixed_precision=profile.mixed_precision, device=ctx.device,
-                   progress=ctx.progress)
-    return {"name": spec.name, **row}
+    parts = (spec.name, lr) if pretrained_steps is None else (spec.name, lr, pretrained_steps)
+    out = ctx.checkpoint_dir(f"{spec.slug}-{task}-seed{seed}-lr{lr:g}", *parts)
+    train, validation = res.held_out(task)
+    row, preds = finetune(model, Encoder(spec, res, profile.ft_max_len), task, train,
+                          res.glue(task, "validation", profile.ft_eval_examples), validation=validation,
+                          patience=profile.ft_patience, epochs=profile.ft_epochs, batch_size=profile.ft_batch,
+                          learning_rate=lr, seed=seed, output_dir=out, mixed_precision=profile.mixed_precision,
+                          device=ctx.device, progress=ctx.progress, return_predictions=True)
+    return {"name": spec.name, "learning_rate": lr, **row}, preds
+
+
+def finetune_task(spec: ModelSpec, pretrained: nn.Module, res: Resources, task: str, ctx: RunContext,
+                  pretrained_steps: int | None = None, learning_rate: float | None = None
+                  ) -> tuple[list[dict[str, Any]], dict[int, np.ndarray]]:
+    """One model on one task, tuned as the profile says: every learning rate of ``ft_lrs`` with the first seed,
+    the one with the best held-out score chosen (ties: the smaller rate), then the other seeds at that rate; or,
+    given ``learning_rate`` (the rate the sweep chose on another task), every seed at it. Returns every run's row
+    (``chosen`` marks the runs at the chosen rate) and the chosen runs' dev predictions by seed."""
+    profile = res.profile
+    first, *others = profile.ft_seeds
+    rates = profile.ft_lrs if learning_rate is None else (learning_rate,)
+    sweep = [finetune_model(spec, pretrained, res, task, first, lr, ctx, pretrained_steps) for lr in rates]
+    score = [r["validation_score"] if np.isfinite(r["validation_score"]) else -np.inf for r, _ in sweep]
+    chosen = max(range(len(sweep)), key=lambda i: (score[i], -rates[i]))
+    lr = rates[chosen]
+    rows = [{**r, "chosen": i == chosen, "swept_on": task if learning_rate is None else profile.ft_sweep_task}
+            for i, (r, _) in enumerate(sweep)]
+    preds = {first: sweep[chosen][1]}
+    for seed in others:
+        row, p = finetune_model(spec, pretrained, res, task, seed, lr, ctx, pretrained_steps)
+        rows.append({**row, "chosen": True, "swept_on": rows[0]["swept_on"]})
+        preds[seed] = p
+    return rows, preds
+
+
+def finetune_tasks(spec: ModelSpec, model: nn.Module, res: Resources, ctx: RunContext, tasks: Sequence[str],
+                   pretrained_steps: int | None = None) -> tuple[list[dict[str, Any]], dict[tuple, np.ndarray]]:
+    """One model on every task: the learning-rate sweep on each task, or (``ft_sweep_task`` set) on that task
+    only, its chosen rate then used on the others; every seed at the chosen rate."""
+    sweep_on = res.profile.ft_sweep_task
+    order = [sweep_on, *[t for t in tasks if t != sweep_on]] if sweep_on in tasks else list(tasks)
+    rows_all, preds, chosen_lr = [], {}, None
+    for task in order:
+        rates = list(res.profile.ft_lrs) if chosen_lr is None else [chosen_lr]
+        ctx.log(f"{spec.name}: fine-tuning on {task} (learning rates {rates}, seeds {list(res.profile.ft_seeds)})")
+        rows, by_seed = finetune_task(spec, model, res, task, ctx, pretrained_steps,
+                                      learning_rate=chosen_lr if sweep_on and task != sweep_on else None)
+        if task == sweep_on:
+            chosen_lr = next(r["learning_rate"] for r in rows if r["chosen"])
+        rows_all += rows
+        preds.update({(task, seed): p for seed, p in by_seed.items()})
+    return rows_all, preds
 
 
 def glue_runs(specs: Sequence[ModelSpec], res: Resources, ctx: RunContext, tasks: Sequence[str]
-              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Pre-train and fine-tune ``specs``; returns (pre-training summary, loss curves, GLUE scores per run)."""
-    summary, curves, scores = [], [], []
+              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Pre-train (or read back from their checkpoints) and fine-tune ``specs``; returns the pre-training summary, the
+    loss curves, every fine-tuning run (``chosen`` marks those at each model's chosen learning rate) and the chosen
+    runs' dev predictions (:func:`predictions_record`)."""
+    summary, curves, scores, preds = [], [], [], {}
     for spec in specs:
         model, row, curve = pretrain(spec, res, ctx)
         summary.append(row)
         curves += curve
-        for task in tasks:
-            ctx.log(f"{spec.name}: fine-tuning on {task}, seeds {list(res.profile.ft_seeds)}")
-            for seed in res.profile.ft_seeds:
-                scores.append(finetune_model(spec, model, res, task, seed, ctx))
+        rows, by_task = finetune_tasks(spec, model, res, ctx, tasks)
+        scores += rows
+        preds.update({(spec.name, task, seed): p for (task, seed), p in by_task.items()})
         del model
-    return pd.DataFrame(summary), pd.DataFrame(curves), pd.DataFrame(scores)
+    return (pd.DataFrame(summary), pd.DataFrame(curves), pd.DataFrame(scores),
+            predictions_record(preds, res, tasks))
+
+
+def trend_name(name: str, steps: int) -> str:
+    """How the trend's runs name a model pre-trained for ``steps`` steps (``"LSH-Proj @ 500 steps"``)."""
+    return f"{name} @ {steps:,} steps"
+
+
+def predictions_record(preds: dict[tuple[str, str, int], np.ndarray], res: Resources, tasks: Sequence[str]
+                       ) -> dict[str, Any]:
+    """The chosen runs' dev predictions as a JSON-able record: each task's dev labels, and one entry per
+    (model, task, seed) run (classes for classification, scores for STS-B) -- what a paired bootstrap over the dev
+    items reads (:func:`hashlib_core.claims.paired_bootstrap`)."""
+    labels = {t: res.glue(t, "validation", res.profile.ft_eval_examples)[1].tolist() for t in tasks}
+    runs = [{"name": name, "task": task, "seed": int(seed), "predictions": p.tolist()}
+            for (name, task, seed), p in preds.items()]
+    return {"labels": labels, "runs": runs}
 
 
 def glue_table(summary: pd.DataFrame, runs: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
-    """One row per model: mean score per task over the seeds, its standard deviation over the seeds (``ddof=1``;
-    NaN with one seed), the majority-class score of the task, the average over tasks, and PRR vs our BERT-MLM
-    (Eq. 4)."""
+    """One row per model: mean score per task over the seeds at the chosen learning rate, its standard deviation
+    over the seeds (``ddof=1``; NaN with one seed), the majority-class score of the task, the average over tasks, and
+    PRR vs our BERT-MLM (Eq. 4)."""
+    chosen = runs[runs["chosen"].astype(bool)] if "chosen" in runs.columns else runs
     table = summary[["name", "group", "model", "unit", "objective", "num_buckets", "emb_params", "total_params"]]
-    table = table.set_index("name").join(per_task_scores(runs, tasks, PAPER_TASK_COLUMN))
+    table = table.set_index("name").join(per_task_scores(chosen, tasks, PAPER_TASK_COLUMN))
     columns = [PAPER_TASK_COLUMN[t] for t in tasks]
     table["Avg"] = table[columns].mean(axis=1, skipna=False)  # NaN if a task score is NaN (constant predictions)
     if "BERT-MLM" in table.index:

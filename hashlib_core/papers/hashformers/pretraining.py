@@ -51,7 +51,9 @@ def pretraining_model(spec: ModelSpec, profile: HashFormersProfile, vocab_size: 
                        num_buckets: int | None = None) -> nn.Module:
     if spec.is_baseline:
         config = baseline_config(vocab_size, **encoder_fields(profile))
-        return build_baseline("mlm" if spec.objective == "mlm" else "shuffle_random", config)
+        if spec.objective == "mlm":    # the output layer only at the masked positions: the same loss, 4x cheaper
+            return build_baseline("mlm", config, masked_only=True)
+        return build_baseline("shuffle_random", config)
     return HashFormerForShuffleRandom(hashformer_config(spec, profile, num_buckets))
 
 
@@ -64,9 +66,14 @@ def classifier(spec: ModelSpec, profile: HashFormersProfile, vocab_size: int, nu
         hashformer_config(spec, profile, num_buckets, num_labels=num_labels))
 
 
-def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext) -> tuple[nn.Module, dict, list]:
-    """Pre-train one model on the corpus (checkpoints and exact resume under ``checkpoints/``); returns the model, a summary row and its loss curve."""
+def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | None = None
+             ) -> tuple[nn.Module, dict, list]:
+    """Pre-train one model on the corpus (checkpoints and exact resume under ``checkpoints/``); returns the model, a
+    summary row and its loss curve. ``steps`` replaces the profile's ``pt_steps`` (a shorter run with its own
+    schedule, warm-up scaled alike: the pre-training-length trend)."""
     profile = res.profile
+    total = steps or profile.pt_steps
+    warmup = profile.pt_warmup if steps is None else max(1, round(profile.pt_warmup * steps / profile.pt_steps))
     seed_everything(profile.seed)
     body = profile.seq_len - 2
     if spec.is_baseline:
@@ -95,11 +102,12 @@ def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext) -> tuple[nn.Modul
                                          collate_fn=PretrainCollator(spec, table, objective))
     model = pretraining_model(spec, profile, vocab)
     lr = profile.pt_lr_mlm if spec.objective == "mlm" else profile.pt_lr
-    config = TrainConfig(max_steps=profile.pt_steps, learning_rate=lr, warmup_steps=profile.pt_warmup,
+    config = TrainConfig(max_steps=total, learning_rate=lr, warmup_steps=warmup,
                          scheduler=profile.pt_scheduler, adam_betas=(0.9, profile.pt_beta2), weight_decay=0.01,
-                         log_every=max(1, profile.pt_steps // 30), checkpoint_every=profile.checkpoint_every,
+                         log_every=max(1, total // 30), checkpoint_every=profile.checkpoint_every,
                          mixed_precision=profile.mixed_precision, seed=profile.seed)
-    out = ctx.checkpoint_dir(f"{spec.slug}-pretrain", spec.name, settings=PRETRAINING_SETTINGS)
+    parts = (spec.name,) if steps is None else (spec.name, total)      # the profile's run keeps its folder
+    out = ctx.checkpoint_dir(f"{spec.slug}-pretrain", *parts, settings=PRETRAINING_SETTINGS)
     ctx.log(f"{spec.name}: pre-training ({config.max_steps} steps)")
     result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
     row = {

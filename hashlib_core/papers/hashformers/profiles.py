@@ -5,13 +5,14 @@ Every knob of :class:`HashFormersProfile` has a comment; the ``paper`` profile i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from types import MappingProxyType
+from typing import ClassVar, Mapping
 
 from hashlib_core.glue import check_finetuning_settings, normalize_task
 from hashlib_core.profiles import Profile, ProfileSet
 
-__all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP", "LSH_GROUP", "HashFormersProfile",
-           "PROFILES", "PRETRAINING_SETTINGS"]
+__all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "TREND_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP", "LSH_GROUP",
+           "HashFormersProfile", "PROFILES", "PRETRAINING_SETTINGS"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,10 @@ TABLE6_MODELS: tuple[ModelSpec, ...] = tuple(
     for model, etype in (("Emb (50K)", "emb"), ("Proj", "proj"))
 )
 
+#: The headline pair whose comparison the pre-training-length trend repeats (the abstract's most efficient
+#: HashFormer against BERT-MLM).
+TREND_MODELS: tuple[ModelSpec, ...] = tuple(m for m in MODELS if m.name in ("BERT-MLM", "LSH-Proj"))
+
 #: The Add diagnostic: each Add HashFormer stored as the paper's 2Td codebooks, as it is and with no gradient into
 #: its shared part (the second is a control, not a model of the paper).
 ADD_DIAGNOSIS_MODELS: tuple[ModelSpec, ...] = tuple(
@@ -98,14 +103,16 @@ PRETRAINING_SETTINGS = ("corpus", "paper_corpus", "corpus_max_words", "bpe_vocab
 class HashFormersProfile(Profile):
     """Knobs of the HashFormers chapter. Sizes follow §4.2 and Appendix A (Tables 4 and 5) in ``paper``."""
 
-    #: pre-training corpus: "wikitext2-validation" (staged) or "wikipedia+bookcorpus" (hub, §4.2)
+    #: pre-training corpus: staged ("wikitext2-validation", "ptb-train", "ptb-train+wikitext2-validation") or
+    #: "wikipedia+bookcorpus" (the paper's, §4.2, from the hub)
     corpus: str = "wikitext2-validation"
     #: hub datasets of the paper corpus, "repo[:config]" each (used when corpus == "wikipedia+bookcorpus")
     paper_corpus: tuple[str, ...] = ("wikimedia/wikipedia:20231101.en", "bookcorpus/bookcorpus")
     #: stop reading the corpus after this many words (0 = all of it)
     corpus_max_words: int = 0
-    #: BPE vocabulary trained locally (LSH features, baselines, Table 6 units); the paper uses roberta-base's 50,265
-    bpe_vocab: int = 2000
+    #: the byte-level BPE of the LSH features, the BERT baselines and Table 6's units: 0 = roberta-base's 50,265
+    #: pieces (the released code's), else one of this many pieces trained on the corpus
+    bpe_vocab: int = 0
     #: N of the "Emb (50K)" rows (the paper: 50,260) and of the "Emb (1K)" rows (1,000)
     emb_buckets: int = 4096
     emb_buckets_small: int = 1000
@@ -133,25 +140,42 @@ class HashFormersProfile(Profile):
     pt_warmup: int = 3
     pt_beta2: float = 0.999
     pt_scheduler: str = "linear"
-    #: fine-tuning (Table 5): GLUE tasks, training examples per task (a seeded subset; 0 = all), dev examples scored
-    #: (0 = all), epochs, batch, learning rate, maximum length in units, seeds (mean and std over them)
+    #: fine-tuning (Table 5): GLUE tasks; training examples per task (a seeded subset of the training split after
+    #: the held-out part; 0 = all the rest); held-out training examples per task for early stopping and choosing the
+    #: learning rate (GLUE dev, which the paper reports, never chooses anything); dev examples scored (0 = all);
+    #: the cap on epochs; epochs without a better held-out score before stopping (0: run to the cap); batch;
+    #: the learning rates swept for every model (with the first seed; the other seeds at the chosen one); maximum
+    #: length in units; seeds (mean, standard deviation and per-item predictions over them)
     tasks: tuple[str, ...] = ("sst2",)
     ft_train_examples: int = 256
+    ft_validation_examples: int = 64
     ft_eval_examples: int = 200
     ft_epochs: float = 2.0
+    ft_patience: int = 0
     ft_batch: int = 32
-    ft_lr: float = 1e-3
+    ft_lrs: tuple[float, ...] = (1e-3,)
+    #: the task the learning-rate sweep runs on, each model's chosen rate then used on the other tasks ("": sweep
+    #: on every task)
+    ft_sweep_task: str = ""
     ft_max_len: int = 64
     ft_seeds: tuple[int, ...] = (0,)
     #: which models (names of :data:`MODELS`); empty = all
     models: tuple[str, ...] = ()
+    #: the headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs: their step counts (each
+    #: its own schedule; empty: no trend), and the tasks they are fine-tuned on (empty: ``tasks``)
+    trend_pt_steps: tuple[int, ...] = ()
+    trend_tasks: tuple[str, ...] = ()
     #: Table 6 (BPE units for HashFormers), and the tasks its four models are fine-tuned on (empty: ``tasks``)
     table6: bool = True
     table6_tasks: tuple[str, ...] = ()
-    #: Table 3: repetitions per measurement, batch size, dev examples for inference
+    #: Table 3: repetitions per measurement, batch size, dev examples for inference; and the same models at
+    #: BERT-base's width (12 x 768, sequence 512, random weights): repetitions (0: not timed there) and pre-training
+    #: batch
     timing_repeats: int = 3
     timing_batch: int = 8
     timing_examples: int = 64
+    timing_base_repeats: int = 0
+    timing_base_batch: int = 1
     #: "no", "bf16" or "fp16"
     mixed_precision: str = "no"
     #: save a pre-training checkpoint every N steps (0: at the end only)
@@ -159,16 +183,34 @@ class HashFormersProfile(Profile):
 
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"corpus_max_words", "sharing_words", "ft_train_examples",
                                                           "ft_eval_examples"})
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"ft_patience": "none (to the cap)",
+                                                                 "ft_sweep_task": "every task",
+                                                                 "bpe_vocab": "roberta-base (50,265)"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
-        "sharing_buckets", "sharing_words", "ft_eval_examples", "models", "table6", "table6_tasks",
-        "timing_repeats", "timing_batch", "timing_examples", "checkpoint_every",
+        "sharing_buckets", "sharing_words", "ft_eval_examples", "models", "table6", "table6_tasks", "trend_pt_steps",
+        "trend_tasks",
+        "timing_repeats", "timing_batch", "timing_examples", "timing_base_repeats", "timing_base_batch",
+        "checkpoint_every",
     })
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.corpus not in ("wikitext2-validation", "wikipedia+bookcorpus"):
-            raise ValueError(f"corpus must be 'wikitext2-validation' or 'wikipedia+bookcorpus', got {self.corpus!r}")
-        check_finetuning_settings((*self.tasks, *self.table6_tasks), self.ft_seeds)
+        from hashlib_core.pretraining import CORPUS_NAMES
+
+        if self.corpus not in (*CORPUS_NAMES, "wikipedia+bookcorpus"):
+            raise ValueError(f"corpus must be one of {(*CORPUS_NAMES, 'wikipedia+bookcorpus')}, got {self.corpus!r}")
+        check_finetuning_settings((*self.tasks, *self.table6_tasks, *self.trend_tasks), self.ft_seeds)
+        if any(not 0 < s < self.pt_steps for s in self.trend_pt_steps) or \
+                list(self.trend_pt_steps) != sorted(set(self.trend_pt_steps)):
+            raise ValueError(f"trend_pt_steps must be increasing step counts below pt_steps ({self.pt_steps}), got "
+                             f"{self.trend_pt_steps}")
+        if self.ft_sweep_task and self.ft_sweep_task not in self.task_keys():
+            raise ValueError(f"ft_sweep_task {self.ft_sweep_task!r} must be one of the tasks {self.task_keys()} (or "
+                             "empty: sweep on every task)")
+        if not self.ft_lrs or any(lr <= 0 for lr in self.ft_lrs) or len(set(self.ft_lrs)) != len(self.ft_lrs):
+            raise ValueError(f"ft_lrs must list distinct positive learning rates, got {self.ft_lrs}")
+        if self.ft_validation_examples < 1 or self.ft_patience < 0 or self.ft_epochs <= 0:
+            raise ValueError("ft_validation_examples must be >= 1, ft_patience >= 0 and ft_epochs > 0")
         if self.seq_len < 4 or self.ft_max_len < 4:
             raise ValueError("seq_len and ft_max_len must be >= 4 (room for the special tokens)")
         from hashlib_core.embeddings.hashed import AdditiveEmbedding   # torch: imported only when a profile is built
@@ -185,9 +227,13 @@ class HashFormersProfile(Profile):
         """The models of Tables 1/2 this profile trains."""
         return [m for m in MODELS if not self.models or m.name in self.models]
 
-    def task_keys(self, table6: bool = False) -> list[str]:
-        """Canonical task names (Table 6's own list when it has one)."""
-        tasks = self.table6_tasks if table6 and self.table6_tasks else self.tasks
+    def task_keys(self, table6: bool = False, trend: bool = False) -> list[str]:
+        """Canonical task names (Table 6's, or the trend's, own list when it has one)."""
+        tasks = self.tasks
+        if table6 and self.table6_tasks:
+            tasks = self.table6_tasks
+        elif trend and self.trend_tasks:
+            tasks = self.trend_tasks
         return [normalize_task(t) for t in tasks]
 
 
@@ -197,17 +243,22 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     smoke=HashFormersProfile(name="smoke", corpus_max_words=40_000, budget_minutes=1.0, seq_len=32, pt_batch=8,
                              pt_steps=20, ft_train_examples=128, ft_eval_examples=128, ft_max_len=48,
                              timing_repeats=2),
-    # Two CPU cores, at most an hour for the chapter: 2 x 64 encoder, N = 4,096, a 2,000-piece BPE, 300 pre-training
-    # steps of 16 x 64 units on the whole WikiText-2 validation split; fine-tuning on every training example of the
-    # five tasks for a quarter of an epoch, three seeds, scored on the whole dev splits; Table 6 on SST-2 only.
-    # The wall time of the committed run is in its results' meta files.
+    # Two CPU cores, at most three hours for the chapter (each experiment under an hour): a 4 x 128 encoder,
+    # roberta-base's BPE (50,265 pieces) for the baselines and the LSH features, Emb (50K) at the paper's N = 50,260,
+    # 1,200 pre-training steps of 32 x 64 units on Penn Treebank's train split and WikiText-2's validation split
+    # (about 1.1M words: S+R's loss has flattened by then, measured on LSH-Proj and MD-Emb, and is still falling at
+    # the trend's 150 and 400 steps); fine-tuning on 1,500 training examples per task with 500 more held out for early
+    # stopping (at most 5 epochs, patience 2), three learning rates swept on SST-2 for every model, three seeds at
+    # the chosen rate, scored on the whole dev splits. The wall time of the committed run is in its meta files.
     cpu=HashFormersProfile(
-        name="cpu", budget_minutes=60.0, corpus_max_words=0, bpe_vocab=2000, emb_buckets=4096, emb_buckets_small=1000,
-        sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0, layers=2, hidden=64, heads=2, intermediate=256,
-        seq_len=64, pt_steps=300, pt_batch=16, pt_lr=3e-4, pt_lr_mlm=1e-3, pt_warmup=30,
-        tasks=("sst2", "cola", "mrpc", "stsb", "rte"), ft_train_examples=0, ft_eval_examples=0, ft_epochs=0.25,
-        ft_batch=32, ft_lr=1e-3, ft_max_len=64, ft_seeds=(0, 1, 2), table6_tasks=("sst2",), timing_repeats=3,
-        timing_batch=8, timing_examples=64,
+        name="cpu", budget_minutes=180.0, corpus="ptb-train+wikitext2-validation", corpus_max_words=0, bpe_vocab=0,
+        emb_buckets=50260, emb_buckets_small=1000, sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
+        layers=4, hidden=128, heads=2, intermediate=512, seq_len=64, pt_steps=1200, pt_batch=32, pt_lr=5e-4,
+        pt_lr_mlm=5e-4, pt_warmup=60, tasks=("sst2", "cola", "mrpc", "stsb", "rte"), ft_train_examples=1500,
+        ft_validation_examples=500, ft_eval_examples=0, ft_epochs=5.0, ft_patience=2, ft_batch=32,
+        ft_lrs=(1e-4, 3e-4, 1e-3), ft_sweep_task="sst2", ft_max_len=64, ft_seeds=(0, 1, 2), table6_tasks=("sst2",),
+        trend_pt_steps=(150, 400), trend_tasks=("sst2",), timing_repeats=3, timing_batch=8, timing_examples=64,
+        timing_base_repeats=3, timing_base_batch=1,
     ),
     # One GPU, about 10 minutes for the whole chapter (18 models): 4 x 256 encoder, N = 50,260 as the paper, a
     # 16,000-piece BPE, the whole WikiText-2 validation split as corpus; per model 300 pre-training steps of 64 x 128
@@ -218,22 +269,25 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     # duration is an estimate from those rates until a run records it.
     # Larger runs: --pt_steps=... --ft_train_examples=0 (all) --ft_epochs=3 --tasks=cola,sst2,mrpc,stsb,rte.
     small=HashFormersProfile(
-        name="small", accelerator="gpu", budget_minutes=10.0, bpe_vocab=16000, emb_buckets=50260,
+        name="small", accelerator="gpu", budget_minutes=10.0, bpe_vocab=0, emb_buckets=50260,
         sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
         layers=4, hidden=256, heads=4, intermediate=1024, seq_len=128, pt_steps=300, pt_batch=64,
         pt_lr=5e-4, pt_lr_mlm=5e-4, pt_warmup=30, tasks=("sst2", "mrpc", "rte"),
-        ft_train_examples=6000, ft_eval_examples=0, ft_epochs=1.0, ft_batch=32, ft_lr=3e-4, ft_max_len=128,
-        table6_tasks=("sst2",), timing_repeats=3, timing_batch=32, timing_examples=256, mixed_precision="bf16",
+        ft_train_examples=6000, ft_validation_examples=500, ft_eval_examples=0, ft_epochs=1.0, ft_batch=32,
+        ft_lrs=(3e-4,), ft_max_len=128,
+        table6_tasks=("sst2",), timing_repeats=3, timing_batch=32, timing_examples=256, timing_base_repeats=5,
+        timing_base_batch=16, mixed_precision="bf16",
     ),
     # Appendix A: 12 x 768, sequence 512, batch 128 (16 x 8 GPUs), 500K steps, peak lr 1e-4 (MLM) / 5e-5, linear,
     # 10K warm-up, Adam beta2 0.9999; fine-tuning 5 epochs, batch 32, lr 3e-5, 3 seeds, max length 128.
     paper=HashFormersProfile(
         name="paper", accelerator="gpu", budget_minutes=60.0 * 24 * 7, corpus="wikipedia+bookcorpus",
-        bpe_vocab=50265, emb_buckets=50260, sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
+        bpe_vocab=0, emb_buckets=50260, sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
         layers=12, hidden=768, heads=12, intermediate=3072, add_storage="codebooks", seq_len=512, pt_steps=500_000, pt_batch=128,
         pt_lr=5e-5, pt_lr_mlm=1e-4, pt_warmup=10_000, pt_beta2=0.9999,
-        tasks=("cola", "sst2", "mrpc", "stsb", "rte"), ft_train_examples=0, ft_eval_examples=0, ft_epochs=5.0,
-        ft_batch=32, ft_lr=3e-5, ft_max_len=128, ft_seeds=(0, 1, 2), timing_repeats=20, timing_batch=16,
+        tasks=("cola", "sst2", "mrpc", "stsb", "rte"), ft_train_examples=0, ft_validation_examples=1000,
+        ft_eval_examples=0, ft_epochs=5.0, ft_batch=32, ft_lrs=(3e-5,), ft_max_len=128, ft_seeds=(0, 1, 2),
+        timing_repeats=20, timing_batch=16,
         timing_examples=872, mixed_precision="bf16", checkpoint_every=10_000,
     ),
 )

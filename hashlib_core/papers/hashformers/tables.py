@@ -15,6 +15,7 @@ from hashlib_core.glue import PRIMARY_METRIC, normalize_task, num_labels
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
 from hashlib_core.papers.hashformers.profiles import PROFILES, TABLE6_MODELS
 from hashlib_core.papers.hashformers.table2 import PAPER_COLUMNS
+from hashlib_core.papers.hashformers.table3 import table3_comparison, timing_quoted
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
 
@@ -137,29 +138,6 @@ def paper_points(tasks: Sequence[str], table2: pd.DataFrame) -> pd.DataFrame:
         rows.append({"group": r["group"], "model": r["model"], "emb_params": emb,
                      "avg": float(np.mean([parse_printed(r[c]).value for c in columns]))})
     return pd.DataFrame(rows)
-
-
-def _speedup(text: str) -> str:
-    return str(text).replace("x", "").strip()
-
-
-def table3_comparison(timing: pd.DataFrame) -> pd.DataFrame:
-    """Table 3 as printed beside our ratios (speed-up over BERT-MLM, Eq. 8) and our times per sample."""
-    paper = load_paper_table("hashformers_table3")
-    merged = paper.merge(timing, on=["group", "model"], how="inner")
-    return pd.DataFrame({
-        "model": merged["group"].str.replace(" (Ours)", "", regex=False) + " " + merged["model"],
-        "timed variant": merged["name"],
-        "paper PT speed-up": merged["PT_Speed-up_Rate"].map(_speedup),
-        "ours PT speed-up": merged["pt_speedup"].round(2),
-        "paper infer speed-up": merged["Infer_Speed-up_Rate"].map(_speedup),
-        "ours infer speed-up": merged["infer_speedup"].round(2),
-        "paper PT ms/sample (V100)": merged["PT_Time_ms_per_sample"],
-        f"ours PT ms/sample ({merged['device'].iloc[0]})": merged["pt_ms_per_sample"].round(2),
-        "paper infer ms/sample (V100)": merged["Infer_Time_ms_per_sample"],
-        f"ours infer ms/sample ({merged['device'].iloc[0]})": merged["infer_ms_per_sample"].round(3),
-        "ours mean tokens (infer)": merged["infer_mean_tokens"].round(1),
-    })
 
 
 def table6_comparison(glue: pd.DataFrame, table6: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
@@ -392,16 +370,11 @@ def quoted(shown) -> dict[str, str]:
                # the paper's best model under the paper's own label (our tables name our Emb rows with their N)
                best_paper=dict(zip(shown_names(glue), glue["name"])).get(
                    view.loc[view["paper rank"].idxmin(), "model"], "-") if len(view) else "-")
-    timing = shown.table("timing").set_index("name")
-    t3 = table3_comparison(shown.table("timing")).set_index("timed variant")
-    out.update(timing_device=str(timing["device"].iloc[0]).upper(),
-               sr_speedup=f"{timing.loc['BERT-S+R', 'pt_speedup']:.1f}x",
-               paper_sr_speedup=t3.loc["BERT-S+R", "paper PT speed-up"] + "x",
-               tokens_bpe=f"{timing.loc['BERT-MLM', 'infer_mean_tokens']:.1f}",
-               tokens_word=f"{timing.loc['MD-Proj', 'infer_mean_tokens']:.1f}")
+    out.update(timing_quoted(shown.table("timing")))
     if shown.has("table6"):
         out.update(table6_quoted(glue, shown.table("table6"), profile.task_keys(table6=True)))
     if shown.has("add_parts"):
         out.update(add_quoted(shown.table("add_parts"), glue, shown.table("add_codebooks")))
-        out.update(ft_lr=learning_rate(profile.ft_lr), ft_lr_paper=learning_rate(PROFILES.get("paper").ft_lr))
+        out.update(ft_lr=", ".join(learning_rate(lr) for lr in profile.ft_lrs),
+                   ft_lr_paper=", ".join(learning_rate(lr) for lr in PROFILES.get("paper").ft_lrs))
     return out

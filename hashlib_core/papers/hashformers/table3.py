@@ -1,0 +1,63 @@
+"""Table 3 beside our timings: the paper's speed-ups (Eq. 8) and times per sample next to ours, at the profile's
+encoder width and, when the profile times them there, at BERT-base's (12 x 768, sequence 512), and the numbers the
+page's prose quotes."""
+from __future__ import annotations
+
+import pandas as pd
+
+from hashlib_core.papers.hashformers.timing import SCALES, timing_at
+from hashlib_core.results import load_paper_table
+
+__all__ = ["table3_comparison", "timing_quoted"]
+
+
+def _speedup(text: str) -> str:
+    return str(text).replace("x", "").strip()
+
+
+def table3_comparison(timing: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 as printed beside our ratios (speed-up over BERT-MLM, Eq. 8) and our times per sample, at each width
+    timed (the profile's encoder, then BERT-base's when the timing has those rows)."""
+    scales = [s for s in SCALES if "scale" not in timing.columns and s == "profile"
+              or "scale" in timing.columns and (timing["scale"] == s).any()]
+    return pd.concat([_table3_at(timing_at(timing, s)) for s in scales], ignore_index=True)
+
+
+def _table3_at(timing: pd.DataFrame) -> pd.DataFrame:
+    paper = load_paper_table("hashformers_table3")
+    merged = paper.merge(timing, on=["group", "model"], how="inner")
+    width = merged["shape"] if "shape" in merged.columns else pd.Series(["profile"] * len(merged))
+    return pd.DataFrame({
+        "our width": width,
+        "model": merged["group"].str.replace(" (Ours)", "", regex=False) + " " + merged["model"],
+        "timed variant": merged["name"],
+        "paper PT speed-up": merged["PT_Speed-up_Rate"].map(_speedup),
+        "ours PT speed-up": merged["pt_speedup"].round(2),
+        "paper infer speed-up": merged["Infer_Speed-up_Rate"].map(_speedup),
+        "ours infer speed-up": merged["infer_speedup"].round(2),
+        "paper PT ms/sample (V100)": merged["PT_Time_ms_per_sample"],
+        f"ours PT ms/sample ({merged['device'].iloc[0]})": merged["pt_ms_per_sample"].round(2),
+        "paper infer ms/sample (V100)": merged["Infer_Time_ms_per_sample"],
+        f"ours infer ms/sample ({merged['device'].iloc[0]})": merged["infer_ms_per_sample"].round(3),
+        "ours mean tokens (infer)": merged["infer_mean_tokens"].round(1),
+    })
+
+
+def timing_quoted(table: pd.DataFrame) -> dict[str, str]:
+    """Table 3's numbers for the prose: S+R's pre-training speed-up at the profile's width and, when timed, at
+    BERT-base's; the paper's; the units per SST-2 sentence of each tokenisation."""
+    timing = timing_at(table, "profile").set_index("name")
+    t3 = table3_comparison(table)
+    paper_sr = t3.loc[t3["timed variant"] == "BERT-S+R", "paper PT speed-up"].iloc[0]
+    out = {"timing_device": str(timing["device"].iloc[0]).upper(),
+           "sr_speedup": f"{timing.loc['BERT-S+R', 'pt_speedup']:.1f}x", "paper_sr_speedup": f"{paper_sr}x",
+           "tokens_bpe": f"{timing.loc['BERT-MLM', 'infer_mean_tokens']:.1f}",
+           "tokens_word": f"{timing.loc['MD-Proj', 'infer_mean_tokens']:.1f}",
+           "sr_speedup_base": "-", "hf_speedups_base": "-", "infer_speedups_base": "-"}
+    if "scale" in table.columns and (table["scale"] == "paper").any():
+        base = timing_at(table, "paper").set_index("name")
+        hf = base[~base.index.str.startswith("BERT")]
+        out.update(sr_speedup_base=f"{base.loc['BERT-S+R', 'pt_speedup']:.2f}x",
+                   hf_speedups_base=f"{hf['pt_speedup'].min():.2f}x to {hf['pt_speedup'].max():.2f}x",
+                   infer_speedups_base=f"{hf['infer_speedup'].min():.2f}x to {hf['infer_speedup'].max():.2f}x")
+    return out

@@ -1,0 +1,88 @@
+"""Which way the headline gap moves with pre-training: LSH-Proj against BERT-MLM after shorter pre-training runs
+(the ``trend`` experiment) and after the profile's own (Table 1's models), each with a paired bootstrap over the dev
+items of the tasks that learn."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hashlib_core.claims import NotTestable
+from hashlib_core.claims.glue import GluePredictions, compare
+from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN, trend_name
+
+__all__ = ["trend_view", "trend_figure", "trend_quoted"]
+
+_A, _B = "LSH-Proj", "BERT-MLM"
+
+
+def trend_view(shown: Any) -> pd.DataFrame:
+    """One row per pre-training length: the steps, both models' final pre-training loss, their mean dev score over the
+    tasks that learn (Table 1's run decides which), and LSH-Proj minus BERT-MLM with its 95% interval."""
+    from hashlib_core.papers.hashformers.claims import learned_tasks
+
+    profile = shown.profile
+    learned = [t for t, c in PAPER_TASK_COLUMN.items() if c in learned_tasks(shown)[0]]
+    tasks = [t for t in profile.task_keys(trend=True) if t in learned]
+    if not tasks:
+        raise NotTestable("no task of the trend learns in Table 1's run")
+    pre = shown.table("pretraining").set_index("name")["final_loss"]
+    runs = shown.table("trend_runs") if shown.has("trend_runs") else pd.DataFrame(columns=["pt_steps", "name"])
+    points = [(steps, trend_name(_A, steps), trend_name(_B, steps), "trend_predictions")
+              for steps in profile.trend_pt_steps] + [(profile.pt_steps, _A, _B, "glue_predictions")]
+    rows = []
+    for steps, a, b, source in points:
+        if not shown.has(source):
+            continue
+        preds = GluePredictions.from_records(shown.json(source))
+        iv = compare(preds, {"a": [a], "b": [b]}, tasks, lambda s: float(np.mean(s["a"]) - np.mean(s["b"])))
+        score = {m: float(np.mean([preds.group_score([m], t)(np.arange(len(preds.labels[t]))) for t in tasks]))
+                 for m in (a, b)}
+        if source == "glue_predictions":
+            loss = {_A: pre.get(_A, np.nan), _B: pre.get(_B, np.nan)}
+        else:
+            at = runs[runs["pt_steps"] == steps].groupby("name")["pt_final_loss"].first()
+            loss = {_A: at.get(_A, np.nan), _B: at.get(_B, np.nan)}
+        rows.append({"pre-training steps": steps, f"{_A} loss (S+R)": loss[_A], f"{_B} loss (MLM)": loss[_B],
+                     _A: score[a], _B: score[b], "difference": iv.estimate, "low": iv.low, "high": iv.high,
+                     "tasks": ", ".join(PAPER_TASK_COLUMN[t] for t in tasks)})
+    return pd.DataFrame(rows)
+
+
+def trend_figure(view: pd.DataFrame):
+    """LSH-Proj minus BERT-MLM (points, 95% intervals) against pre-training steps (log scale), with the paper's gap
+    as a dashed line."""
+    import matplotlib.pyplot as plt
+
+    from hashlib_core.papers.hashformers.profiles import LSH_GROUP
+    from hashlib_core.results import load_paper_table, parse_printed
+
+    t1 = load_paper_table("hashformers_table1").set_index(["group", "model"])["Avg"]
+    paper = parse_printed(t1[(LSH_GROUP, "Proj")]).value - parse_printed(t1[("-", "BERT-MLM")]).value
+    fig, ax = plt.subplots(figsize=(6.2, 3.4))
+    x = view["pre-training steps"]
+    ax.errorbar(x, view["difference"], yerr=[view["difference"] - view["low"], view["high"] - view["difference"]],
+                fmt="o-", capsize=4, label="ours (95% interval)")
+    ax.axhline(paper, ls="--", color="grey", label="the paper (Table 1 average)")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_xticks(list(x), [f"{int(v):,}" for v in x])
+    ax.set_xlabel("pre-training steps")
+    ax.set_ylabel("LSH-Proj - BERT-MLM (points)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def trend_quoted(view: pd.DataFrame) -> dict[str, str]:
+    """The trend's numbers for the prose."""
+    if view.empty:
+        return {"trend_steps": "-", "trend_gaps": "-", "trend_direction": "-"}
+    gaps = view["difference"].to_numpy()
+    direction = ("narrows" if abs(gaps[-1]) < abs(gaps[0]) else "widens") if len(gaps) > 1 else "-"
+    return {"trend_steps": ", ".join(f"{int(s):,}" for s in view["pre-training steps"]),
+            "trend_gaps": ", ".join(f"{g:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+                                    for g, lo, hi in zip(gaps, view["low"], view["high"])),
+            "trend_direction": direction}

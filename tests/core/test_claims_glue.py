@@ -1,0 +1,62 @@
+"""Paired comparisons of GLUE models from their dev predictions (:mod:`hashlib_core.claims.glue`)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import matthews_corrcoef
+
+from hashlib_core.claims import NotTestable
+from hashlib_core.claims.glue import GluePredictions, compare, task_metric
+
+
+def test_task_metrics_agree_with_the_reference_implementations():
+    rng = np.random.default_rng(0)
+    gold, pred = rng.integers(0, 2, 300), rng.integers(0, 2, 300)
+    assert task_metric("cola", pred, gold) == pytest.approx(100 * matthews_corrcoef(gold, pred))
+    assert task_metric("cola", np.zeros(10, int), gold[:10]) == 0.0            # a constant prediction
+    assert task_metric("sst2", pred, gold) == pytest.approx(100 * np.mean(pred == gold))
+    score, truth = rng.random(200), rng.random(200)
+    assert task_metric("stsb", score, truth) == pytest.approx(100 * stats.spearmanr(score, truth).statistic)
+    assert task_metric("stsb", np.ones(5), truth[:5]) == 0.0
+
+
+def record(task, gold, runs):
+    return {"labels": {task: list(gold)}, "runs": [{"name": n, "task": task, "seed": s, "predictions": list(p)}
+                                                   for (n, s), p in runs.items()]}
+
+
+def test_a_model_right_where_the_other_is_wrong_differs_by_a_hundred_points_with_no_spread():
+    gold = np.array([0, 1] * 50)
+    preds = GluePredictions.from_records(record("sst2", gold, {("A", 0): gold, ("A", 1): gold,
+                                                               ("B", 0): 1 - gold, ("B", 1): 1 - gold}))
+    iv = compare(preds, {"a": ["A"], "b": ["B"]}, ["sst2"],
+                 lambda s: float(np.mean(s["a"]) - np.mean(s["b"])), resamples=200)
+    assert (iv.estimate, iv.low, iv.high) == (100.0, 100.0, 100.0)
+    assert iv.method == "paired bootstrap over 100 dev items (200 resamples)"
+
+
+def test_groups_average_their_models_and_seeds_and_tasks_combine():
+    gold = np.array([0, 1, 1, 0, 1, 0, 0, 1])
+    half = np.array([0, 1, 1, 0, 0, 1, 1, 0])                   # right on the first half only: accuracy 50
+    rec = record("rte", gold, {("A", 0): gold, ("A", 1): half, ("B", 0): half})
+    preds = GluePredictions.from_records(rec)
+    iv = compare(preds, {"a": ["A"], "b": ["B"]}, ["rte"], lambda s: s["a"][0] - s["b"][0], resamples=100)
+    assert iv.estimate == pytest.approx(75.0 - 50.0)              # A: mean of 100 and 50 over its seeds
+    cola = record("cola", gold, {("A", 0): gold, ("B", 0): half})
+    both = GluePredictions.from_records(rec, cola)
+    two = compare(both, {"a": ["A"], "b": ["B"]}, ["rte", "cola"],
+                  lambda s: float(np.mean(s["a"]) - np.mean(s["b"])), resamples=100)
+    assert two.estimate == pytest.approx(((75 - 50) + (100 - task_metric("cola", half, gold))) / 2)
+    assert "8 + 8 dev items of rte, cola" in two.method
+
+
+def test_missing_runs_are_not_testable_and_records_must_agree():
+    gold = np.array([0, 1, 0, 1])
+    preds = GluePredictions.from_records(record("sst2", gold, {("A", 0): gold}))
+    with pytest.raises(NotTestable, match="no dev predictions for B on sst2"):
+        compare(preds, {"a": ["A"], "b": ["B"]}, ["sst2"], lambda s: 0.0)
+    with pytest.raises(ValueError, match="disagree on sst2's dev labels"):
+        GluePredictions.from_records(record("sst2", gold, {}), record("sst2", 1 - gold, {}))
+    with pytest.raises(ValueError, match="3 predictions for 4 items"):
+        GluePredictions.from_records(record("sst2", gold, {("A", 0): gold[:3]}))

@@ -1,0 +1,78 @@
+"""Fine-tuning with early stopping on a held-out split (:func:`hashlib_core.glue.finetune` with ``validation``):
+the best epoch's weights are kept, patience stops training, the outcome is cached, per-item predictions come back."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from hashlib_core import glue
+
+
+class Toy(nn.Module):
+    """Logits from a learned vector per token id: learns 'the label is the first token'."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = nn.Embedding(4, 2)
+
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.table(input_ids[:, 0])
+        out = {"logits": logits}
+        if labels is not None:
+            out["loss"] = nn.functional.cross_entropy(logits, labels)
+        return type("Out", (), out)()
+
+
+def encode(texts):
+    return {"input_ids": torch.tensor([[int(t.split()[0])] for t in texts])}
+
+
+def data(n, seed, noise=0.0):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, n)
+    shown = np.where(rng.random(n) < noise, 1 - labels, labels)       # noisy labels cap what can be learned
+    return [f"{y} x" for y in shown], labels
+
+
+def test_early_stopping_keeps_the_best_epoch_and_returns_predictions(tmp_path):
+    torch.manual_seed(0)
+    train, validation, dev = data(64, 1), data(32, 2), data(40, 3)
+    row, preds = glue.finetune(Toy(), encode, "sst2", train, dev, epochs=30, batch_size=16, learning_rate=0.05,
+                               seed=0, validation=validation, patience=2, return_predictions=True)
+    assert row["validation_score"] == 100.0 and row["score"] == 100.0
+    # perfect from some epoch on: two epochs without improvement stop the run long before the cap
+    assert row["epochs_run"] == row["best_epoch"] + 2 < 30 and row["max_epochs"] == 30
+    assert row["steps"] == row["epochs_run"] * 4
+    assert preds.dtype.kind == "i" and (preds == dev[1]).all() and len(preds) == 40
+
+
+def test_the_outcome_is_cached_and_reused_without_training(tmp_path, monkeypatch):
+    train, validation, dev = data(32, 1), data(16, 2), data(20, 3)
+    kwargs = dict(epochs=3, batch_size=8, learning_rate=0.05, seed=0, validation=validation, patience=1,
+                  output_dir=tmp_path / "run", return_predictions=True)
+    first = glue.finetune(Toy(), encode, "sst2", train, dev, **kwargs)
+    import hashlib_core.training as training
+
+    monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("a finished run must not train again"))
+    again = glue.finetune(Toy(), encode, "sst2", train, dev, **kwargs)
+    assert list(again[0]) == list(first[0]) and again[0] == first[0]
+    assert (again[1] == first[1]).all()
+
+
+def test_held_out_splits_the_training_split_without_overlap(mirror):
+    (train_t, train_y), (val_t, val_y) = glue.held_out("rte", train_limit=500, validation=200, seed=0)
+    assert len(val_t) == 200 and len(train_t) == 500 and len(train_y) == 500
+    assert not set(map(tuple, train_t)) & set(map(tuple, val_t))
+    everything, _ = glue.glue_split("rte", "train", 0, 0)
+    assert val_t == everything[:200] and train_t == everything[200:700]
+    with pytest.raises(ValueError, match="cannot hold out"):
+        glue.held_out("rte", 0, len(everything))
+    with pytest.raises(ValueError, match="positive number"):
+        glue.held_out("rte", 0, 0)
+
+
+def test_predictions_are_classes_or_scores():
+    assert glue.predictions("sst2", np.array([[0.1, 0.9], [2.0, -1.0]])).tolist() == [1, 0]
+    assert glue.predictions("stsb", np.array([[3.5], [1.25]])).tolist() == [3.5, 1.25]
