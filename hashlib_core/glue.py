@@ -319,6 +319,7 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     the same ``output_dir`` returns it without training again.
     """
     import copy
+    import hashlib
     import json
 
     import torch
@@ -327,10 +328,14 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     from hashlib_core.training import TrainConfig, train as train_loop
 
     outcome = Path(output_dir) / "outcome.json" if output_dir is not None and validation is not None else None
+    # the outcome holds predictions on these dev items: reused only for the same items (a run's weights do not
+    # depend on which dev items are scored, so the folder's name does not say)
+    dev_digest = hashlib.sha256(json.dumps([list(map(str, dev[0])), np.asarray(dev[1]).tolist()]).encode()).hexdigest()
     if outcome is not None and outcome.is_file():
         saved = json.loads(outcome.read_text(encoding="utf-8"))
-        done = dict(saved["row"])                     # stored as pairs: the columns keep their order
-        return (done, np.asarray(saved["predictions"])) if return_predictions else done
+        if saved.get("dev_digest") == dev_digest:
+            done = dict(saved["row"])                     # stored as pairs: the columns keep their order
+            return (done, np.asarray(saved["predictions"])) if return_predictions else done
 
     key = normalize_task(task)
     regression = key == "stsb"
@@ -372,5 +377,5 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
            "dev_examples": len(dev[0]), **row, "steps": result.steps, "wall_time_s": result.wall_time_s}
     preds = predictions(key, logits)
     if outcome is not None:
-        atomic_write_json(outcome, {"row": list(row.items()), "predictions": preds.tolist()})
+        atomic_write_json(outcome, {"row": list(row.items()), "predictions": preds.tolist(), "dev_digest": dev_digest})
     return (row, preds) if return_predictions else row

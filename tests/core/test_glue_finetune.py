@@ -59,6 +59,10 @@ def test_the_outcome_is_cached_and_reused_without_training(tmp_path, monkeypatch
     again = glue.finetune(Toy(), encode, "sst2", train, dev, **kwargs)
     assert list(again[0]) == list(first[0]) and again[0] == first[0]
     assert (again[1] == first[1]).all()
+    monkeypatch.undo()
+    other_dev = data(24, 4)                                 # other dev items: the cached predictions do not apply
+    third = glue.finetune(Toy(), encode, "sst2", train, other_dev, **kwargs)
+    assert len(third[1]) == 24 and third[0]["dev_examples"] == 24
 
 
 def test_held_out_splits_the_training_split_without_overlap(mirror):

@@ -1,15 +1,16 @@
 """The HashFormers chapter's claims: what Xue & Aletras (2022) state, each with a verdict computed from the results.
 
-GLUE claims read ``glue_runs`` (one score per model, task and fine-tuning seed) and compare models over the seeds
-(Welch's t interval of the difference of their per-seed scores; no per-item predictions are kept, so no paired
-bootstrap). They read only the tasks the profile fine-tunes on which some model leaves the majority class
-(:func:`learned_tasks`; for STS-B: no correlation): a task on which every model stays there has nothing to compare,
-and a claim about that task alone is *not testable here*, with that reason. The paper's averages cover eight tasks;
-ours cover the learned ones, and each claim says which.
+GLUE claims read ``glue_predictions`` (every fine-tuning run's per-item dev predictions) and compare models with a
+paired bootstrap over the dev items (:func:`hashlib_core.claims.glue.compare`: one resample of each task's items
+shared by every model and seed, each model's score the mean over its seeds). They read only the tasks the profile
+fine-tunes on which some model leaves the majority class (:func:`learned_tasks`; for STS-B: no correlation): a task
+on which every model stays there has nothing to compare, and a claim about that task alone is *not testable here*,
+with that reason. The paper's averages cover eight tasks; ours cover the learned ones, and each claim says which.
+Each model is pre-trained once, so the intervals cover fine-tuning seeds and dev items, not pre-training seeds.
 
 Table 2's counts are exact (BERT-base-sized modules built and counted, the same in every profile); Table 3's times
-are one measurement each (no interval); Table 6 keeps only each subword model's mean and standard deviation over
-the seeds, which is all Welch's interval needs (:func:`_summary_seeds`).
+are one measurement each (no interval); Table 6 reads its own runs' dev predictions, paired with the word-unit
+models'.
 """
 from __future__ import annotations
 
@@ -114,14 +115,13 @@ def _difference(a: Sequence[str], b: Sequence[str], labels: tuple[str, str] | Ca
         columns, note = _columns(evidence, only)
         tasks = [_TASK[c] for c in columns]
         iv = compare(_predictions(evidence), {"a": list(a), "b": list(b)}, tasks, _mean_difference)
-        x, y = iv.estimate, None
         la, lb = labels(evidence) if callable(labels) else labels
         glue = evidence.table("glue").set_index("name")
         mean_a = float(glue.loc[list(a), columns].to_numpy().mean())
         mean_b = float(glue.loc[list(b), columns].to_numpy().mean())
         where = f" on {only}" if only else ""
-        return Effect(iv, f"{la} {mean_a:.1f} vs {lb} {mean_b:.1f}{where} ({x:+.1f} points)", unit="points",
-                      note="; ".join(n for n in (_ONCE, note) if n) if y is None else note)
+        return Effect(iv, f"{la} {mean_a:.1f} vs {lb} {mean_b:.1f}{where} ({iv.estimate:+.1f} points)", unit="points",
+                      note="; ".join(n for n in (_ONCE, note) if n))
     return effect
 
 
