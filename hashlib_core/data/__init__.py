@@ -21,15 +21,19 @@ that does not parse as documented). Each message names the dataset, the path(s),
 
 Split names follow the Hugging Face convention: ``train``, ``validation`` (the files called ``dev`` or
 ``valid``) and ``test``. Loaders with several splits return a :class:`datasets.DatasetDict`; single-table
-datasets (Card-660, Stanford RW, Last.fm, a UD treebank) return a :class:`datasets.Dataset`; label
+datasets (Card-660, Stanford RW, Last.fm, a UD treebank, a Wikispeedia table) return a :class:`datasets.Dataset`; label
 inventories and WordPiece vocabularies return ``list[str]``.
 
 Modules: :mod:`~hashlib_core.data.catalog` (the manifest), :mod:`~hashlib_core.data.lookup` (mirror, cache,
 download, checksums), :mod:`~hashlib_core.data.errors`, :mod:`~hashlib_core.data.readers` (shared parsing
 helpers) and the loaders: :mod:`~hashlib_core.data.loaders_text` (GLUE, WikiText-2, Penn Treebank, rare-word
 similarity), :mod:`~hashlib_core.data.loaders_tasks` (intent/slot, MTOP, label lists, vocabularies, UD) and
-:mod:`~hashlib_core.data.loaders_ids` (knowledge-graph triples, Last.fm and its artists' names). Import the public
-names from ``hashlib_core.data`` itself.
+:mod:`~hashlib_core.data.loaders_ids` (knowledge-graph triples, Last.fm and its artists' names) and
+:mod:`~hashlib_core.data.loaders_sets` (sessions, Gowalla, Wikispeedia). Import the public names from
+``hashlib_core.data`` itself.
+
+A file marked ``format: pickle`` (the session datasets) is a Python pickle: it is read only with
+:class:`~hashlib_core.data.safe_pickle.PlainUnpickler`, which refuses every global, so no code in it can run.
 
 A file marked ``compression: gzip`` in the manifest is kept compressed (checksums are those of the compressed
 file) and unzipped in memory by its loader (the Penn Treebank files).
@@ -54,6 +58,7 @@ from hashlib_core.data.catalog import (
 )
 from hashlib_core.data.errors import ChecksumMismatchError, DataError, DataFormatError, DatasetUnavailableError
 from hashlib_core.data.loaders_ids import load_fb15k237, load_lastfm, load_lastfm_artists, load_wn18rr
+from hashlib_core.data.loaders_sets import load_gowalla, load_sessions, load_wikispeedia
 from hashlib_core.data.loaders_tasks import (
     UPOS_TAGS,
     load_atis,
@@ -89,7 +94,8 @@ __all__ = [
     "dataset_path", "manifest_markdown_table", "load",
     "load_glue", "load_wikitext2", "load_ptb", "load_card660", "load_stanford_rw", "load_atis", "load_snips",
     "load_mtop_xsemplr", "load_pnlp_mixer_labels", "load_wordpiece_vocab", "wordpiece_vocab_path", "load_wn18rr",
-    "load_fb15k237", "load_lastfm", "load_lastfm_artists", "load_ud_pud", "UPOS_TAGS",
+    "load_fb15k237", "load_lastfm", "load_lastfm_artists", "load_sessions", "load_gowalla", "load_wikispeedia",
+    "load_ud_pud", "UPOS_TAGS",
 ]
 
 
@@ -109,6 +115,9 @@ _LOADERS: dict[str, Callable[..., Any]] = {
     "fb15k237": load_fb15k237,
     "lastfm": load_lastfm,
     "lastfm_artists": load_lastfm_artists,
+    "sessions": load_sessions,
+    "gowalla": load_gowalla,
+    "wikispeedia": load_wikispeedia,
     "ud_pud": load_ud_pud,
 }
 

@@ -18,7 +18,8 @@ import yaml
 
 from hashlib_core.data.errors import DataError
 
-__all__ = ["MANIFEST_PATH", "COMPRESSIONS", "manifest", "list_datasets", "list_configs", "manifest_markdown_table"]
+__all__ = ["MANIFEST_PATH", "COMPRESSIONS", "FORMATS", "manifest", "list_datasets", "list_configs",
+           "manifest_markdown_table"]
 
 #: ``<repository>/data/manifest.yaml`` (this file is ``<repository>/hashlib_core/data/catalog.py``).
 MANIFEST_PATH = Path(__file__).resolve().parents[2] / "data" / "manifest.yaml"
@@ -26,6 +27,9 @@ _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 #: values a file's ``compression`` key may take (the loaders decompress these; no key: a plain file)
 COMPRESSIONS = ("gzip",)
+#: values a file's ``format`` key may take (no key: text). ``pickle``: a Python pickle of plain data, read only with
+#: :class:`~hashlib_core.data.safe_pickle.PlainUnpickler`; its ``rows`` count the records its loader returns
+FORMATS = ("pickle",)
 
 _DATASET_KEYS = ("title", "folder", "loader", "used_for", "license", "citation", "source", "files", "configs")
 
@@ -69,6 +73,9 @@ def _validate_manifest(data: Any, path: Path) -> None:
             if "compression" in spec and spec["compression"] not in COMPRESSIONS:
                 fail(f"dataset {name!r} file {file!r}: 'compression' is {spec['compression']!r}; use one of "
                      f"{list(COMPRESSIONS)}, or drop the key for an uncompressed file")
+            if "format" in spec and spec["format"] not in FORMATS:
+                fail(f"dataset {name!r} file {file!r}: 'format' is {spec['format']!r}; use one of {list(FORMATS)}, "
+                     "or drop the key for a text file")
             archive = spec.get("archive")
             if archive is not None and not (
                 isinstance(archive, dict)

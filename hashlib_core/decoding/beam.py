@@ -53,8 +53,13 @@ def check_log_probs(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> tor
                          f"(m = {shape[0]}, T = {shape[1]}), got {tuple(log_probs.shape)}")
     if log_probs.shape[0] == 0:
         raise ValueError("log_probs has no position (batch size 0): give at least one distribution per map")
-    if torch.isnan(log_probs.amax()):                                  # amax propagates NaN: one pass, no mask
+    peak = log_probs.amax()                                           # amax propagates NaN: one pass, no mask
+    if torch.isnan(peak):
         raise ValueError("log_probs contains NaN: check the model's outputs (a NaN score cannot be ranked)")
+    if peak == float("inf"):
+        # +inf is no log-probability (those are <= 0), and +inf + -inf = NaN would rank first and be "certified"
+        raise ValueError("log_probs contains +inf, and a log-probability is at most 0: pass log_softmax of each "
+                         "map's logits, not the logits or probabilities")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= maps.num_ids:
         raise ValueError(f"k must be an int in [1, {maps.num_ids}] (the number of ids), got {k!r}")
     return log_probs

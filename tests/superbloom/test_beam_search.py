@@ -107,6 +107,24 @@ def test_bad_input_names_the_fix():
         beam_topk(torch.full((1, 2, 10), float("nan")), maps, 1)
     with pytest.raises(TypeError, match="float tensor"):
         beam_topk(torch.zeros(1, 2, 10, dtype=torch.long), maps, 1)
+
+
+def test_plus_infinity_is_refused_not_ranked_first():
+    """+inf beside -inf summed to NaN, ranked first and came back certified: now refused by both searches; -inf alone
+    (a token with probability 0) stays accepted and ranks its ids last."""
+    maps = BloomHashMaps(100, 10, 2, seed=1)
+    lp = torch.log_softmax(torch.randn(1, 2, 10, generator=torch.Generator().manual_seed(0)), dim=-1)
+    bad = lp.clone()
+    bad[0, 0, 3], bad[0, 1, 4] = float("inf"), float("-inf")
+    for search in (beam_topk, exhaustive_topk):
+        with pytest.raises(ValueError, match=r"\+inf.*log_softmax"):
+            search(bad, maps, 5)
+    zero = lp.clone()
+    zero[0, 0, 3] = float("-inf")
+    out = exhaustive_topk(zero, maps, 100)
+    hit = maps.table[:, 0] == 3
+    assert torch.isneginf(out.scores[0, -int(hit.sum()):]).all() and not torch.isnan(out.scores).any()
+    assert set(out.ids[0, -int(hit.sum()):].tolist()) == set(torch.nonzero(hit).flatten().tolist())
     with pytest.raises(ValueError, match="beam must be"):
         beam_topk(lp, maps, 1, beam=0)
     with pytest.raises(ValueError, match="growth"):
