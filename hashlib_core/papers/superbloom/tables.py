@@ -14,14 +14,35 @@ __all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "param
            "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted", "quoted"]
 
 
-def recall_table(segments: pd.DataFrame, ks) -> pd.DataFrame:
-    """Per model: recall@k (%) over test segments, share of certified answers, mean candidates scored."""
+def recall_table(segments: pd.DataFrame, ks, models: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per model: recall@k (%) over the test segments, averaged over its seeds, with the standard deviation across
+    seeds (``sd rec@k``; NaN for one seed), the share of certified answers, mean candidates scored, test segments and
+    seeds. With ``models`` (one row per model and seed): its size, width, depth, learning rate, the size of the model
+    it is matched to, and whether every seed's best validation score came before its cap (``converged``)."""
+    segments = segments if "seed" in segments else segments.assign(seed=0)
     agg = {f"rec@{k}": (f"hit@{k}", "mean") for k in ks}
-    table = segments.groupby("name", sort=False).agg(**agg, certified=("certified", "mean"),
-                                                       mean_scored=("scored", "mean"), segments=("target", "size"))
+    per_seed = segments.groupby(["name", "seed"], sort=False).agg(
+        **agg, certified=("certified", "mean"), mean_scored=("scored", "mean"), segments=("target", "size"))
     for column in [f"rec@{k}" for k in ks] + ["certified"]:
-        table[column] *= 100.0
-    return table.reset_index()
+        per_seed[column] *= 100.0
+    grouped = per_seed.groupby(level="name", sort=False)
+    table = grouped.mean()
+    for k in ks:
+        table[f"sd rec@{k}"] = grouped[f"rec@{k}"].std(ddof=1)
+    table["segments"] = grouped["segments"].first()
+    table["seeds"] = grouped.size()
+    table = table.reset_index()
+    if models is not None:
+        info = models.groupby("name", sort=False).agg(
+            total_params=("total_params", "first"), emb_params=("emb_params", "first"), hidden=("hidden", "first"),
+            layers=("layers", "first"), learning_rate=("learning_rate", "first"),
+            converged=("converged", "all")).reset_index()
+        if "matched_params" in models:
+            first = models.groupby("name", sort=False)[["matched_to", "matched_params"]].first()
+            info["matched_to"] = info["name"].map(first["matched_to"]).fillna("")
+            info["size_vs_matched"] = info["total_params"] / info["name"].map(first["matched_params"]) - 1
+        table = table.merge(info, on="name", how="left")
+    return table
 
 
 def decile_table(segments: pd.DataFrame, k: int = 1) -> pd.DataFrame:
