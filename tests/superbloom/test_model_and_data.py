@@ -24,6 +24,7 @@ from hashlib_core.papers.superbloom.data import (  # noqa: E402
 from hashlib_core.papers.superbloom.modeling import SuperbloomConfig, SuperbloomForMaskedLM  # noqa: E402
 from hashlib_core.papers.superbloom.params import paper_params  # noqa: E402
 from hashlib_core.papers.superbloom.profiles import PROFILES  # noqa: E402
+from hashlib_core.papers.superbloom.training import model_config  # noqa: E402
 
 SHAPE = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
 
@@ -91,8 +92,12 @@ def test_item_masking_statistics():
 
 def test_segments_and_splits():
     sets = IdSets("toy", [str(i) for i in range(50)], [np.arange(i, i + 40) % 50 for i in range(20)])
-    train, test = split_pages(sets, 0.1, seed=0)
-    assert len(test) == 2 and sorted(train + test) == list(range(20))
+    train, validation, test = split_pages(sets, 0.1, seed=0)
+    assert len(test) == 2 and validation == [] and sorted(train + test) == list(range(20))
+    train2, validation2, test2 = split_pages(sets, 0.1, seed=0, validation_share=0.25)
+    assert test2 == test and len(validation2) == 5 and sorted(train2 + validation2) == train
+    with pytest.raises(ValueError, match="too few"):
+        split_pages(IdSets("tiny", ["a", "b"], [np.arange(2)] * 2), 0.4, 0, validation_share=0.5)
     segs = ItemSets(sets, train, 16, seed=0)
     assert all(2 <= len(s) <= 16 for s in segs.segments)
     t = held_out_segments(sets, test, 16, seed=0)
@@ -177,16 +182,56 @@ def test_tables_and_figures_on_fixed_inputs():
 def test_profiles():
     cpu = PROFILES.get("cpu")
     names = [m.name for m in cpu.models()]
-    assert names[:4] == ["baseline-L1", "superbloom-a50m2-L1", "baseline-L4", "superbloom-a50m2-L4"]
-    assert names[4] == "sampled-softmax-L4"
+    assert names[:8] == ["superbloom-L1", "baseline-L1", "superbloom-L2", "baseline-L2", "superbloom-L4",
+                         "baseline-L4", "superbloom-L8", "baseline-L8"]
+    assert names[8:] == ["superbloom-wide-L1", f"baseline-d{cpu.baseline_hidden}-L8", "superbloom-matched-L8",
+                         f"sampled-softmax-d{cpu.baseline_hidden}-L8"]
+    assert {m.name: m.match for m in cpu.models() if m.match} == {
+        "baseline-L1": "superbloom-L1", "baseline-L2": "superbloom-L2", "baseline-L4": "superbloom-L4",
+        "baseline-L8": "superbloom-L8", "superbloom-wide-L1": "superbloom-L8",
+        "superbloom-matched-L8": f"baseline-d{cpu.baseline_hidden}-L8"}
+    assert set(cpu.seeded()) == set(names) - {"superbloom-L2", "baseline-L2", "superbloom-L4", "baseline-L4"}
+    assert [m.name for m in cpu.deep_models()] == ["superbloom-L8", "baseline-L8"]
+    assert cpu.dataset == "gowalla" and "wikispeedia" in cpu.other_datasets
     with pytest.raises(ValueError, match="dataset"):
         PROFILES.get("smoke", dataset="wikipedia")
-    assert [m.name for m in cpu.deep_models()] == ["baseline-L4", "superbloom-a50m2-L4"]
-    assert cpu.other_datasets == ("lastfm",)
     with pytest.raises(ValueError, match="repeats the main dataset"):
-        PROFILES.get("smoke", other_datasets=("fb15k237",))
-    with pytest.raises(ValueError, match="other_datasets must be"):
+        PROFILES.get("smoke", other_datasets=("gowalla",))
+    with pytest.raises(ValueError, match="other_datasets must be among"):
         PROFILES.get("smoke", other_datasets=("movielens",))
+    with pytest.raises(ValueError, match="depths must list increasing"):
+        PROFILES.get("smoke", depths=(2, 1))
+    with pytest.raises(ValueError, match="validation_share"):
+        PROFILES.get("smoke", validation_share=0.0)
+    with pytest.raises(ValueError, match="baseline_hidden"):
+        PROFILES.get("smoke", baseline_hidden=0)
+    assert "sampled" not in PROFILES.get("smoke", baseline_hidden=0, sampled=False).roles()
+
+
+@pytest.mark.parametrize("name", ["cpu", "small"])
+def test_size_matched_widths_come_within_five_percent(name):
+    """The profiles' matches at the main data's 40,981 ids (Gowalla) and at Wikispeedia's 4,598: every matched pair
+    within 5%, the counts those of the instantiated models."""
+    from hashlib_core.papers.superbloom.training import resolve, size_of
+
+    profile = PROFILES.get(name)
+    for ids in (40_981, 4_598):
+        specs = {s.name: s for s in resolve(profile.models(), profile, ids)}
+        for spec in specs.values():
+            if spec.match:
+                ratio = size_of(spec, profile, ids) / size_of(specs[spec.match], profile, ids)
+                assert abs(ratio - 1) <= 0.05, (name, ids, spec.name, ratio)
+    smoke = PROFILES.get("smoke")
+    specs = resolve(smoke.models(), smoke, 300)
+    for spec in specs:
+        model = SuperbloomForMaskedLM(model_config(spec, smoke, 300))
+        assert size_of(spec, smoke, 300) == sum(p.numel() for p in model.parameters()), spec.name
+
+
+def test_heads_divide_any_matched_width():
+    from hashlib_core.papers.superbloom.training import heads_for
+
+    assert [heads_for(w, 4) for w in (1, 2, 3, 6, 9, 64)] == [1, 2, 3, 3, 3, 4]
 
 
 def test_language_vocabulary_and_greedy_tokenisation():

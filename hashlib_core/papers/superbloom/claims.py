@@ -307,7 +307,7 @@ CLAIMS = ClaimSet("superbloom", "Superbloom", [
     within("beam-k", "One search iteration at beam B = k already reaches the exact search's rec@k", tolerance=0,
            one_sided=True, where="Table 1 caption; Appendix B",
            quote=("our experiments suggest that it is sufficient to set B = k in order to achieve the best rec@k "
-                  "metric"), effect=_beam_k, reads=("beam_width", "recall"), section="sb-beam", unit="points"),
+                  "metric"), effect=_beam_k, reads=("beam_width", "recall_segments"), section="sb-beam", unit="points"),
     value("softmax-200K", "Superbloom's softmax at the paper's vocabulary has about 200K hash tokens (2N / alpha)",
           printed="200K", where="Table 1 caption",
           quote=("For baseline and superbloom, since there is no sampling, this number corresponds to the full "
