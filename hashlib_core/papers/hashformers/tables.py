@@ -291,7 +291,14 @@ def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, diagnosis: pd.DataFrame)
     live = ~trained["name"].str.contains("frozen")
     by_storage = lambda t, storage: t[(t["storage"] == storage) & live]
     add = glue[glue["model"] == "Add"]
-    out = {"add_task": column, "add_scores": _span(add[column]),
+    codebook, majority = diagnosis[~frozen][column].mean(), diagnosis[f"{column}_majority"].iloc[0]
+    if abs(codebook - majority) <= 1.0:
+        effect = "it keeps the model at the majority class"
+    elif codebook < add[column].mean() - 1.0:
+        effect = f"it costs {add[column].mean() - codebook:.1f} points against Add stored as its differences"
+    else:
+        effect = "it does not hold the model back here"
+    out = {"add_task": column, "add_scores": _span(add[column]), "add_codebook_effect": effect,
            "add_codebook_scores": _span(diagnosis[~frozen][column]),
            "add_frozen_scores": _span(diagnosis[frozen][column]),
            "add_majority": f"{diagnosis[f'{column}_majority'].iloc[0]:.1f}",
