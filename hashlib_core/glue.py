@@ -279,7 +279,9 @@ def held_out(task: str, train_limit: int, validation: int, seed: int = 0
     """A task's training split cut in two, for fine-tuning that selects on data the reported score never sees
     (GLUE dev is what the papers report, so it is never used to choose): ``validation`` examples held out, and at
     most ``train_limit`` of the rest to train on (0: all of it), both from one seeded order of the training split."""
-    if not isinstance(validation, int) or validation < 1:
+    if isinstance(train_limit, bool) or not isinstance(train_limit, int) or train_limit < 0:
+        raise ValueError(f"train_limit must be an int >= 0 (0: every example not held out), got {train_limit!r}")
+    if isinstance(validation, bool) or not isinstance(validation, int) or validation < 1:
         raise ValueError(f"validation must be a positive number of held-out examples, got {validation!r}")
     texts, labels = glue_split(task, "train", 0, seed)
     if validation >= len(texts):
@@ -328,9 +330,17 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     from hashlib_core.training import TrainConfig, train as train_loop
 
     outcome = Path(output_dir) / "outcome.json" if output_dir is not None and validation is not None else None
-    # the outcome holds predictions on these dev items: reused only for the same items (a run's weights do not
-    # depend on which dev items are scored, so the folder's name does not say)
-    dev_digest = hashlib.sha256(json.dumps([list(map(str, dev[0])), np.asarray(dev[1]).tolist()]).encode()).hexdigest()
+
+    def digest(*parts: Any) -> str:
+        return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+    def data_digest(split: tuple[list[Any], np.ndarray]) -> str:
+        return digest(list(map(str, split[0])), np.asarray(split[1]).tolist())
+
+    # the outcome is reused only for the same dev items, training and held-out data and optimisation (the folder's
+    # name is the caller's: it need not say all of them)
+    dev_digest = digest(data_digest(dev), data_digest(train), data_digest(validation) if validation else None,
+                        task, epochs, batch_size, learning_rate, seed, patience, mixed_precision)
     if outcome is not None and outcome.is_file():
         saved = json.loads(outcome.read_text(encoding="utf-8"))
         if saved.get("dev_digest") == dev_digest:

@@ -43,7 +43,7 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.hashformers.add_diagnosis import add_parts
 from hashlib_core.papers.hashformers.analysis import bucket_sharing, md5_example, morphology
 from hashlib_core.papers.hashformers.data import Resources
-from hashlib_core.papers.hashformers.finetuning import (finetune_task, glue_runs, glue_table, predictions_record,
+from hashlib_core.papers.hashformers.finetuning import (finetune_tasks, glue_runs, glue_table, predictions_record,
                                                         trend_name)
 from hashlib_core.papers.hashformers.pretraining import pretrain
 from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, PRETRAINING_SETTINGS, PROFILES,
@@ -147,10 +147,9 @@ def _trend(ctx: RunContext) -> dict:
     for steps in profile.trend_pt_steps:
         for spec in TREND_MODELS:
             model, summary, _ = pretrain(spec, res, ctx, steps=steps)
-            for task in tasks:
-                runs, by_seed = finetune_task(spec, model, res, task, ctx, pretrained_steps=steps)
-                rows += [{**r, "pt_steps": steps, "pt_final_loss": summary["final_loss"]} for r in runs]
-                preds.update({(trend_name(spec.name, steps), task, seed): p for seed, p in by_seed.items()})
+            runs, by_task = finetune_tasks(spec, model, res, ctx, tasks, pretrained_steps=steps)
+            rows += [{**r, "pt_steps": steps, "pt_final_loss": summary["final_loss"]} for r in runs]
+            preds.update({(trend_name(spec.name, steps), task, seed): p for (task, seed), p in by_task.items()})
             del model
     return {"trend_runs": pd.DataFrame(rows), "trend_predictions": predictions_record(preds, res, tasks)}
 

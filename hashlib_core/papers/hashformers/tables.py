@@ -291,10 +291,12 @@ def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, diagnosis: pd.DataFrame)
     live = ~trained["name"].str.contains("frozen")
     by_storage = lambda t, storage: t[(t["storage"] == storage) & live]
     add = glue[glue["model"] == "Add"]
-    codebook, majority = diagnosis[~frozen][column].mean(), diagnosis[f"{column}_majority"].iloc[0]
-    if abs(codebook - majority) <= 1.0:
+    codebook = diagnosis[~frozen][column].mean()
+    spread = max(MAJORITY_MARGIN, *(v for v in (diagnosis[~frozen][f"{column}_std"].max(),
+                                                add[f"{column}_std"].max()) if pd.notna(v)))
+    if not at_majority(diagnosis[~frozen], [{c: t for t, c in PAPER_TASK_COLUMN.items()}[column]], with_spread=True).empty:
         effect = "it keeps the model at the majority class"
-    elif codebook < add[column].mean() - 1.0:
+    elif codebook < add[column].mean() - spread:
         effect = f"it costs {add[column].mean() - codebook:.1f} points against Add stored as its differences"
     else:
         effect = "it does not hold the model back here"
