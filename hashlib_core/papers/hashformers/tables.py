@@ -294,7 +294,8 @@ def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, diagnosis: pd.DataFrame)
     codebook = diagnosis[~frozen][column].mean()
     spread = max(MAJORITY_MARGIN, *(v for v in (diagnosis[~frozen][f"{column}_std"].max(),
                                                 add[f"{column}_std"].max()) if pd.notna(v)))
-    if not at_majority(diagnosis[~frozen], [{c: t for t, c in PAPER_TASK_COLUMN.items()}[column]], with_spread=True).empty:
+    task = {c: t for t, c in PAPER_TASK_COLUMN.items()}[column]
+    if not at_majority(diagnosis[~frozen], [task], with_spread=True).empty:
         effect = "it keeps the model at the majority class"
     elif codebook < add[column].mean() - spread:
         effect = f"it costs {add[column].mean() - codebook:.1f} points against Add stored as its differences"
