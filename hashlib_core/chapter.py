@@ -87,6 +87,14 @@ class RunContext:
         self.progress = progress
         self.checkpoint_root = Path(checkpoint_root) if checkpoint_root else repo_root() / "checkpoints"
         self.results_root = results_root
+        #: seconds of compute an experiment reused from finished runs of earlier processes (see :meth:`reuse`)
+        self.reused_s = 0.0
+
+    def reuse(self, seconds: float) -> None:
+        """Report that a finished run's outcome was read back instead of computed (a resumed chapter run): its
+        recorded wall time is added to the experiment's, so the results say what the experiment cost, not what
+        the last process spent (the reused share is kept apart in the metadata as ``reused_compute_s``)."""
+        self.reused_s += float(seconds)
 
     def evidence(self) -> "Shown":
         """The results this run writes, as far as they are written (what a derived experiment such as the claims'
@@ -229,12 +237,13 @@ class Chapter:
         seed_everything(profile.seed)
         for exp in self.with_dependents(profile, self.selected(profile, only)):
             ctx.log(f"{exp.name}: running")
+            ctx.reused_s = 0.0
             start = time.perf_counter()
             produced = dict(exp.fn(ctx))
             if set(produced) != set(exp.outputs):
                 raise RuntimeError(f"experiment {exp.name!r} of {self.slug!r} returned {sorted(produced)}, "
                                    f"declared {sorted(exp.outputs)}")
-            wall = time.perf_counter() - start
+            wall = time.perf_counter() - start + ctx.reused_s
             if not ctx.is_main_process:
                 continue
             device = ctx.device if "device" in ctx.__dict__ else "cpu"   # experiments that never asked ran on CPU
@@ -242,7 +251,7 @@ class Chapter:
             for name in exp.outputs:
                 value = produced[name]
                 kwargs = dict(seed=profile.seed, device=device, wall_time_s=wall, config=profile.to_dict(),
-                              inputs=inputs)
+                              inputs=inputs, reused_compute_s=ctx.reused_s)
                 if isinstance(value, pd.DataFrame):
                     store.write_table(name, value, **kwargs)
                 else:

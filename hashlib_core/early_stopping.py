@@ -8,15 +8,15 @@ result says whether the best evaluation came **before the cap** (``converged``):
 one was still improving when it was stopped, and a table built from it marks the row.
 
 With ``output_dir`` the outcome (best weights, the score history, the training curve) is written there when the run
-ends, and a later call with the same folder restores it instead of training again: a long chapter run that is
-interrupted redoes only the model it was training. The caller names the folder after every setting that changes
+ends, and a later call with the same folder and the same optimisation and stopping rule restores it instead of
+training again: a long chapter run that is interrupted redoes only the model it was training. The caller names the folder after every setting that changes
 the weights (:meth:`hashlib_core.chapter.RunContext.checkpoint_dir`).
 """
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from hashlib_core._io import atomic_write_json
-from hashlib_core.training import TrainConfig, train
+from hashlib_core.training import TrainConfig, config_digest, train
 
 __all__ = ["ConvergedRun", "train_until_converged"]
 
@@ -64,22 +64,27 @@ class ConvergedRun:
                 "converged": self.converged, "wall_time_s": self.wall_time_s}
 
 
-def _save(out: Path, model: nn.Module, run: ConvergedRun) -> None:
+def _digest(config: TrainConfig, every: int, patience: int) -> str:
+    """What an outcome is valid for besides its folder: the optimisation and the stopping rule."""
+    return config_digest({"config": asdict(config), "every": every, "patience": patience})
+
+
+def _save(out: Path, model: nn.Module, run: ConvergedRun, digest: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / (_WEIGHTS + ".tmp")
     torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp)
     tmp.replace(out / _WEIGHTS)
     atomic_write_json(out / _OUTCOME, {
         "steps": run.steps, "max_steps": run.max_steps, "best_step": run.best_step, "best_score": run.best_score,
-        "history": run.history, "losses": run.losses, "wall_time_s": run.wall_time_s})
+        "history": run.history, "losses": run.losses, "wall_time_s": run.wall_time_s, "digest": digest})
 
 
-def _restore(out: Path, model: nn.Module, max_steps: int) -> ConvergedRun | None:
+def _restore(out: Path, model: nn.Module, max_steps: int, digest: str) -> ConvergedRun | None:
     outcome, weights = out / _OUTCOME, out / _WEIGHTS
     if not (outcome.is_file() and weights.is_file()):
         return None
     saved = json.loads(outcome.read_text(encoding="utf-8"))
-    if saved.get("max_steps") != max_steps:
+    if saved.get("max_steps") != max_steps or saved.get("digest") != digest:
         return None
     model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
     return ConvergedRun(steps=saved["steps"], max_steps=max_steps, best_step=saved["best_step"],
@@ -100,7 +105,8 @@ def train_until_converged(model: nn.Module, loader: Any, config: TrainConfig, sc
         raise ValueError(f"patience must be an int >= 0 (evaluations without improvement; 0: never stop early), "
                          f"got {patience!r}")
     out = Path(output_dir) if output_dir is not None else None
-    if out is not None and (done := _restore(out, model, config.max_steps)) is not None:
+    digest = _digest(config, every, patience)
+    if out is not None and (done := _restore(out, model, config.max_steps, digest)) is not None:
         return done
 
     best: dict[str, Any] = {"score": -math.inf, "step": 0, "state": None, "bad": 0}
@@ -135,5 +141,5 @@ def train_until_converged(model: nn.Module, loader: Any, config: TrainConfig, sc
                        best_score=best["score"], history=history, losses=result.losses,
                        wall_time_s=result.wall_time_s)
     if out is not None:
-        _save(out, model, run)
+        _save(out, model, run, digest)
     return run

@@ -279,7 +279,9 @@ def held_out(task: str, train_limit: int, validation: int, seed: int = 0
     """A task's training split cut in two, for fine-tuning that selects on data the reported score never sees
     (GLUE dev is what the papers report, so it is never used to choose): ``validation`` examples held out, and at
     most ``train_limit`` of the rest to train on (0: all of it), both from one seeded order of the training split."""
-    if not isinstance(validation, int) or validation < 1:
+    if isinstance(train_limit, bool) or not isinstance(train_limit, int) or train_limit < 0:
+        raise ValueError(f"train_limit must be an int >= 0 (0: every example not held out), got {train_limit!r}")
+    if isinstance(validation, bool) or not isinstance(validation, int) or validation < 1:
         raise ValueError(f"validation must be a positive number of held-out examples, got {validation!r}")
     texts, labels = glue_split(task, "train", 0, seed)
     if validation >= len(texts):
@@ -301,7 +303,8 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
              dev: tuple[list[Any], np.ndarray], *, epochs: float, batch_size: int, learning_rate: float,
              seed: int, output_dir: str | Path | None = None, mixed_precision: str = "no",
              device: Any = None, progress: bool = False, validation: tuple[list[Any], np.ndarray] | None = None,
-             patience: int = 0, return_predictions: bool = False) -> Any:
+             patience: int = 0, return_predictions: bool = False,
+             on_reuse: Callable[[float], None] | None = None) -> Any:
     """Fine-tune ``model`` on ``train`` and score it on ``dev`` with the task's metric (x 100).
 
     The optimisation is HashFormers' Table 5: AdamW (eps 1e-6, no weight decay), cosine schedule with hard
@@ -316,7 +319,8 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
 
     A run with ``validation`` keeps no training checkpoints (the best epoch's weights live in memory); with an
     ``output_dir`` its outcome (the row and the predictions) is written there when it ends, and a later call with
-    the same ``output_dir`` returns it without training again.
+    the same ``output_dir`` returns it without training again (``on_reuse(seconds)`` is then told the wall time the
+    reused run took, e.g. :meth:`hashlib_core.chapter.RunContext.reuse`).
     """
     import copy
     import hashlib
@@ -328,13 +332,27 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     from hashlib_core.training import TrainConfig, train as train_loop
 
     outcome = Path(output_dir) / "outcome.json" if output_dir is not None and validation is not None else None
-    # the outcome holds predictions on these dev items: reused only for the same items (a run's weights do not
-    # depend on which dev items are scored, so the folder's name does not say)
-    dev_digest = hashlib.sha256(json.dumps([list(map(str, dev[0])), np.asarray(dev[1]).tolist()]).encode()).hexdigest()
+
+    def digest(*parts: Any) -> str:
+        return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+    def data_digest(split: tuple[list[Any], np.ndarray]) -> str:
+        return digest(list(map(str, split[0])), np.asarray(split[1]).tolist())
+
+    # the outcome is reused only for the same dev items, training and held-out data and optimisation (the folder's
+    # name is the caller's: it need not say all of them)
+    dev_digest = digest(data_digest(dev), data_digest(train), data_digest(validation) if validation else None,
+                        task, epochs, batch_size, learning_rate, seed, patience, mixed_precision)
+    # outcomes written before the digest covered the optimisation name the dev items only; their folder (the
+    # caller's) names the rest, as every caller in this repository does
+    legacy_digest = hashlib.sha256(json.dumps([list(map(str, dev[0])), np.asarray(dev[1]).tolist()]).encode()
+                                   ).hexdigest()
     if outcome is not None and outcome.is_file():
         saved = json.loads(outcome.read_text(encoding="utf-8"))
-        if saved.get("dev_digest") == dev_digest:
+        if saved.get("dev_digest") in (dev_digest, legacy_digest):
             done = dict(saved["row"])                     # stored as pairs: the columns keep their order
+            if on_reuse is not None:
+                on_reuse(float(done.get("wall_time_s") or 0.0))
             return (done, np.asarray(saved["predictions"])) if return_predictions else done
 
     key = normalize_task(task)

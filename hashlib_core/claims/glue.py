@@ -4,8 +4,10 @@ chapter keep of every fine-tuning run).
 A chapter's fine-tuning writes a predictions record, ``{"labels": {task: [...]}, "runs": [{"name", "task", "seed",
 "predictions"}, ...]}`` (:func:`hashlib_core.papers.hashformers.finetuning.predictions_record`). From it,
 :func:`compare` bootstraps any statistic of groups of models over the dev items: each task's items are resampled
-independently, the same draw for every model (a paired comparison), a model's score on a task is its metric (x 100)
-on the drawn items averaged over its seeds, and a group's score the mean over its models.
+independently, the same draw for every model (a paired comparison); each model's fine-tuning runs (seeds) on a task
+are resampled with replacement in every draw too (a two-level bootstrap: the interval covers the variation between
+fine-tuning runs as well as the choice of dev items); a model's score on a task is its metric (x 100) on the drawn
+items averaged over the drawn runs, and a group's score the mean over its models.
 """
 from __future__ import annotations
 
@@ -88,16 +90,22 @@ class GluePredictions:
         if missing:
             raise NotTestable(f"no dev predictions for {', '.join(missing)}")
 
-    def group_score(self, names: Sequence[str], task: str) -> Callable[[np.ndarray], float]:
-        """``score(indices)``: the group's metric on those dev items (mean over its models of their mean over
-        seeds). Accuracy is linear, so it is precomputed per item; other metrics are recomputed per draw."""
+    def group_score(self, names: Sequence[str], task: str) -> Callable[[np.ndarray, Any], float]:
+        """``score(indices, rng)``: the group's metric on those dev items (mean over its models of their mean over
+        seeds). With a generator ``rng``, each model's seeds are resampled with replacement first (a two-level
+        bootstrap: fine-tuning runs, then items); ``None`` keeps every seed once. Accuracy is linear, so each seed's
+        per-item correctness is precomputed; other metrics are recomputed per draw."""
         gold = self.labels[task]
         stacks = [self.runs[(n, task)] for n in names]
+
+        def seeds(stack: np.ndarray, rng: Any) -> np.ndarray:
+            return np.arange(len(stack)) if rng is None else rng.integers(0, len(stack), len(stack))
+
         if PRIMARY_METRIC[normalize_task(task)] == "accuracy":
-            per_item = np.mean([np.mean(s == gold, axis=0) for s in stacks], axis=0) * 100.0
-            return lambda idx: float(per_item[idx].mean())
-        return lambda idx: float(np.mean([np.mean([task_metric(task, seed[idx], gold[idx]) for seed in s])
-                                          for s in stacks]))
+            correct = [(s == gold).astype(float) for s in stacks]
+            return lambda idx, rng=None: 100.0 * float(np.mean([c[seeds(c, rng)][:, idx].mean() for c in correct]))
+        return lambda idx, rng=None: float(np.mean([np.mean([task_metric(task, s[k][idx], gold[idx])
+                                                             for k in seeds(s, rng)]) for s in stacks]))
 
 
 def compare(predictions: GluePredictions, groups: Mapping[str, Sequence[str]], tasks: Sequence[str],
@@ -112,10 +120,12 @@ def compare(predictions: GluePredictions, groups: Mapping[str, Sequence[str]], t
     scorers = {t: {g: predictions.group_score(members, t) for g, members in groups.items()} for t in tasks}
 
     def part(task: str):
-        return len(predictions.labels[task]), lambda idx: [scorers[task][g](idx) for g in groups]
+        return len(predictions.labels[task]), lambda idx, rng: [scorers[task][g](idx, rng) for g in groups]
 
     def statistic(values: list[list[float]]) -> float:
         return combine({g: [v[i] for v in values] for i, g in enumerate(groups)})
 
+    seeds = sorted({len(predictions.runs[(n, t)]) for n in names for t in tasks})
     return stratified_bootstrap([part(t) for t in tasks], statistic, resamples=resamples, seed=seed,
-                                items="dev items" if len(tasks) == 1 else f"dev items of {', '.join(tasks)}")
+                                items="dev items" if len(tasks) == 1 else f"dev items of {', '.join(tasks)}",
+                                nested=f"each model's fine-tuning runs ({'/'.join(map(str, seeds))} seeds per task)")

@@ -214,6 +214,7 @@ def stratified_bootstrap(
     level: float = 0.95,
     seed: int = 0,
     items: str = "items",
+    nested: str = "",
 ) -> Interval:
     """A statistic of several models scored on several item sets, with a percentile-bootstrap interval.
 
@@ -221,7 +222,12 @@ def stratified_bootstrap(
     (e.g. two models' metric on those items of one task). Each resample draws every part's items independently with
     replacement (the same draw for every model: the comparison stays paired), and ``combine`` turns the parts'
     values into the statistic (e.g. the mean over tasks of A - B). With one part and ``combine = a - b`` this is
-    :func:`paired_bootstrap`'s metric path."""
+    :func:`paired_bootstrap`'s metric path.
+
+    ``nested`` (a description, e.g. "each model's fine-tuning seeds") makes the bootstrap two-level: ``values`` is
+    then called as ``values(indices, rng)``, with ``rng`` None for the estimate and a generator in every resample,
+    which ``values`` uses to resample its own units too (each model's runs, with replacement), so the interval also
+    covers the variation between them."""
     if not parts:
         raise ValueError("stratified_bootstrap needs at least one part")
     if resamples < 100:
@@ -229,19 +235,24 @@ def stratified_bootstrap(
     sizes = [int(n) for n, _ in parts]
     if min(sizes) < 2:
         raise ValueError(f"every part needs at least 2 items, got {sizes}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
     rng = np.random.default_rng(seed)
-    estimate = float(combine([fn(np.arange(n)) for n, fn in parts]))
+    units = np.random.default_rng([seed, 1]) if nested else None
+    call = (lambda fn, idx, g: fn(idx, g)) if nested else (lambda fn, idx, g: fn(idx))
+    estimate = float(combine([call(fn, np.arange(n), None) for n, fn in parts]))
     if not math.isfinite(estimate):
         raise ValueError("the statistic is not finite on the items themselves")
     draws = np.empty(resamples)
     for r in range(resamples):
-        draws[r] = combine([fn(rng.integers(0, n, n)) for n, fn in parts])
+        draws[r] = combine([call(fn, rng.integers(0, n, n), units) for n, fn in parts])
     if not np.all(np.isfinite(draws)):
         raise ValueError("the statistic returned a non-finite value on a resample; use metrics defined on every "
                          "subset (e.g. MCC returns 0 when a class is missing)")
     low, high = (float(v) for v in np.percentile(draws, [100 * (0.5 - level / 2), 100 * (0.5 + level / 2)]))
     what = f"{sum(sizes):,} {items}" if len(sizes) == 1 else f"{' + '.join(f'{n:,}' for n in sizes)} {items}"
-    how = f"{resamples:,} resamples" + (", each set resampled on its own" if len(sizes) > 1 else "")
+    how = (f"{resamples:,} resamples" + (", each set resampled on its own" if len(sizes) > 1 else "")
+           + (f"; {nested} resampled too" if nested else ""))
     return Interval(estimate, min(low, estimate), max(high, estimate), f"paired bootstrap over {what} ({how})",
                     sum(sizes), level)
 

@@ -59,7 +59,7 @@ def _parse_user_items(text: str, source: str) -> dict[str, list]:
     users, items = [], []
     for number, line in enumerate(_split_lines(text), start=1):
         fields = line.split()
-        if not fields or not all(f.isdigit() for f in fields):
+        if not fields or not all(f.isascii() and f.isdecimal() for f in fields):
             raise DataFormatError(f"{source} line {number} is not a user id followed by item ids: {line[:80]!r}")
         users.append(int(fields[0]))
         items.append([int(f) for f in fields[1:]])

@@ -42,6 +42,10 @@ class TopK:
     iterations: torch.Tensor   # (batch,) int64
 
 
+#: how far above 0 a log-probability may read from rounding (log of probabilities normalised in low precision)
+_LOG_PROB_SLACK = 1e-3
+
+
 def check_log_probs(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> torch.Tensor:
     """``(batch, m, T)`` float scores for ``maps`` and a valid ``k``, else a clear error."""
     if not isinstance(log_probs, torch.Tensor) or not log_probs.is_floating_point():
@@ -56,9 +60,11 @@ def check_log_probs(log_probs: torch.Tensor, maps: BloomHashMaps, k: int) -> tor
     peak = log_probs.amax()                                           # amax propagates NaN: one pass, no mask
     if torch.isnan(peak):
         raise ValueError("log_probs contains NaN: check the model's outputs (a NaN score cannot be ranked)")
-    if peak == float("inf"):
-        # +inf is no log-probability (those are <= 0), and +inf + -inf = NaN would rank first and be "certified"
-        raise ValueError("log_probs contains +inf, and a log-probability is at most 0: pass log_softmax of each "
+    if peak > _LOG_PROB_SLACK:
+        # +inf is no log-probability (those are <= 0), and +inf + -inf = NaN would rank first and be "certified";
+        # a finite positive value means logits were passed
+        what = "+inf" if peak == float("inf") else f"{float(peak):.3g}"
+        raise ValueError(f"log_probs contains {what}, and a log-probability is at most 0: pass log_softmax of each "
                          "map's logits, not the logits or probabilities")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= maps.num_ids:
         raise ValueError(f"k must be an int in [1, {maps.num_ids}] (the number of ids), got {k!r}")

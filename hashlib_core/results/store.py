@@ -207,12 +207,15 @@ class ResultsStore:
         wall_time_s: float | None = None,
         config: Mapping[str, Any] | None = None,
         inputs: Mapping[str, str] | None = None,
+        reused_compute_s: float | None = None,
     ) -> Path:
         """Write ``{"meta": ..., "data": data}`` to ``<name>.json`` (``inputs``: digests of the results it was derived
         from, see :meth:`digest`)."""
         meta = collect_metadata(seed=seed, device=device, wall_time_s=wall_time_s, config=config)
         if inputs is not None:
             meta["inputs"] = dict(inputs)
+        if reused_compute_s:
+            meta["reused_compute_s"] = round(float(reused_compute_s), 4)
         meta.update(chapter=self.chapter, profile=self.profile, name=name)
         return atomic_write_json(self.path(name, ".json"), {"meta": meta, "data": to_jsonable(data)})
 
@@ -226,6 +229,7 @@ class ResultsStore:
         wall_time_s: float | None = None,
         config: Mapping[str, Any] | None = None,
         inputs: Mapping[str, str] | None = None,
+        reused_compute_s: float | None = None,
     ) -> Path:
         """Write ``table`` to ``<name>.csv`` and its metadata to ``<name>.meta.json`` (``inputs``: digests of the
         results it was derived from, see :meth:`digest`).
@@ -237,6 +241,8 @@ class ResultsStore:
         meta = collect_metadata(seed=seed, device=device, wall_time_s=wall_time_s, config=config)
         if inputs is not None:
             meta["inputs"] = dict(inputs)
+        if reused_compute_s:
+            meta["reused_compute_s"] = round(float(reused_compute_s), 4)
         meta.update(chapter=self.chapter, profile=self.profile, name=name, rows=len(table),
                     columns=[str(c) for c in table.columns])
         csv_path = atomic_write_text(self.path(name, ".csv"), table.to_csv(index=False))

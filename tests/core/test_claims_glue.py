@@ -33,7 +33,31 @@ def test_a_model_right_where_the_other_is_wrong_differs_by_a_hundred_points_with
     iv = compare(preds, {"a": ["A"], "b": ["B"]}, ["sst2"],
                  lambda s: float(np.mean(s["a"]) - np.mean(s["b"])), resamples=200)
     assert (iv.estimate, iv.low, iv.high) == (100.0, 100.0, 100.0)
-    assert iv.method == "paired bootstrap over 100 dev items (200 resamples)"
+    assert iv.method == ("paired bootstrap over 100 dev items (200 resamples; each model's fine-tuning runs "
+                         "(2 seeds per task) resampled too)")
+
+
+def test_the_interval_pairs_items_and_covers_the_seeds():
+    """Paired: two models wrong on mostly the same items differ by exactly those few items, a narrow interval that
+    an unpaired resampling would widen. Seeds: a model whose two runs disagree widens the interval when its runs are
+    resampled; with identical runs the interval is what the items alone give."""
+    rng = np.random.default_rng(1)
+    gold = rng.integers(0, 2, 400)
+    a = gold.copy()
+    a[:100] = 1 - gold[:100]                                     # A wrong on items 0-99
+    b = a.copy()
+    b[100:108] = 1 - gold[100:108]                               # B wrong on the same and 8 more
+    same = GluePredictions.from_records(record("sst2", gold, {("A", 0): a, ("A", 1): a, ("B", 0): b, ("B", 1): b}))
+    diff = lambda s: float(np.mean(s["a"]) - np.mean(s["b"]))
+    paired = compare(same, {"a": ["A"], "b": ["B"]}, ["sst2"], diff, resamples=400)
+    assert paired.estimate == pytest.approx(2.0) and paired.low > 0.5 and paired.high - paired.low < 3.5
+    noisy = a.copy()
+    noisy[200:300] = 1 - gold[200:300]                          # A's second run is wrong on 100 more items
+    spread = GluePredictions.from_records(record("sst2", gold, {("A", 0): a, ("A", 1): noisy, ("B", 0): b,
+                                                                ("B", 1): b}))
+    wide = compare(spread, {"a": ["A"], "b": ["B"]}, ["sst2"], diff, resamples=400)
+    assert wide.estimate == pytest.approx(2.0 - 12.5)
+    assert (wide.high - wide.low) > 3 * (paired.high - paired.low)         # the runs' disagreement is covered
 
 
 def test_groups_average_their_models_and_seeds_and_tasks_combine():

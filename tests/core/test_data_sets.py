@@ -124,6 +124,8 @@ def test_set_parsers_name_the_file_and_line() -> None:
     assert _parse_user_items("0 5 6\n1\n", "f") == {"user_id": [0, 1], "items": [[5, 6], []]}
     with pytest.raises(data.DataFormatError, match="f line 2 is not a user id"):
         _parse_user_items("0 5\n1 x\n", "f")
+    with pytest.raises(data.DataFormatError, match="f line 1 is not a user id"):
+        _parse_user_items("0 5\u00b2\n", "f")                        # a superscript digit is no id
     rows = _parse_wikispeedia("# c\n\nA%20b\tC\n", "links.tsv", 2)
     assert rows == [["A b", "C"]]
     with pytest.raises(data.DataFormatError, match="links.tsv data line 1 has 1"):

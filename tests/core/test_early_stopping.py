@@ -11,12 +11,15 @@ from hashlib_core.training import TrainConfig
 
 
 class _Line(nn.Module):
-    def __init__(self) -> None:
+    """y = w x, with dropout on the input (training draws from the global RNG, as a Transformer's dropout does)."""
+
+    def __init__(self, dropout: float = 0.0) -> None:
         super().__init__()
         self.w = nn.Parameter(torch.zeros(1))
+        self.drop = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> dict:
-        return {"loss": ((self.w * x - y) ** 2).mean()}
+        return {"loss": ((self.w * self.drop(x) - y) ** 2).mean()}
 
 
 def _loader() -> torch.utils.data.DataLoader:
@@ -50,6 +53,10 @@ def test_best_weights_come_back_and_patience_stops_the_run(tmp_path) -> None:
                                      output_dir=tmp_path / "run")
     assert restored.restored and untouched == [] and float(again.w.detach()) == float(model.w.detach())
     assert restored.summary() == {**run.summary()}
+    other, calls = _Line(), []                                   # another stopping rule: trained again
+    again_run = train_until_converged(other, _loader(), config, _scripted([1.0, 0.5, 0.4], calls), every=10,
+                                      patience=1, output_dir=tmp_path / "run")
+    assert not again_run.restored and len(calls) == 2
 
 
 def test_a_run_still_improving_at_the_cap_is_not_converged() -> None:
@@ -61,16 +68,21 @@ def test_a_run_still_improving_at_the_cap_is_not_converged() -> None:
 
 
 def test_evaluating_does_not_change_the_training() -> None:
+    """A score that draws from the global RNG between steps leaves the dropout masks, and so the weights, as they
+    are without evaluations (the score rises with every call, so the best weights are the last ones)."""
     config = TrainConfig(max_steps=30, learning_rate=0.05, scheduler="constant", seed=3)
-    plain = _Line()
-    train_until_converged(plain, _loader(), config, lambda m: float(m.w), every=1000, patience=0)
+    plain = _Line(dropout=0.5)
+    train_until_converged(plain, _loader(), config, lambda m: 0.0, every=1000, patience=0)
+    calls = []
 
     def noisy(m: nn.Module) -> float:
         torch.rand(5)                                                    # a score that draws from the global RNG
-        return float(m.w)
-    scored = _Line()
+        calls.append(1)
+        return float(len(calls))
+    scored = _Line(dropout=0.5)
     run = train_until_converged(scored, _loader(), config, noisy, every=7, patience=0)
-    assert len(run.history) == 5 and float(scored.w.detach()) == float(plain.w.detach())   # best = last here (w rises to 3)
+    assert len(run.history) == 5 and run.best_step == 30
+    assert float(scored.w.detach()) == float(plain.w.detach())
 
 
 def test_bad_arguments_and_nan_scores_are_refused() -> None:

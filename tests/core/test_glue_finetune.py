@@ -63,6 +63,12 @@ def test_the_outcome_is_cached_and_reused_without_training(tmp_path, monkeypatch
     other_dev = data(24, 4)                                 # other dev items: the cached predictions do not apply
     third = glue.finetune(Toy(), encode, "sst2", train, other_dev, **kwargs)
     assert len(third[1]) == 24 and third[0]["dev_examples"] == 24
+    trained = []
+    real = training.train
+    monkeypatch.setattr(training, "train", lambda *a, **k: trained.append(1) or real(*a, **k))
+    glue.finetune(Toy(), encode, "sst2", train, other_dev, **{**kwargs, "learning_rate": 0.01})
+    glue.finetune(Toy(), encode, "sst2", data(32, 9), other_dev, **kwargs)
+    assert trained == [1, 1]                                # another rate, other training data: trained again
 
 
 def test_held_out_splits_the_training_split_without_overlap(mirror):
@@ -75,6 +81,10 @@ def test_held_out_splits_the_training_split_without_overlap(mirror):
         glue.held_out("rte", 0, len(everything))
     with pytest.raises(ValueError, match="positive number"):
         glue.held_out("rte", 0, 0)
+    with pytest.raises(ValueError, match="positive number"):
+        glue.held_out("rte", 0, True)
+    with pytest.raises(ValueError, match="train_limit must be an int >= 0"):
+        glue.held_out("rte", -5, 100)
 
 
 def test_predictions_are_classes_or_scores():

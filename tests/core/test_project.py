@@ -149,7 +149,9 @@ def test_committed_cpu_runs_keep_to_the_cpu_budget():
         for exp in ch.selected(ch.profiles.get("cpu")):
             written = [o for o in exp.outputs if store.exists(o)]
             if written:
-                walls[exp.name] = float(store.read_meta(written[0]).get("wall_time_s") or 0.0)
+                meta = store.read_meta(written[0])
+                assert meta.get("wall_time_s") is not None, f"{slug}/{written[0]}: no wall time recorded"
+                walls[exp.name] = float(meta["wall_time_s"])
         over = {name: round(w / 60, 1) for name, w in walls.items() if w > 3600}
         assert not over, f"{slug}: cpu experiments over an hour (minutes): {over}"
         assert sum(walls.values()) <= 3 * 3600, f"{slug}: the cpu run took {sum(walls.values()) / 60:.0f} minutes"

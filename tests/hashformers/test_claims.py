@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from hashlib_core.claims import NotTestable
-from hashlib_core.papers.hashformers.claims import CLAIMS, learned_tasks
+from hashlib_core.papers.hashformers.claims import CLAIMS, held_out_floor, learned_tasks
 from hashlib_core.papers.hashformers.finetuning import glue_table
 from hashlib_core.papers.hashformers.profiles import MODELS, PROFILES
 
@@ -47,12 +47,12 @@ def fixed_glue(sst: dict[str, float] = SST, tasks=("sst2", "cola"), buckets: int
         for seed, delta in enumerate(SPREAD):
             if "sst2" in tasks:
                 rows.append({"name": m.name, "task": "sst2", "seed": seed, "score": sst[m.name] + delta,
-                             "majority_score": 50.9, "chosen": True})
+                             "majority_score": 50.9, "validation_score": sst[m.name] + delta, "chosen": True})
                 preds.append({"name": m.name, "task": "sst2", "seed": seed,
                               "predictions": predictions_for(sst[m.name] + delta, gold)})
             if "cola" in tasks:
                 rows.append({"name": m.name, "task": "cola", "seed": seed, "score": 0.0, "majority_score": 0.0,
-                             "chosen": True})
+                             "validation_score": 0.0, "chosen": True})
                 preds.append({"name": m.name, "task": "cola", "seed": seed, "predictions": [0] * len(cola_gold)})
     runs = pd.DataFrame(rows)
     labels = {**({"sst2": gold.tolist()} if "sst2" in tasks else {}),
@@ -80,14 +80,20 @@ def evidence(**tables) -> FakeEvidence:
     return FakeEvidence({"glue": glue, "glue_runs": runs, "glue_predictions": preds, **tables})
 
 
-def bootstrap_diff(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """The paired percentile bootstrap's interval of mean(a) - mean(b) over items, recomputed here with the same
-    draws as the claims layer (its default resamples and seed)."""
+def bootstrap_diff(a: list[np.ndarray], b: list[np.ndarray]) -> tuple[float, float]:
+    """The two-level paired bootstrap's interval of group a's mean accuracy minus group b's, recomputed here with the
+    claims layer's draws (its default resamples and seeds): each resample draws the items (generator seeded 0), then
+    every model's seeds with replacement (generator seeded [0, 1]), group a's models first. ``a`` and ``b``: one
+    (seeds x items) correctness array per model (:func:`runs`)."""
     from hashlib_core.claims.statistics import DEFAULT_RESAMPLES
 
-    rng = np.random.default_rng(0)
-    d = np.array([a[i].mean() - b[i].mean() for i in (rng.integers(0, len(a), len(a))
-                                                      for _ in range(DEFAULT_RESAMPLES))])
+    rng, units = np.random.default_rng(0), np.random.default_rng([0, 1])
+    n = a[0].shape[1]
+    d = []
+    for _ in range(DEFAULT_RESAMPLES):
+        idx = rng.integers(0, n, n)
+        score = [np.mean([m[units.integers(0, len(m), len(m))][:, idx].mean() for m in group]) for group in (a, b)]
+        d.append(100.0 * (score[0] - score[1]))
     return tuple(np.percentile(d, [2.5, 97.5]))
 
 
@@ -99,10 +105,11 @@ def row(ev, claim_id: str) -> pd.Series:
     return CLAIMS.evaluate(ev).set_index("id").loc[claim_id]
 
 
-def correct(*names: str, sst: dict[str, float] = SST) -> np.ndarray:
-    """Per SST-2 item, the share of the named models' seeds that get it right (the fixture's predictions)."""
+def runs(*names: str, sst: dict[str, float] = SST) -> list[np.ndarray]:
+    """Per named model, its seeds' SST-2 correctness (seeds x items, the fixture's predictions)."""
     gold = np.array([i % 2 for i in range(ITEMS)])
-    return np.mean([np.array(predictions_for(sst[n] + d, gold)) == gold for n in names for d in SPREAD], axis=0)
+    return [np.array([np.array(predictions_for(sst[n] + d, gold)) == gold for d in SPREAD], dtype=float)
+            for n in names]
 
 
 # ------------------------------------------------------------------------------------------------ GLUE claims
@@ -110,9 +117,29 @@ def test_learned_tasks_leave_out_a_task_where_every_model_stays_at_the_majority_
     assert learned_tasks(evidence()) == (["SST"], ["CoLA"])
 
 
+def test_learned_tasks_are_decided_on_the_held_out_part_not_on_dev():
+    """CoLA's dev scores far above chance change nothing while the held-out scores stay at 0; a held-out score above
+    the floor (and the model's spread) makes the task count, whatever dev says."""
+    ev = evidence()
+    ev.tables["glue_runs"] = ev.tables["glue_runs"].assign(
+        score=lambda r: np.where(r["task"] == "cola", 40.0, r["score"]))
+    assert learned_tasks(ev) == (["SST"], ["CoLA"])
+    ev.tables["glue_runs"] = ev.tables["glue_runs"].assign(
+        validation_score=lambda r: np.where((r["task"] == "cola") & (r["name"] == "BERT-MLM"), 12.0,
+                                            r["validation_score"]))
+    assert learned_tasks(ev) == (["SST", "CoLA"], [])
+    p = ev.profile
+    floor = held_out_floor("sst2", p.ft_train_examples, p.ft_validation_examples, p.seed)
+    assert 50.0 <= floor < 60.0 and held_out_floor("cola", 10, 50, 0) == 0.0
+    no_held_out = evidence()
+    no_held_out.tables["glue_runs"] = no_held_out.tables["glue_runs"].drop(columns="validation_score")
+    with pytest.raises(NotTestable, match="no held-out scores"):
+        learned_tasks(no_held_out)
+
+
 def test_headline_proj_vs_bert_is_a_paired_bootstrap_over_the_dev_items_and_holds():
     r = row(evidence(), "proj-glue")
-    low, high = bootstrap_diff(100 * correct("LSH-Proj"), 100 * correct("BERT-MLM"))
+    low, high = bootstrap_diff(runs("LSH-Proj"), runs("BERT-MLM"))
     assert r["estimate"] == pytest.approx(2.0) and (r["low"], r["high"]) == pytest.approx((low, high))
     assert r["region"] == ">= -0.4 points"       # Table 1: 79.5 - 79.1
     assert r["verdict"] == "holds"
@@ -138,8 +165,7 @@ def test_model_comparisons_average_the_named_models_over_their_seeds():
     assert table.loc["md-emb", "estimate"] == pytest.approx(2.0)
     assert set(table.loc[["emb1k-drop", "emb1k-behind", "lsh-compressed", "md-emb"], "verdict"]) == {"holds"}
     assert "Emb (N = 4,096, paper's 50K)" in table.loc["md-emb", "ours"]
-    low, high = bootstrap_diff(100 * correct("MD-Emb (50K)", "LSH-Emb (50K)"),
-                               100 * correct("MD-Emb (1K)", "LSH-Emb (1K)"))
+    low, high = bootstrap_diff(runs("MD-Emb (50K)", "LSH-Emb (50K)"), runs("MD-Emb (1K)", "LSH-Emb (1K)"))
     assert (table.loc["emb1k-drop", "low"], table.loc["emb1k-drop", "high"]) == pytest.approx((low, high))
 
 
@@ -155,7 +181,8 @@ def test_retention_is_the_lowest_models_prr_bootstrapped_as_one():
 def test_a_task_where_every_model_stays_at_the_majority_class_is_not_testable():
     r = row(evidence(), "cola-add")
     assert r["verdict"] == "not testable here"
-    assert r["reason"] == "every model stays at the majority class on CoLA: there is nothing to compare"
+    assert r["reason"] == ("every model stays at the majority class on the held-out part of CoLA's training split: "
+                           "there is nothing to compare")
 
 
 def test_a_task_the_profile_does_not_fine_tune_is_not_testable():
@@ -234,7 +261,7 @@ def test_table6_compares_word_and_subword_units_item_by_item():
     r = row(evidence(table6=table6, table6_predictions=preds6), "table6")
     word = np.mean([SST[n] for n in names])
     assert r["estimate"] == pytest.approx(word - 63.0)
-    low, high = bootstrap_diff(100 * correct(*names), 100 * correct(*sub, sst=sub))
+    low, high = bootstrap_diff(runs(*names), runs(*sub, sst=sub))
     assert (r["low"], r["high"]) == pytest.approx((low, high))
     assert r["verdict"] == "holds" and "paired bootstrap over 1,000 dev items" in r["method"]
 
@@ -274,10 +301,10 @@ def test_the_trend_gives_the_headline_gap_at_each_pre_training_length():
                         "predictions": predictions_for(a + d, gold)}
                        for n, pair in steps.items() for m, a in zip(("LSH-Proj", "BERT-MLM"), pair)
                        for s, d in enumerate(SPREAD)]}
-    runs = pd.DataFrame([{"pt_steps": n, "name": m, "pt_final_loss": 0.5}
-                         for n in steps for m in ("LSH-Proj", "BERT-MLM")])
+    trend_runs = pd.DataFrame([{"pt_steps": n, "name": m, "pt_final_loss": 0.5}
+                               for n in steps for m in ("LSH-Proj", "BERT-MLM")])
     pretraining = pd.DataFrame({"name": ["LSH-Proj", "BERT-MLM"], "final_loss": [0.3, 2.0]})
-    ev = evidence(trend_runs=runs, trend_predictions=record, pretraining=pretraining)
+    ev = evidence(trend_runs=trend_runs, trend_predictions=record, pretraining=pretraining)
     ev.profile = PROFILES.get("cpu", tasks=("sst2", "cola"), pt_steps=1000, trend_pt_steps=(250, 500),
                              trend_tasks=("sst2", "cola"))
     view = trend_view(ev)
@@ -285,6 +312,13 @@ def test_the_trend_gives_the_headline_gap_at_each_pre_training_length():
     assert view["difference"].tolist() == pytest.approx([-10.0, -4.0, 2.0])   # the last: Table 1's 82 vs 80
     assert (view["tasks"] == "SST").all()                                      # CoLA learns nothing: left out
     assert view["LSH-Proj loss (S+R)"].tolist() == [0.5, 0.5, 0.3]
-    low, high = bootstrap_diff(100 * correct("LSH-Proj"), 100 * correct("BERT-MLM"))
+    low, high = bootstrap_diff(runs("LSH-Proj"), runs("BERT-MLM"))
     assert (view["low"].iloc[-1], view["high"].iloc[-1]) == pytest.approx((low, high))
-    assert trend_quoted(view)["trend_direction"] == "narrows"
+    assert trend_quoted(view)["trend_direction"] == (
+        "changes sign (from -10.0 to +2.0 points; the intervals do not overlap)")
+    closer = view.assign(difference=[-10.0, -6.0, -2.0], low=[-13.0, -9.0, -4.0], high=[-7.0, -3.0, -0.5])
+    assert trend_quoted(closer)["trend_direction"] == "narrows (from -10.0 to -2.0 points; the intervals do not overlap)"
+    close = view.assign(difference=[-3.0, -2.0, -1.0], low=[-6.0, -5.0, -4.0], high=[0.0, 1.0, 2.0])
+    assert trend_quoted(close)["trend_direction"].startswith("moves by +2.0 points, but the first and last intervals")
+    flip = view.assign(difference=[-6.0, 0.0, 6.0], low=[-9.0, -3.0, 3.0], high=[-3.0, 3.0, 9.0])
+    assert trend_quoted(flip)["trend_direction"].startswith("changes sign (from -6.0 to +6.0")

@@ -18,7 +18,7 @@ import torch
 from hashlib_core.bpe import train_bpe
 from hashlib_core.hashing.md5 import KeyedMD5Hasher
 from hashlib_core.papers.hashformers import analysis, data, objectives, tables, timing, tokenization
-from hashlib_core.papers.hashformers.experiments import CHAPTER
+from hashlib_core.papers.hashformers.experiments import CHAPTER, GLUE_PARTS
 from hashlib_core.papers.hashformers.profiles import MODELS, PROFILES, TABLE6_MODELS, HashFormersProfile
 from hashlib_core.papers.hashformers.tokenization import BOS_ID, EOS_ID, HASHED_TOKEN_ID
 from hashlib_core.results import load_paper_table, parse_printed
@@ -31,9 +31,14 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
     profile, root, _ = micro_run
     store = CHAPTER.store("smoke", root=root)
     names = CHAPTER.result_names(profile)
-    assert {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves", "glue_runs",
-            "glue", "glue_predictions", "add_parts", "add_codebooks", "table6", "table6_predictions", "trend_runs",
-            "trend_predictions", "timing", "claims"} == set(names)
+    groups = {m.group for m in profile.selected()}
+    parts = {f"{n}_{kind}" for n, group in GLUE_PARTS.items() if group in groups
+             for kind in ("summary", "runs", "predictions")}
+    assert parts and {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves",
+                      "glue_runs", "glue", "glue_predictions", "add_parts", "add_codebooks", "table6",
+                      "table6_predictions", "trend_runs", "trend_predictions", "timing", "claims"} | parts == set(names)
+    merged = store.read_table("glue_runs")
+    assert len(merged) == sum(len(store.read_table(p)) for p in parts if p.endswith("_runs"))
     for name in names:
         assert store.exists(name), name
         meta = store.read_meta(name)
@@ -174,12 +179,18 @@ def test_rerun_resumes_from_checkpoints_and_a_fresh_run_reproduces_scores(mirror
     store = CHAPTER.store("smoke", root=tmp_path / "results")
 
     def run(checkpoints: Path) -> tuple[pd.Series, pd.Series]:
-        CHAPTER.run(profile, "pretraining,glue", progress=False, results_root=tmp_path / "results",
+        CHAPTER.run(profile, "pretraining,glue_md", progress=False, results_root=tmp_path / "results",
                     checkpoint_root=checkpoints)
         return store.read_table("pretraining").iloc[0], store.read_table("glue").iloc[0]
 
     pre1, glue1 = run(tmp_path / "ckpt")
+    first_meta = store.read_meta("glue_md_runs")
+    assert "reused_compute_s" not in first_meta
     pre2, glue2 = run(tmp_path / "ckpt")      # same directory: resumes at the last step, trains nothing
+    # the reused fine-tuning runs count in the experiment's wall time (what it cost, not what this process spent)
+    meta, runs = store.read_meta("glue_md_runs"), store.read_table("glue_md_runs")
+    assert meta["reused_compute_s"] == pytest.approx(runs["wall_time_s"].sum(), abs=1e-3)
+    assert meta["wall_time_s"] >= meta["reused_compute_s"]
     pre3, glue3 = run(tmp_path / "other")     # fresh directory: trains again from the same seed
     assert pd.isna(pre1["resumed_from_step"]) and pd.isna(pre3["resumed_from_step"])
     assert pre2["resumed_from_step"] == profile.pt_steps

@@ -43,3 +43,27 @@ def test_finetuning_view_counts_chosen_runs_at_the_cap_per_task():
     assert view.loc["LSH-Proj", "MRPC at cap"] == "2 of 3"
     assert view.loc["LSH-Proj", "SST at cap"] == "0 of 3"
     assert view.loc["MD-Emb (N = 4,096, paper's 50K)", "MRPC at cap"] == "0 of 3"
+
+
+def test_protocol_quotes_say_whether_losses_flattened_and_where_the_rates_fell():
+    from types import SimpleNamespace
+
+    from hashlib_core.papers.hashformers.profiles import PROFILES
+    from hashlib_core.papers.hashformers.protocol import protocol_quoted
+
+    steps = [0, 50, 100]
+    runs = pd.DataFrame([{"name": n, "task": "sst2", "seed": 0, "learning_rate": lr, "chosen": True,
+                          "best_epoch": e, "max_epochs": 5}
+                         for n, lr, e in (("A", 1e-3, 5), ("B", 1e-3, 2), ("C", 1e-4, 3))])
+
+    def quoted(losses):
+        curves = pd.DataFrame({"name": ["A"] * 3 + ["B"] * 3, "step": steps * 2, "loss": losses})
+        tables = {"pretraining_curves": curves, "glue_runs": runs}
+        return protocol_quoted(SimpleNamespace(profile=PROFILES.get("cpu"), table=tables.__getitem__))
+
+    flat = quoted([10.0, 4.0, 4.0, 10.0, 4.5, 4.0])              # 0% and 8.3% of the decrease in the second half
+    assert flat["flat_verdict"] == "The losses had flattened" and flat["flat_median"] == "4.2%"
+    assert flat["lr_edges"] == "2 of 3 models chose the sweep's largest rate and 1 its smallest"
+    assert flat["at_cap"] == "1 of 3"
+    falling = quoted([10.0, 8.0, 4.0, 10.0, 7.0, 4.0])           # 67% and 50%: still falling
+    assert falling["flat_verdict"] == "The losses were still falling"

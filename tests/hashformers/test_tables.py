@@ -132,10 +132,17 @@ def test_add_diagnosis_views_and_quotes():
         {"model": "MD-Add (2Td codebooks, shared part frozen)", "SST": "58.0 ± 1.0", "SST majority": "50.9"}]
     quoted = tables.add_quoted(parts, glue, codebooks)
     assert quoted == {"add_task": "SST", "add_scores": "59.0", "add_codebook_scores": "50.9",
+                      "add_codebook_effect": "it keeps the model at the majority class",
                       "add_frozen_scores": "58.0", "add_majority": "50.9", "add_ratio_init": "1.0",
                       "add_sqrt_t": "11.3",
                       "add_ratio_codebooks": "4.0 (MD)", "add_speed_codebooks": "9.0 (MD)",
                       "add_ratio_differences": "0.0 (MD)", "add_speed_differences": "0.0 (MD)"}
+    # codebooks 5 points below Add stored as differences, 4 above the majority class: a cost, not the majority class
+    lifted = codebooks.assign(SST=[54.0, 58.0])
+    assert tables.add_quoted(parts, glue, lifted)["add_codebook_effect"] == (
+        "it costs 5.0 points against Add stored as its differences")
+    assert tables.add_quoted(parts, glue, codebooks.assign(SST=[58.5, 58.0]))["add_codebook_effect"] == (
+        "it does not hold the model back here")
     assert tables._per_model(pd.DataFrame({"name": ["MD-Add", "LSH-Add"], "x": [3.04, 1.66]}), "x") == \
         "3.0 (MD) and 1.7 (LSH)"
     assert tables.learning_rate(3e-5) == "3e-5" and tables.learning_rate(1e-3) == "1e-3"

@@ -119,6 +119,8 @@ def test_plus_infinity_is_refused_not_ranked_first():
     for search in (beam_topk, exhaustive_topk):
         with pytest.raises(ValueError, match=r"\+inf.*log_softmax"):
             search(bad, maps, 5)
+    with pytest.raises(ValueError, match=r"contains 2\.5, and a log-probability is at most 0"):
+        beam_topk(lp + 2.5 - lp.max(), maps, 5)                         # logits, not log-probabilities
     zero = lp.clone()
     zero[0, 0, 3] = float("-inf")
     out = exhaustive_topk(zero, maps, 100)

@@ -13,10 +13,13 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
 ``pretraining``
     Every model pre-trained on the corpus (:mod:`~hashlib_core.papers.hashformers.pretraining`); the weights stay in
     the run's checkpoints.
+``glue_baselines``, ``glue_md``, ``glue_lsh``
+    Table 1's fine-tuning, one model group each (each under an hour in the cpu profile): every pre-trained model
+    fine-tuned and scored on GLUE dev sets with the paper's metrics (:mod:`~hashlib_core.papers.hashformers.
+    finetuning`): early stopping and the learning rate chosen on a held-out part of each task's training split,
+    several seeds, per-item predictions.
 ``glue``
-    Table 1 and the PRR columns of Table 2, scaled down: every pre-trained model fine-tuned and scored on GLUE dev
-    sets with the paper's metrics (:mod:`~hashlib_core.papers.hashformers.finetuning`): early stopping and the
-    learning rate chosen on a held-out part of each task's training split, several seeds, per-item predictions.
+    Table 1 and the PRR columns of Table 2, scaled down: the three groups' runs merged (no training).
 ``add_diagnosis``
     Why Add stored as the paper's codebooks stays at the majority class at our learning rates: the norms of its
     shared and word parts, how far Adam moves the shared part against the hashed-word marker, and the codebook
@@ -43,11 +46,11 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.hashformers.add_diagnosis import add_parts
 from hashlib_core.papers.hashformers.analysis import bucket_sharing, md5_example, morphology
 from hashlib_core.papers.hashformers.data import Resources
-from hashlib_core.papers.hashformers.finetuning import (finetune_task, glue_runs, glue_table, predictions_record,
+from hashlib_core.papers.hashformers.finetuning import (finetune_tasks, glue_runs, glue_table, predictions_record,
                                                         trend_name)
 from hashlib_core.papers.hashformers.pretraining import pretrain
-from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, PRETRAINING_SETTINGS, PROFILES,
-                                                      TABLE6_MODELS, TREND_MODELS, HashFormersProfile)
+from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, LSH_GROUP, MD_GROUP, PRETRAINING_SETTINGS,
+                                                      PROFILES, TABLE6_MODELS, TREND_MODELS, HashFormersProfile)
 from hashlib_core.profiles import RUN_SETTINGS
 from hashlib_core.papers.hashformers.table2 import hashformers_table2
 from hashlib_core.papers.hashformers.timing import timing_table
@@ -98,13 +101,44 @@ def _pretraining(ctx: RunContext) -> dict:
     return {"pretraining": pd.DataFrame(rows), "pretraining_curves": pd.DataFrame(curves)}
 
 
-@CHAPTER.experiment("glue", outputs=("glue_runs", "glue", "glue_predictions"))
+#: the fine-tuning is cut in three experiments by model group (each under an hour in the cpu profile), then merged
+GLUE_PARTS = {"glue_baselines": "-", "glue_md": MD_GROUP, "glue_lsh": LSH_GROUP}
+
+
+def _glue_part(part: str, group: str):
+    def run(ctx: RunContext) -> dict:
+        """Fine-tune the pre-trained models of one group (read back from their checkpoints, pre-trained again only
+        when missing): early stopping and the learning rate on a held-out part of the training split, every seed
+        at the chosen rate, the dev predictions kept for paired comparisons."""
+        tasks = ctx.profile.task_keys()
+        specs = [m for m in ctx.profile.selected() if m.group == group]
+        summary, _, runs, predictions = glue_runs(specs, ctx.resources, ctx, tasks)
+        return {f"{part}_summary": summary, f"{part}_runs": runs, f"{part}_predictions": predictions}
+    return run
+
+
+for name, group in GLUE_PARTS.items():
+    CHAPTER.experiment(name, outputs=(f"{name}_summary", f"{name}_runs", f"{name}_predictions"),
+                       when=lambda profile, group=group: any(m.group == group for m in profile.selected()))(
+        _glue_part(name, group))
+
+_GLUE_PART_OUTPUTS = tuple(f"{n}_{kind}" for n in GLUE_PARTS for kind in ("summary", "runs", "predictions"))
+
+
+@CHAPTER.experiment("glue", outputs=("glue_runs", "glue", "glue_predictions"), reads=_GLUE_PART_OUTPUTS)
 def _glue(ctx: RunContext) -> dict:
-    """Fine-tune every pre-trained model (Table 1, Table 2's PRR; read back from its checkpoint, pre-trained again
-    only when it is missing): early stopping and the learning rate on a held-out part of the training split, every
-    seed at the chosen rate, the dev predictions kept for paired comparisons."""
+    """Table 1 and Table 2's PRR columns from the three groups' fine-tuning (merged in the models' order): every
+    run, the table of mean scores, and the dev predictions."""
+    evidence = ctx.evidence()
+    parts = [n for n in GLUE_PARTS if evidence.has(f"{n}_runs")]
+    if not parts:
+        raise RuntimeError(f"no fine-tuning runs to merge: run the experiments {', '.join(GLUE_PARTS)} first (for "
+                           "example --only " + ",".join(GLUE_PARTS) + ", which also reruns glue)")
+    summary = pd.concat([evidence.table(f"{n}_summary") for n in parts], ignore_index=True)
+    runs = pd.concat([evidence.table(f"{n}_runs") for n in parts], ignore_index=True)
+    records = [evidence.json(f"{n}_predictions") for n in parts]
+    predictions = {"labels": records[0]["labels"], "runs": [r for rec in records for r in rec["runs"]]}
     tasks = ctx.profile.task_keys()
-    summary, _, runs, predictions = glue_runs(ctx.profile.selected(), ctx.resources, ctx, tasks)
     return {"glue_runs": runs, "glue": glue_table(summary, runs, tasks), "glue_predictions": predictions}
 
 
@@ -147,10 +181,9 @@ def _trend(ctx: RunContext) -> dict:
     for steps in profile.trend_pt_steps:
         for spec in TREND_MODELS:
             model, summary, _ = pretrain(spec, res, ctx, steps=steps)
-            for task in tasks:
-                runs, by_seed = finetune_task(spec, model, res, task, ctx, pretrained_steps=steps)
-                rows += [{**r, "pt_steps": steps, "pt_final_loss": summary["final_loss"]} for r in runs]
-                preds.update({(trend_name(spec.name, steps), task, seed): p for seed, p in by_seed.items()})
+            runs, by_task = finetune_tasks(spec, model, res, ctx, tasks, pretrained_steps=steps)
+            rows += [{**r, "pt_steps": steps, "pt_final_loss": summary["final_loss"]} for r in runs]
+            preds.update({(trend_name(spec.name, steps), task, seed): p for (task, seed), p in by_task.items()})
             del model
     return {"trend_runs": pd.DataFrame(rows), "trend_predictions": predictions_record(preds, res, tasks)}
 

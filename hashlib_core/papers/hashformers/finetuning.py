@@ -72,7 +72,7 @@ def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task:
                           res.glue(task, "validation", profile.ft_eval_examples), validation=validation,
                           patience=profile.ft_patience, epochs=profile.ft_epochs, batch_size=profile.ft_batch,
                           learning_rate=lr, seed=seed, output_dir=out, mixed_precision=profile.mixed_precision,
-                          device=ctx.device, progress=ctx.progress, return_predictions=True)
+                          device=ctx.device, progress=ctx.progress, return_predictions=True, on_reuse=ctx.reuse)
     return {"name": spec.name, "learning_rate": lr, **row}, preds
 
 

@@ -60,11 +60,21 @@ def protocol_quoted(shown: Any) -> dict[str, str]:
            "ft_sweep": PAPER_TASK_COLUMN.get(p.ft_sweep_task, "every task") if p.ft_sweep_task else "every task"}
     flat = pretraining_flatness(shown.table("pretraining_curves"))
     share = flat["share of the decrease in the second half (%)"].dropna()
-    out.update(flat_median=f"{share.median():.1f}%" if len(share) else "-",
+    #: a loss that fell by at most this share of its whole decrease over the second half of its steps has flattened
+    flat_share = 10.0
+    out.update(flat_verdict=("-" if not len(share) else "The losses had flattened" if share.median() <= flat_share
+                             else "The losses were still falling"),
+               flat_median=f"{share.median():.1f}%" if len(share) else "-",
                flat_max=f"{share.max():.1f}%" if len(share) else "-",
                flat_max_model=str(flat.loc[share.idxmax(), "name"]) if len(share) else "-")
     runs = shown.table("glue_runs")
     chosen = runs[runs["chosen"].astype(bool)] if "chosen" in runs.columns else runs
+    if "learning_rate" in chosen.columns and len(p.ft_lrs) > 1:
+        rates = chosen.groupby("name")["learning_rate"].first()
+        top, bottom = int((rates == max(p.ft_lrs)).sum()), int((rates == min(p.ft_lrs)).sum())
+        out.update(lr_edges=f"{top} of {len(rates)} models chose the sweep's largest rate and {bottom} its smallest")
+    else:
+        out.update(lr_edges="one learning rate is used")
     if "best_epoch" in chosen.columns:
         at_cap = chosen["best_epoch"] >= chosen["max_epochs"]
         out.update(at_cap=f"{int(at_cap.sum())} of {len(chosen)}")

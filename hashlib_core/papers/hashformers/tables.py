@@ -291,7 +291,17 @@ def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, diagnosis: pd.DataFrame)
     live = ~trained["name"].str.contains("frozen")
     by_storage = lambda t, storage: t[(t["storage"] == storage) & live]
     add = glue[glue["model"] == "Add"]
-    out = {"add_task": column, "add_scores": _span(add[column]),
+    codebook = diagnosis[~frozen][column].mean()
+    spread = max(MAJORITY_MARGIN, *(v for v in (diagnosis[~frozen][f"{column}_std"].max(),
+                                                add[f"{column}_std"].max()) if pd.notna(v)))
+    task = {c: t for t, c in PAPER_TASK_COLUMN.items()}[column]
+    if not at_majority(diagnosis[~frozen], [task], with_spread=True).empty:
+        effect = "it keeps the model at the majority class"
+    elif codebook < add[column].mean() - spread:
+        effect = f"it costs {add[column].mean() - codebook:.1f} points against Add stored as its differences"
+    else:
+        effect = "it does not hold the model back here"
+    out = {"add_task": column, "add_scores": _span(add[column]), "add_codebook_effect": effect,
            "add_codebook_scores": _span(diagnosis[~frozen][column]),
            "add_frozen_scores": _span(diagnosis[frozen][column]),
            "add_majority": f"{diagnosis[f'{column}_majority'].iloc[0]:.1f}",

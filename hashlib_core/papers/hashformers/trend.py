@@ -80,8 +80,17 @@ def trend_quoted(view: pd.DataFrame) -> dict[str, str]:
     """The trend's numbers for the prose."""
     if view.empty:
         return {"trend_steps": "-", "trend_gaps": "-", "trend_direction": "-"}
-    gaps = view["difference"].to_numpy()
-    direction = ("narrows" if abs(gaps[-1]) < abs(gaps[0]) else "widens") if len(gaps) > 1 else "-"
+    gaps, low, high = (view[c].to_numpy() for c in ("difference", "low", "high"))
+    if len(gaps) < 2:
+        direction = "-"
+    elif high[0] >= low[-1] and high[-1] >= low[0]:        # the first and last intervals overlap
+        direction = (f"moves by {gaps[-1] - gaps[0]:+.1f} points, but the first and last intervals overlap: no clear "
+                     "trend at these lengths")
+    elif (high[0] < 0 < low[-1]) or (high[-1] < 0 < low[0]):
+        direction = f"changes sign (from {gaps[0]:+.1f} to {gaps[-1]:+.1f} points; the intervals do not overlap)"
+    else:
+        way = "narrows" if abs(gaps[-1]) < abs(gaps[0]) else "widens"
+        direction = f"{way} (from {gaps[0]:+.1f} to {gaps[-1]:+.1f} points; the intervals do not overlap)"
     return {"trend_steps": ", ".join(f"{int(s):,}" for s in view["pre-training steps"]),
             "trend_gaps": ", ".join(f"{g:+.1f} [{lo:+.1f}, {hi:+.1f}]"
                                     for g, lo, hi in zip(gaps, view["low"], view["high"])),
