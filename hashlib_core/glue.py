@@ -341,12 +341,12 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
 
     # the outcome is reused only for the same dev items, training and held-out data and optimisation (the folder's
     # name is the caller's: it need not say all of them)
-    dev_digest = digest(data_digest(dev), data_digest(train), data_digest(validation) if validation else None,
+    dev_items = data_digest(dev)
+    dev_digest = digest(dev_items, data_digest(train), data_digest(validation) if validation else None,
                         task, epochs, batch_size, learning_rate, seed, patience, mixed_precision)
-    # outcomes written before the digest covered the optimisation name the dev items only; their folder (the
-    # caller's) names the rest, as every caller in this repository does
-    legacy_digest = hashlib.sha256(json.dumps([list(map(str, dev[0])), np.asarray(dev[1]).tolist()]).encode()
-                                   ).hexdigest()
+    # outcomes written before the digest covered the optimisation name the dev items only (this same digest of
+    # them); their folder (the caller's) names the rest, as every caller in this repository does
+    legacy_digest = dev_items
     if outcome is not None and outcome.is_file():
         saved = json.loads(outcome.read_text(encoding="utf-8"))
         if saved.get("dev_digest") in (dev_digest, legacy_digest):

@@ -134,7 +134,7 @@ def _fmt(x: float) -> str:
 class Effect:
     """Our measured effect for a claim: an :class:`Interval` (or an exact number), and the text the table shows.
 
-    ``ours`` is the reader's version (``"Proj 61.2 vs BERT-MLM 63.0 (-1.8 points)"``); ``unit`` names the effect's
+    ``ours`` is the reader's version (``"Proj 70 vs BERT-MLM 72 (-2 points)"``); ``unit`` names the effect's
     unit (``"points"``, ``"x"``); ``scale`` overrides the chapter's scale sentence for this claim (a claim tested on
     another profile's models, say); ``note`` is anything a reader must know to read the number.
     """

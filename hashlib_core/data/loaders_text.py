@@ -139,12 +139,7 @@ def load_wikitext2(*, verify: bool = True) -> DatasetDict:
     (pytorch/examples) is ``line.split() + ["<eos>"]`` for every line. The train split is not part of the
     staged data (see the manifest notes).
     """
-    features = Features({"text": Value("string")})
-    splits = {}
-    for split, table in _config("wikitext2", "default")["splits"].items():
-        lines = _split_lines(_read_text("wikitext2", table["file"], verify))
-        splits[split] = _dataset({"text": lines}, features, "wikitext2")
-    return DatasetDict(splits)
+    return _line_splits("wikitext2", verify)
 
 
 # ------------------------------------------------------------------------------------ Penn Treebank
@@ -175,11 +170,17 @@ def load_ptb(*, verify: bool = True) -> DatasetDict:
     ``N``, out-of-vocabulary words as ``<unk>``), with the file's leading and trailing space. The standard
     word-level LM stream (pytorch/examples) is ``line.split() + ["<eos>"]`` for every line.
     """
+    return _line_splits("ptb", verify)
+
+
+def _line_splits(name: str, verify: bool) -> DatasetDict:
+    """A line-per-row text dataset (WikiText-2, Penn Treebank): one ``text`` column per split, each file unzipped
+    first when its manifest entry says so."""
     features = Features({"text": Value("string")})
     splits = {}
-    for split, table in _config("ptb", "default")["splits"].items():
-        lines = _split_lines(_read_compressed_text("ptb", table["file"], verify))
-        splits[split] = _dataset({"text": lines}, features, "ptb")
+    for split, table in _config(name, "default")["splits"].items():
+        lines = _split_lines(_read_compressed_text(name, table["file"], verify))
+        splits[split] = _dataset({"text": lines}, features, name)
     return DatasetDict(splits)
 
 

@@ -384,7 +384,11 @@ def test_the_page_reads_every_quoted_number_from_the_results(micro_run):
     from hashlib_core.results import repo_root
 
     profile, root, _ = micro_run
-    quoted = tables.quoted(Shown(profile, CHAPTER.store("smoke", root=root), "live", ""))
+    from hashlib_core.papers.hashformers.protocol import protocol_quoted
+    from hashlib_core.papers.hashformers.trend import trend_quoted, trend_view
+
+    shown = Shown(profile, CHAPTER.store("smoke", root=root), "live", "")
+    quoted = {**tables.quoted(shown), **protocol_quoted(shown), **trend_quoted(trend_view(shown))}
     page = (repo_root() / "book" / "src" / "hashformers.md").read_text()
     keys = set(re.findall(r"\{glue:text\}`([^`]+)`", page))
     assert keys and keys <= set(quoted), sorted(keys - set(quoted))

@@ -30,11 +30,16 @@ VOCAB = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "<mask>": 4, "-": 5, "a": 
 MERGES = [("p", "l"), ("a", "y"), ("l", "ay"), ("pl", "ay")]
 
 
-@pytest.fixture(scope="module")
-def bpe() -> Tokenizer:
+def hand_built_bpe() -> Tokenizer:
+    """The hand-built byte-level BPE above (also what ``test_lsh_released`` checks the released procedure on)."""
     tokenizer = Tokenizer(models.BPE(VOCAB, MERGES, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     return tokenizer
+
+
+@pytest.fixture(scope="module")
+def bpe() -> Tokenizer:
+    return hand_built_bpe()
 
 
 def test_word_variants():

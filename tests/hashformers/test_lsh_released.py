@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pytest
 import torch
-from tokenizers import Tokenizer, models, pre_tokenizers
+from tokenizers import Tokenizer
 
 from hashlib_core.bpe import roberta_bpe
 from hashlib_core.data import dataset_path
@@ -27,6 +27,7 @@ from hashlib_core.hashing.base import hasher_from_config
 from hashlib_core.hashing.lsh import LSHBitHasher, LSHBucketHasher, PermutationLSH, SignLSH
 from hashlib_core.hashing.lsh_cuts import CutEncoder
 from hashlib_core.hashing.lsh_features import subword_features_reference
+from tests.hashformers.test_lsh import hand_built_bpe
 
 #: The released sizes: 50,260 hyperplanes (= length of the rotator = buckets), split in two halves of 25,130.
 RELEASED_SIZE, RELEASED_HALF = 50260, 25130
@@ -292,16 +293,9 @@ def test_saved_params_reload_the_same_hashes(bpe):
 
 
 # --------------------------------------------------------------------- a hand-built BPE (tests/.../test_lsh.py)
-VOCAB = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "<mask>": 4, "-": 5, "a": 6, "l": 7, "p": 8, "y": 9,
-         "s": 10, "pl": 11, "ay": 12, "lay": 13, "play": 14}
-MERGES = [("p", "l"), ("a", "y"), ("l", "ay"), ("pl", "ay")]
-
-
 @pytest.fixture(scope="module")
 def hand_bpe() -> Tokenizer:
-    tokenizer = Tokenizer(models.BPE(VOCAB, MERGES, unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    return tokenizer
+    return hand_built_bpe()
 
 
 def test_hand_built_bpe_released_size_golden(hand_bpe, rotator):

@@ -245,7 +245,7 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
                              timing_repeats=2),
     # Two CPU cores, at most three hours for the chapter (each experiment under an hour): a 4 x 128 encoder,
     # roberta-base's BPE (50,265 pieces) for the baselines and the LSH features, Emb (50K) at the paper's N = 50,260,
-    # 1,200 pre-training steps of 32 x 64 units on Penn Treebank's train split and WikiText-2's validation split
+    # pt_steps pre-training steps of 32 x 64 units on Penn Treebank's train split and WikiText-2's validation split
     # (about 1.1M words: S+R's loss has flattened by then, measured on LSH-Proj and MD-Emb, and is still falling at
     # the trend's 150 and 400 steps); fine-tuning on 1,500 training examples per task with 500 more held out for early
     # stopping (at most 5 epochs, patience 2), three learning rates swept on SST-2 for every model, three seeds at

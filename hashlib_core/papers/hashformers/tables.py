@@ -292,8 +292,8 @@ def add_quoted(parts: pd.DataFrame, glue: pd.DataFrame, diagnosis: pd.DataFrame)
     by_storage = lambda t, storage: t[(t["storage"] == storage) & live]
     add = glue[glue["model"] == "Add"]
     codebook = diagnosis[~frozen][column].mean()
-    spread = max(MAJORITY_MARGIN, *(v for v in (diagnosis[~frozen][f"{column}_std"].max(),
-                                                add[f"{column}_std"].max()) if pd.notna(v)))
+    spread = max([MAJORITY_MARGIN, *(v for v in (diagnosis[~frozen][f"{column}_std"].max(),
+                                                 add[f"{column}_std"].max()) if pd.notna(v))])
     task = {c: t for t, c in PAPER_TASK_COLUMN.items()}[column]
     if not at_majority(diagnosis[~frozen], [task], with_spread=True).empty:
         effect = "it keeps the model at the majority class"
