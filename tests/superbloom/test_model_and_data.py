@@ -180,7 +180,7 @@ def test_tables_and_figures_on_fixed_inputs():
 
 
 def test_profiles():
-    cpu = PROFILES.get("cpu")
+    cpu = PROFILES.get("cpu", depths=(1, 2, 4, 8))
     names = [m.name for m in cpu.models()]
     assert names[:8] == ["superbloom-L1", "baseline-L1", "superbloom-L2", "baseline-L2", "superbloom-L4",
                          "baseline-L4", "superbloom-L8", "baseline-L8"]
@@ -193,6 +193,11 @@ def test_profiles():
     assert set(cpu.seeded()) == set(names) - {"superbloom-L2", "baseline-L2", "superbloom-L4", "baseline-L4"}
     assert [m.name for m in cpu.deep_models()] == ["superbloom-L8", "baseline-L8"]
     assert cpu.dataset == "gowalla" and "wikispeedia" in cpu.other_datasets
+    lm = cpu.language_models()
+    assert [(m.name, m.hidden, m.match) for m in lm] == [
+        (f"baseline-d{d}", d, "") if i % 2 == 0 else (f"superbloom-matched-d{d}", 0, f"baseline-d{d}")
+        for d in cpu.lm_baseline_dims for i in range(2)]
+    assert all(m.use_positions and m.layers == cpu.lm_layers for m in lm)
     with pytest.raises(ValueError, match="dataset"):
         PROFILES.get("smoke", dataset="wikipedia")
     with pytest.raises(ValueError, match="repeats the main dataset"):

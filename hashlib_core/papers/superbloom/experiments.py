@@ -53,6 +53,7 @@ from hashlib_core.papers.superbloom.training import (
     evaluate,
     example_predictions,
     label_frequency,
+    resolve,
     size_of,
     test_log_probs,
     train_fixed,
@@ -94,7 +95,7 @@ CHAPTER = Chapter("superbloom", "Superbloom", PROFILES, resources=_Resources)
 
 
 _LANGUAGE_ONLY = ("lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_alpha", "lm_window", "lm_baseline_dims",
-                  "lm_superbloom_dims", "lm_layers", "lm_steps", "lm_batch", "lm_learning_rate", "lm_test_windows")
+                  "lm_layers", "lm_steps", "lm_batch", "lm_learning_rate", "lm_test_windows")
 _DECODE_ONLY = ("decode_ids", "decode_steps", "decode_positions", "decode_repeats")
 _MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, *_DECODE_ONLY, "other_datasets", "other_steps", "examples")
 #: Appendix E's examples: the best ids shown per example, and the depth within which the target's rank is given
@@ -269,7 +270,7 @@ def _language(ctx: RunContext) -> dict:
     res = LanguageResources(ctx)
     p = res.profile
     rows, segs, curves = [], [], []
-    for spec in p.language_models():
+    for spec in resolve(p.language_models(), p, res.sets.num_ids):
         model, row, curve = train_fixed(spec, res, ctx, p.lm_steps, p.lm_batch, p.lm_learning_rate)
         hits = evaluate(model.to(ctx.device), res, p.recall_at)
         hits.insert(0, "name", spec.name)

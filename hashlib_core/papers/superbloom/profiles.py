@@ -96,15 +96,15 @@ class SuperbloomProfile(Profile):
     #: training steps on each of ``other_datasets`` (their cap; 0: ``steps``)
     other_steps: int = 0
     #: §4, natural language: WordPiece pieces, frequent words and word pairs added, α of the Superbloom models,
-    #: window (tokens per training and test sequence), widths of the two baselines and the two Superbloom models
-    #: (Table 4: baselines d = 256 and 64, Superbloom of similar sizes), layers, steps, batch, test windows (0: all)
+    #: window (tokens per training and test sequence), widths of the unhashed baselines (Table 4: d = 256 and 64;
+    #: beside each, Superbloom at the width that gives it the baseline's parameter count, as the paper's "of
+    #: comparable size"), layers, steps, batch, test windows (0: all)
     lm_wordpiece: int = 500
     lm_unigrams: int = 1000
     lm_bigrams: int = 500
     lm_alpha: int = 40
     lm_window: int = 32
     lm_baseline_dims: tuple[int, ...] = (64, 16)
-    lm_superbloom_dims: tuple[int, ...] = (128, 64)
     lm_layers: int = 1
     lm_steps: int = 20
     lm_batch: int = 16
@@ -149,8 +149,7 @@ class SuperbloomProfile(Profile):
         if not 0 < self.validation_share < 1:
             raise ValueError(f"validation_share must be in (0, 1): early stopping needs validation pages, got "
                              f"{self.validation_share}")
-        for width in (self.hidden, self.baseline_hidden or self.heads, *self.lm_baseline_dims,
-                      *self.lm_superbloom_dims):
+        for width in (self.hidden, self.baseline_hidden or self.heads, *self.lm_baseline_dims):
             if width < 1 or width % self.heads:
                 raise ValueError(f"every width ({width}) must be a positive multiple of heads ({self.heads})")
         if self.sampled and not self.baseline_hidden:
@@ -212,11 +211,14 @@ class SuperbloomProfile(Profile):
             self.superbloom_name(self.deep), f"baseline-L{self.deep}")]
 
     def language_models(self) -> list[ModelSpec]:
-        """§4's Table 4: the unhashed baselines and the Superbloom models, with positions (text)."""
-        return ([ModelSpec(f"baseline-d{d}", 1, 1, self.lm_layers, hidden=d, use_positions=True)
-                 for d in self.lm_baseline_dims]
-                + [ModelSpec(f"superbloom-d{d}", self.lm_alpha, self.num_hashes, self.lm_layers, hidden=d,
-                             use_positions=True) for d in self.lm_superbloom_dims])
+        """§4's Table 4: each unhashed baseline (with positions: text), then Superbloom matched to its size (its width
+        resolved against the vocabulary by :func:`~hashlib_core.papers.superbloom.training.resolve`)."""
+        out = []
+        for d in self.lm_baseline_dims:
+            out += [ModelSpec(f"baseline-d{d}", 1, 1, self.lm_layers, hidden=d, use_positions=True),
+                    ModelSpec(f"superbloom-matched-d{d}", self.lm_alpha, self.num_hashes, self.lm_layers,
+                              match=f"baseline-d{d}", use_positions=True)]
+        return out
 
 
 PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
@@ -226,23 +228,24 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, other_datasets=("wikispeedia",), hidden=32,
                             baseline_hidden=16, heads=2, depths=(1, 2), steps=15, batch=16, eval_every=5,
                             patience=2, validation_pages=50, test_pages=100, other_steps=10, lm_steps=10,
-                            lm_test_windows=100, decode_ids=20_000, decode_steps=15, decode_positions=16,
+                            lm_test_windows=100, decode_ids=100_000, decode_steps=15, decode_positions=16,
                             decode_repeats=2),
     # cpu: two CPU cores, at most three hours (each experiment at most one): Gowalla's 41K location ids as the main
     # data (an unhashed table of 41K rows is most of a small model: the regime hashing is for), Superbloom at width
-    # 128 and 1, 2, 4 and 8 layers, each beside the baseline of its size (widths 9 to 40: at width 64 the one-layer
-    # Superbloom is smaller than any unhashed model of 41K ids); Table 1's comparison at 8 layers beside a width-16
-    # baseline (its table is 94% of it); at most 3,000 steps of 64 segments, validation recall@100 on 1,000 pages
-    # every 250 steps,
-    # stopping after 3 evaluations without improvement; three learning rates and three seeds. The other datasets
-    # train the 8-layer pair for at most 2,000 steps; the decoding experiment trains it inside 1M ids (the paper's
-    # |S|: 20,000 tokens per map) for 600 steps.
+    # 128 and 1, 2 and 4 layers, each beside the unhashed baseline of its size (narrow: its id table takes most of
+    # the parameters); Table 1's comparison at 4 layers beside a width-16 baseline; at most 2,000 steps of 32
+    # segments, validation recall@100 on 1,000 pages every 200 steps, stopping after 3 evaluations without
+    # improvement; three learning rates and three seeds (sized with ``python -m
+    # hashlib_core.benchmarks.superbloom_steps --profile cpu``: about an hour of recall and matched runs if every
+    # run reached the cap). The other datasets train the 4-layer pair for at most 1,000 steps; the decoding
+    # experiment trains it inside 1M ids (the paper's |S|: 20,000 tokens per map) for 600 steps; §4 trains two
+    # 2-layer baselines (widths 64 and 16) and Superbloom of their sizes for 800 steps.
     cpu=SuperbloomProfile(name="cpu", budget_minutes=180.0, hidden=128, baseline_hidden=16, heads=4,
-                          depths=(1, 2, 4, 8), steps=3000, batch=64, warmup=100, eval_every=250, patience=3,
-                          validation_pages=1000, learning_rates=(3e-4, 1e-3, 3e-3), seeds=3, other_steps=2000,
+                          depths=(1, 2, 4), steps=2000, batch=32, warmup=100, eval_every=200, patience=3,
+                          validation_pages=1000, learning_rates=(3e-4, 1e-3, 3e-3), seeds=3, other_steps=1000,
                           decode_ids=1_000_000, decode_steps=600,
                           lm_wordpiece=2000, lm_unigrams=8000, lm_bigrams=4000, lm_window=64,
-                          lm_baseline_dims=(128, 32), lm_superbloom_dims=(256, 128), lm_layers=2, lm_steps=800,
+                          lm_baseline_dims=(64, 16), lm_layers=2, lm_steps=800,
                           lm_batch=32, lm_test_windows=0),
     # small: one GPU: width 256 (Table 3's d = 256) at 1, 2, 4, 8 and 12 layers (Table 3's depths are 1 and 12),
     # the baseline of Table 1 at width 128, at most 20,000 steps of 128 segments.
@@ -251,7 +254,7 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
                             patience=3, validation_pages=2000, learning_rates=(2e-4, 5e-4, 1e-3), seeds=3,
                             decode_ids=1_000_000, decode_steps=10_000,
                             lm_wordpiece=4000, lm_unigrams=20000, lm_bigrams=20000, lm_window=128,
-                            lm_baseline_dims=(256, 64), lm_superbloom_dims=(512, 256), lm_layers=4, lm_steps=5000,
+                            lm_baseline_dims=(256, 64), lm_layers=4, lm_steps=5000,
                             lm_batch=64, lm_learning_rate=5e-4, lm_test_windows=0),
     # paper: Table 3's Superbloom d = 256 at 1 and 12 layers; the paper trains more than 1M steps at batch 1,024 on
     # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on Gowalla).
@@ -260,6 +263,6 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
                             warmup=10_000, eval_every=10_000, patience=5, learning_rates=(5e-5, 1e-4, 2e-4),
                             seeds=3, decode_ids=1_000_000, decode_steps=1_000_000,
                             lm_wordpiece=30000, lm_unigrams=500_000, lm_bigrams=500_000, lm_window=128,
-                            lm_baseline_dims=(256, 64), lm_superbloom_dims=(512, 256), lm_layers=12,
+                            lm_baseline_dims=(256, 64), lm_layers=12,
                             lm_steps=1_000_000, lm_batch=256, lm_learning_rate=1e-4, lm_test_windows=0),
 )
