@@ -73,6 +73,21 @@ def test_sampled_softmax_changes_the_training_loss_only():
     assert torch.isfinite(sampled) and sampled < full          # fewer competitors, smaller cross-entropy
 
 
+def test_sampled_loss_scores_only_its_columns_and_equals_the_full_logits_path():
+    """The fast path (only the sampled columns of the output layer) equals the reference: the full logits, then the
+    same columns, under the same draw."""
+    model = _model(num_sampled=7)
+    hidden = torch.randn(6, model.config.hidden_size)
+    targets = torch.randint(model.maps.offset(0), model.config.vocab_size, (6,))
+    torch.manual_seed(3)
+    fast = model._sampled_loss(hidden, targets)
+    torch.manual_seed(3)
+    sample = torch.randint(model.maps.offset(0), model.config.vocab_size, (7,))
+    columns, inverse = torch.unique(torch.cat([targets, sample]), return_inverse=True)
+    reference = torch.nn.functional.cross_entropy(model.scores(hidden)[:, columns], inverse[:6])
+    assert torch.allclose(fast, reference, atol=1e-6)
+
+
 def test_item_masking_statistics():
     maps = BloomHashMaps(1000, 10, 2)
     collate = ItemMaskingCollator(maps, seed=1)
@@ -185,7 +200,7 @@ def test_profiles():
     assert names[:8] == ["superbloom-L1", "baseline-L1", "superbloom-L2", "baseline-L2", "superbloom-L4",
                          "baseline-L4", "superbloom-L8", "baseline-L8"]
     assert names[8:] == ["superbloom-wide-L1", f"baseline-d{cpu.baseline_hidden}-L8", "superbloom-matched-L8",
-                         f"sampled-softmax-d{cpu.baseline_hidden}-L8"]
+                         "sampled-softmax-L8"]
     assert {m.name: m.match for m in cpu.models() if m.match} == {
         "baseline-L1": "superbloom-L1", "baseline-L2": "superbloom-L2", "baseline-L4": "superbloom-L4",
         "baseline-L8": "superbloom-L8", "superbloom-wide-L1": "superbloom-L8",
@@ -226,6 +241,12 @@ def test_size_matched_widths_come_within_five_percent(name):
             if spec.match:
                 ratio = size_of(spec, profile, ids) / size_of(specs[spec.match], profile, ids)
                 assert abs(ratio - 1) <= 0.05, (name, ids, spec.name, ratio)
+        roles = profile.roles()
+        sampled, matched = specs[roles["sampled"]], specs[roles["superbloom_matched"]]
+        assert sampled.hidden == matched.hidden and sampled.layers == matched.layers          # the same Transformer
+        assert sampled.num_sampled == profile.num_hashes * -(-ids // profile.alpha)           # Superbloom's tokens
+        much = 3 if name == "cpu" and ids > 10_000 else 1            # "much larger" where the id table dominates
+        assert size_of(sampled, profile, ids) > much * size_of(matched, profile, ids)
     smoke = PROFILES.get("smoke")
     specs = resolve(smoke.models(), smoke, 300)
     for spec in specs:

@@ -7,9 +7,10 @@ The comparisons are the paper's, at **matched sizes** (parameters within a few p
   same depth with the width that gives it Superbloom's parameter count (``match``). Depth is then the only
   difference between the rows of a family, and hashing the only one within a row.
 * **Table 1 at the baseline's size**: an unhashed baseline at width ``baseline_hidden`` (its id table dominates its
-  size), Superbloom at the width the saved table pays for (matched to it) and the **sampled-softmax** model (the
-  baseline's shape, its training loss over the targets and as many uniformly drawn ids as Superbloom scores hash
-  tokens: the same output computation per masked item), all at the deepest depth.
+  size), Superbloom at the width the saved table pays for (matched to it) and the **sampled-softmax** model (an
+  unhashed model at that Superbloom's width, so "of a much larger size", its training loss over the targets and as
+  many uniformly drawn ids as Superbloom scores hash tokens: the same Transformer and the same output computation
+  per masked item, the paper's "same computational budget"), all at the deepest depth.
 
 Every model trains until its validation recall stops improving (early stopping, ``steps`` the cap) at each of
 ``learning_rates`` (seed ``seed``); the best rate on validation is kept, and the models the claims read are
@@ -33,8 +34,9 @@ class ModelSpec:
     """One trained model: its name, hashing (``alpha``, ``num_hashes``), depth and width.
 
     ``hidden`` 0 with ``match`` set: the width is chosen at run time (it depends on the data's number of ids) so that
-    the model's parameter count is nearest that of the model named ``match``. ``num_sampled`` -1: sampled softmax
-    over as many ids as the profile's Superbloom scores hash tokens (resolved against the data)."""
+    the model's parameter count is nearest that of the model named ``match``; ``width_of`` set: the width of the
+    (resolved) model it names. ``num_sampled`` -1: sampled softmax over as many ids as the profile's Superbloom scores
+    hash tokens (resolved against the data)."""
 
     name: str
     alpha: int
@@ -43,6 +45,7 @@ class ModelSpec:
     num_sampled: int = 0
     hidden: int = 0
     match: str = ""
+    width_of: str = ""
     use_positions: bool = False
 
     @property
@@ -79,7 +82,8 @@ class SuperbloomProfile(Profile):
     intermediate: int = 0
     #: Table 3's depths; Table 1's comparison is at the deepest
     depths: tuple[int, ...] = (1, 2)
-    #: the sampled-softmax model of Table 1 (at the baseline's size, scoring as many ids as Superbloom's tokens)
+    #: the sampled-softmax model of Table 1 (unhashed at the width of Superbloom matched to the baseline, scoring as
+    #: many ids as Superbloom's tokens)
     sampled: bool = True
     #: training (§3.2: Adam, inverse-square-root decay; ours: AdamW, linear decay after warm-up): the cap on steps,
     #: segments per batch, warm-up steps, validation every ``eval_every`` steps, ``patience`` evaluations without
@@ -153,7 +157,8 @@ class SuperbloomProfile(Profile):
             if width < 1 or width % self.heads:
                 raise ValueError(f"every width ({width}) must be a positive multiple of heads ({self.heads})")
         if self.sampled and not self.baseline_hidden:
-            raise ValueError("the sampled-softmax model has the baseline's size: set baseline_hidden, or sampled=False")
+            raise ValueError("the sampled-softmax model takes the width of Superbloom matched to the baseline: set "
+                             "baseline_hidden, or sampled=False")
         if not self.recall_at or min(self.recall_at) < 1:
             raise ValueError(f"recall_at must list cut-offs >= 1, got {self.recall_at}")
 
@@ -178,7 +183,7 @@ class SuperbloomProfile(Profile):
             out.update(baseline_wide=f"baseline-d{self.baseline_hidden}-L{deep}",
                        superbloom_matched=f"superbloom-matched-L{deep}")
             if self.sampled:
-                out["sampled"] = f"sampled-softmax-d{self.baseline_hidden}-L{deep}"
+                out["sampled"] = f"sampled-softmax-L{deep}"
         return out
 
     def models(self) -> list[ModelSpec]:
@@ -198,7 +203,8 @@ class SuperbloomProfile(Profile):
                     ModelSpec(roles["superbloom_matched"], self.alpha, self.num_hashes, self.deep,
                               match=roles["baseline_wide"])]
         if "sampled" in roles:
-            out.append(ModelSpec(roles["sampled"], 1, 1, self.deep, num_sampled=-1, hidden=self.baseline_hidden))
+            out.append(ModelSpec(roles["sampled"], 1, 1, self.deep, num_sampled=-1,
+                                 width_of=roles["superbloom_matched"]))
         return out
 
     def seeded(self) -> list[str]:

@@ -171,7 +171,7 @@ def matched_hidden(spec: ModelSpec, target: int, profile: SuperbloomProfile, num
 
 
 def resolve(specs: Sequence[ModelSpec], profile: SuperbloomProfile, num_ids: int) -> list[ModelSpec]:
-    """``specs`` with every ``match`` width and sampled count fixed for ``num_ids`` ids (a model matched to another
+    """``specs`` with every ``match`` and ``width_of`` width and sampled count fixed for ``num_ids`` ids (a model matched to another
     follows it in the list)."""
     done: dict[str, ModelSpec] = {}
     tokens = profile.num_hashes * -(-num_ids // profile.alpha)      # Superbloom's output: m maps of N / alpha tokens
@@ -184,6 +184,10 @@ def resolve(specs: Sequence[ModelSpec], profile: SuperbloomProfile, num_ids: int
             partner = done[spec.match]
             spec = dataclasses.replace(spec, hidden=matched_hidden(spec, size_of(partner, profile, num_ids),
                                                                    profile, num_ids))
+        if spec.width_of:
+            if spec.width_of not in done:
+                raise ValueError(f"{spec.name} takes the width of {spec.width_of!r}, which is not listed before it")
+            spec = dataclasses.replace(spec, hidden=done[spec.width_of].hidden)
         done[spec.name] = spec
     return list(done.values())
 
