@@ -1,7 +1,7 @@
 """Seconds per training step and per validation pass of every Superbloom model a profile trains, on its main data.
 
 What a profile is sized from: the chapter trains each model at every learning rate of the sweep (one seed) and the
-models the claims read with more seeds, each until validation recall stops improving (at most ``steps``). This
+models the claims read with more seeds, each until validation loss stops improving (at most ``steps``). This
 script times a few optimiser steps of each resolved model on real batches (item masking over the training segments)
 and one validation pass, and prints the cost of the whole plan if every run went to the cap.
 
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from types import SimpleNamespace
 
-    from hashlib_core.papers.superbloom.training import Resources, evaluate, model_config, size_of
+    from hashlib_core.papers.superbloom.training import Resources, masked_item_loss, model_config, size_of
 
     profile = PROFILES.get(args.profile)
     res = Resources(SimpleNamespace(profile=profile))
@@ -60,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                    for i in range(args.steps + 1)]
         per_step = _time_steps(model, batches, args.steps)
         start = time.perf_counter()
-        with torch.no_grad():
-            evaluate(model.eval(), res, (max(profile.recall_at),), segments=validation)
+        masked_item_loss(model, validation)
         per_eval = time.perf_counter() - start
         runs = len(profile.learning_rates) + (profile.seeds - 1 if spec.name in seeded else 0)
         at_cap = runs * (profile.steps * per_step + profile.steps / profile.eval_every * per_eval)

@@ -168,13 +168,38 @@ def test_tables_and_figures_on_fixed_inputs():
     assert sorted(deciles["decile"].unique()) == list(range(1, 11))
     for _, g in deciles.groupby("name"):
         assert g["decile"].tolist() == list(range(1, 11))            # in order: the figure draws lines through them
-    models = pd.DataFrame({"name": ["baseline-L1", "baseline-L4", "superbloom-a50m2-L1", "superbloom-a50m2-L4"],
+    models = pd.DataFrame({"name": ["baseline-L1", "baseline-L4", "superbloom-L1", "superbloom-L4"],
                            "layers": [1, 4, 1, 4], "vocab_size": [100, 100, 20, 20], "total_params": [9, 10, 3, 4],
                            "num_ids": [96] * 4})
-    rec = pd.DataFrame({"name": models["name"], "rec@1": [40.0, 42.0, 10.0, 30.0], "segments": [5] * 4})
-    depth = tables.depth_effect(rec, models).set_index("model")
-    assert depth.loc["superbloom", "ours: gain"] == 20.0
+    rec = pd.DataFrame({"name": models["name"], "rec@1": [40.0, 42.0, 10.0, 30.0], "segments": [5] * 4,
+                        "layers": [1, 4, 1, 4], "hidden": [2, 3, 8, 8], "total_params": [9, 10, 9, 10],
+                        "sd rec@1": [1.0, np.nan, 2.0, 0.5], "seeds": [3, 1, 3, 3], "learning_rate": 1e-3,
+                        "converged": [True, False, True, True], "certified": 100.0, "mean_scored": 7.0,
+                        "matched_to": ["superbloom-L1", "superbloom-L4", "", ""],
+                        "size_vs_matched": [0.01, -0.02, np.nan, np.nan]})
+    rec = pd.concat([rec, rec.iloc[[3]].assign(name="superbloom-wide-L1", layers=1, hidden=20, **{"rec@1": 20.0})],
+                    ignore_index=True)
+    depth = tables.depth_effect(rec).set_index("model")
+    assert depth.loc["superbloom", "ours: gain"] == 20.0 and depth.loc["superbloom", "ours: layers"] == "1 -> 4"
     assert depth.loc["superbloom", "paper: gain"] == pytest.approx(43.4 - 17.8)
+    view = tables.depth_view(rec).set_index("layers")               # the wide model is not a depth row
+    assert view.loc[1, "Superbloom rec@1"] == "10.0 ± 2.0" and view.loc[4, "baseline rec@1"] == "42.0"
+    assert view.loc[4, "Superbloom - baseline"] == -12.0 and len(view) == 2
+    shown = tables.recall_view(rec).set_index("model")
+    assert shown.loc["baseline-L1", "size vs its match"] == "+1.0% vs superbloom-L1"
+    assert shown.loc["baseline-L4", "best before the cap"] == "no (at the cap)"
+    assert shown.loc["superbloom-L1", "size vs its match"] == ""
+    q = tables._depth_quoted(rec, models)
+    assert q["base_widths"] == "2, 3" and q["depth_gap_max"] == "2.0%" and q["wide_verdict"] == "the deep model is ahead"
+    assert q["depth_verdict"].startswith("depth helps Superbloom more") and q["at_cap"] == "1"
+    sweep = pd.DataFrame({"name": ["a", "a"], "learning_rate": [1e-3, 3e-3], "best_validation": [-5.0, -4.5],
+                          "best_step": [200, 400], "steps": [800, 400], "converged": [True, False],
+                          "chosen": [False, True]})
+    assert tables.sweep_view(sweep).to_dict("records") == [
+        {"model": "a", "learning rate": "0.001", "validation loss (nats)": 5.0, "best step": "200 of 800",
+         "chosen": ""},
+        {"model": "a", "learning rate": "0.003", "validation loss (nats)": 4.5, "best step": "400 of 400 (cap)",
+         "chosen": "yes"}]
     assert len(figures.recall_by_decile(deciles).axes[0].lines) == 2
     beam = pd.DataFrame({"beam": [1, 10], "rec@1": [1.0, 2.0], "rec@10": [3.0, 4.0], "mean_scored": [10, 100]})
     assert len(figures.beam_width(beam).axes) == 2
@@ -182,10 +207,9 @@ def test_tables_and_figures_on_fixed_inputs():
                           "rec@1": [7.0, 9.5], "rec@10": [20.0, 15.0], "segments": [300, 300]})
     other_models = pd.DataFrame({"dataset": "Last.fm", "name": other["name"], "num_ids": 17632,
                                  "train_pages": 1700, "test_pages": 190})
-    view = tables.datasets_view(rec, models, other, other_models, "FB15k-237")
+    view = tables.datasets_view(rec[rec["name"] != "superbloom-L4"], models, other, other_models, "FB15k-237")
     assert view.to_dict("records") == [
         {"dataset": "FB15k-237", "ids": 96, "name": "baseline-L4", "rec@1": 42.0, "test segments": 5},
-        {"dataset": "FB15k-237", "ids": 96, "name": "superbloom-a50m2-L4", "rec@1": 30.0, "test segments": 5},
         {"dataset": "Last.fm", "ids": 17632, "name": "baseline-L4", "rec@1": 7.0, "test segments": 300},
         {"dataset": "Last.fm", "ids": 17632, "name": "superbloom-a50m2-L4", "rec@1": 9.5, "test segments": 300}]
     assert tables.datasets_quoted(other, other_models) == {

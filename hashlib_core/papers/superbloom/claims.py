@@ -248,7 +248,7 @@ def _scale(p: Any) -> str:
     return (f"{p.name} profile: {DATASET_NAMES[p.dataset]} id sets, Superbloom at width {p.hidden} and "
             f"{', '.join(map(str, p.depths))} layers beside baselines of its size; Table 1 beside a width-"
             f"{p.baseline_hidden} baseline; alpha = {p.alpha}, m = {p.num_hashes}; early stopping on validation "
-            f"recall (at most {p.steps:,} steps of {p.batch} segments), learning rates "
+            f"loss (at most {p.steps:,} steps of {p.batch} segments), learning rates "
             f"{', '.join(f'{lr:g}' for lr in p.learning_rates)}, {p.seeds} seed{'s' if p.seeds > 1 else ''} for "
             f"the compared models; decoding in an id space of {p.decode_ids:,}; §4 on WikiText-2 ({p.lm_steps:,} "
             "steps)")

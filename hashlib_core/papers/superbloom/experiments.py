@@ -5,7 +5,7 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 
 ``recall``
     Table 3 analog ("hashing needs depth"): Superbloom at each of the profile's depths and, beside it, the unhashed
-    baseline of its size, each trained until its validation recall stops improving at every learning rate of the
+    baseline of its size, each trained until its validation loss stops improving at every learning rate of the
     sweep; the best rate on validation is kept and the rows the claims read get more seeds. Scored by recall@k on one
     masked id per test segment (Algorithm 1, beam = k): per-segment hits with the target's label frequency (Fig. 3's
     deciles), the sweep, the models' sizes and their training curves.

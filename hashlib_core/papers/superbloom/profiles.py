@@ -12,7 +12,8 @@ The comparisons are the paper's, at **matched sizes** (parameters within a few p
   many uniformly drawn ids as Superbloom scores hash tokens: the same Transformer and the same output computation
   per masked item, the paper's "same computational budget"), all at the deepest depth.
 
-Every model trains until its validation recall stops improving (early stopping, ``steps`` the cap) at each of
+Every model trains until its loss on the validation pages' masked items stops improving (early stopping,
+``steps`` the cap) at each of
 ``learning_rates`` (seed ``seed``); the best rate on validation is kept, and the models the claims read are
 trained again with ``seeds - 1`` more seeds at that rate.
 """
@@ -240,7 +241,7 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # data (an unhashed table of 41K rows is most of a small model: the regime hashing is for), Superbloom at width
     # 128 and 1, 2 and 4 layers, each beside the unhashed baseline of its size (narrow: its id table takes most of
     # the parameters); Table 1's comparison at 4 layers beside a width-16 baseline; at most 2,000 steps of 32
-    # segments, validation recall@100 on 1,000 pages every 200 steps, stopping after 3 evaluations without
+    # segments, the masked-item loss on 1,000 validation pages every 200 steps, stopping after 3 evaluations without
     # improvement; three learning rates and three seeds (sized with ``python -m
     # hashlib_core.benchmarks.superbloom_steps --profile cpu``: about an hour of recall and matched runs if every
     # run reached the cap). The other datasets train the 4-layer pair for at most 1,000 steps; the decoding

@@ -10,7 +10,7 @@ from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
-           "depth_effect", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
+           "depth_rows", "depth_view", "sweep_view", "depth_effect", "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
            "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted", "quoted"]
 
 
@@ -88,14 +88,68 @@ def params_quoted(params: pd.DataFrame) -> dict[str, str]:
             "p_ss_ratio": f"{size[(similar, 'sampled-softmax')] / size[(similar, 'superbloom')]:.0f}"}
 
 
-def recall_view(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """Recall@k (%) with each model's size and certified share."""
-    sizes = models.set_index("name")[["layers", "vocab_size", "total_params"]]
-    out = recall.set_index("name").join(sizes).reset_index()
-    recalls = [c for c in recall.columns if c.startswith("rec@")]
-    return out[["name", "layers", "vocab_size", "total_params", *recalls, "certified", "mean_scored"]].rename(
-        columns={"vocab_size": "tokens", "total_params": "parameters", "certified": "certified (%)",
-                 "mean_scored": "candidates scored"})
+def _mean_sd(mean: float, sd: float) -> str:
+    """``12.3 ± 0.4`` (the spread across seeds), or ``12.3`` for one seed."""
+    return f"{mean:.1f}" if pd.isna(sd) else f"{mean:.1f} ± {sd:.1f}"
+
+
+def recall_view(recall: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`recall_table` (with its models' information) as the page shows it: each model's depth, width and
+    size, how far that size is from the model it is matched to, its chosen learning rate and seeds, recall@k (%, mean
+    ± standard deviation across seeds), whether every seed's best validation score came before the step cap, and the
+    decoder's certified share and candidates scored."""
+    ks = [c for c in recall.columns if c.startswith("rec@")]
+    out = pd.DataFrame({"model": recall["name"], "layers": recall["layers"], "d": recall["hidden"],
+                        "parameters": recall["total_params"]})
+    if "size_vs_matched" in recall:
+        out["size vs its match"] = [
+            "" if not isinstance(m, str) or not m else f"{100 * r:+.1f}% vs {m}"
+            for m, r in zip(recall["matched_to"], recall["size_vs_matched"])]
+    out["learning rate"] = [f"{lr:g}" for lr in recall["learning_rate"]]
+    out["seeds"] = recall["seeds"]
+    for k in ks:
+        out[k] = [_mean_sd(m, sd) for m, sd in zip(recall[k], recall[f"sd {k}"])]
+    out["best before the cap"] = ["yes" if c else "no (at the cap)" for c in recall["converged"]]
+    out["certified (%)"] = recall["certified"]
+    out["candidates scored"] = recall["mean_scored"]
+    return out
+
+
+_FAMILY_ROWS = r"^(superbloom|baseline)-L\d+$"
+
+
+def depth_rows(recall: pd.DataFrame) -> pd.DataFrame:
+    """Table 3's rows: per depth, Superbloom and the unhashed baseline of its size (rec@k mean and spread, sizes)."""
+    rows = recall[recall["name"].str.match(_FAMILY_ROWS)].copy()
+    rows["family"] = rows["name"].str.split("-").str[0]
+    return rows.sort_values(["layers", "family"], ascending=[True, False], kind="stable")
+
+
+def depth_view(recall: pd.DataFrame, k: int = 1) -> pd.DataFrame:
+    """Per depth: Superbloom's and its size-matched baseline's rec@k (mean ± spread across seeds), both sizes and
+    Superbloom minus the baseline."""
+    rows = depth_rows(recall).set_index(["layers", "family"])
+    out = []
+    for layers in sorted({i for i, _ in rows.index}):
+        sb, base = rows.loc[(layers, "superbloom")], rows.loc[(layers, "baseline")]
+        out.append({"layers": layers, "Superbloom d": int(sb["hidden"]), "Superbloom params": sb["total_params"],
+                    f"Superbloom rec@{k}": _mean_sd(sb[f"rec@{k}"], sb[f"sd rec@{k}"]),
+                    "baseline d": int(base["hidden"]), "baseline params": base["total_params"],
+                    f"baseline rec@{k}": _mean_sd(base[f"rec@{k}"], base[f"sd rec@{k}"]),
+                    "Superbloom - baseline": sb[f"rec@{k}"] - base[f"rec@{k}"]})
+    return pd.DataFrame(out)
+
+
+def sweep_view(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The learning-rate sweep (seed ``seed``): per model and rate, the lowest validation loss (the score is its
+    negative), the step it came at out of the steps run ("cap" when that is the last allowed); the chosen rate
+    marked."""
+    out = pd.DataFrame({"model": sweep["name"], "learning rate": [f"{lr:g}" for lr in sweep["learning_rate"]],
+                        "validation loss (nats)": -sweep["best_validation"],
+                        "best step": [f"{int(b):,} of {int(s):,}" + ("" if c else " (cap)")
+                                      for b, s, c in zip(sweep["best_step"], sweep["steps"], sweep["converged"])],
+                        "chosen": ["yes" if c else "" for c in sweep["chosen"]]})
+    return out
 
 
 def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
@@ -146,6 +200,18 @@ def example_row(dataset: str, model: str, example: dict[str, Any], names: list[s
     return {"dataset": dataset, "example": example["example"], "model": model, "context": shown,
             "target": names[example["target"]], "predicted": "; ".join(names[i] for i in example["predicted"]),
             "target_rank": example["target_rank"], "certified": example["certified"], "labels": labels}
+
+
+#: the datasets whose examples the page shows, in order of preference: ids a reader can read (page titles, names)
+_NAMED_FIRST = ("Wikispeedia", "Last.fm")
+
+
+def example_subset(examples: pd.DataFrame) -> pd.DataFrame:
+    """The examples of one dataset: the first of :data:`_NAMED_FIRST` present (ids with readable names), else the
+    first dataset's."""
+    present = list(dict.fromkeys(examples["dataset"]))
+    dataset = next((d for d in _NAMED_FIRST if d in present), present[0])
+    return examples[examples["dataset"] == dataset]
 
 
 def examples_view(examples: pd.DataFrame) -> pd.DataFrame:
@@ -220,25 +286,24 @@ def decoding_quoted(decoding: pd.DataFrame) -> dict[str, str]:
             "dec_scored_max": f"{100 * scored.max():.2f}%"}
 
 
-def depth_effect(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """Table 3 analog: rec@1 of the baseline and Superbloom at both depths, and the gain from depth, beside the
-    paper's (1 -> 12 layers)."""
+def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 analog: rec@1 of the baseline and Superbloom at the shallowest and the deepest depth, and the gain
+    from depth, beside the paper's (1 -> 12 layers)."""
     paper = paper_table3()
-    r = recall.set_index("name")["rec@1"]
-    layers = models.set_index("name")["layers"]
-    rows = []
+    rows = depth_rows(recall)
+    out = []
     for family, (shallow_paper, deep_paper) in (("baseline", ("baseline-l1", "baseline-l12")),
                                                 ("superbloom", ("superbloom-d256l1", "superbloom-d256l12"))):
-        names = sorted([n for n in r.index if n.startswith(family)], key=lambda n: layers[n])
-        if len(names) < 2:
+        own = rows[rows["family"] == family].sort_values("layers")
+        if len(own) < 2:
             continue
-        shallow, deep = names[0], names[-1]
-        rows.append({"model": family, "ours: layers": f"{layers[shallow]} -> {layers[deep]}",
-                     "ours: rec@1 shallow": r[shallow], "ours: rec@1 deep": r[deep],
-                     "ours: gain": r[deep] - r[shallow], "paper: layers": "1 -> 12",
-                     "paper: rec@1 shallow": paper[shallow_paper], "paper: rec@1 deep": paper[deep_paper],
-                     "paper: gain": paper[deep_paper] - paper[shallow_paper]})
-    return pd.DataFrame(rows)
+        shallow, deep = own.iloc[0], own.iloc[-1]
+        out.append({"model": family, "ours: layers": f"{int(shallow['layers'])} -> {int(deep['layers'])}",
+                    "ours: rec@1 shallow": shallow["rec@1"], "ours: rec@1 deep": deep["rec@1"],
+                    "ours: gain": deep["rec@1"] - shallow["rec@1"], "paper: layers": "1 -> 12",
+                    "paper: rec@1 shallow": paper[shallow_paper], "paper: rec@1 deep": paper[deep_paper],
+                    "paper: gain": paper[deep_paper] - paper[shallow_paper]})
+    return pd.DataFrame(out)
 
 
 def beam_view(beam: pd.DataFrame) -> pd.DataFrame:
@@ -301,6 +366,60 @@ def bench_view(bench: dict) -> pd.DataFrame:
                         "speedup_median_paired", "certified_share", "certified_exact_share", "mean_candidates_scored"])
 
 
+def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
+    """The depth paragraph's numbers: the baselines' widths, the largest size gap of a matched pair, the gains from
+    depth (ours and the paper's) and which family depth helps more, and the deep-vs-wide comparison."""
+    out: dict[str, str] = {}
+    rows = depth_rows(recall)
+    base = rows[rows["family"] == "baseline"]
+    out["base_widths"] = ", ".join(str(int(d)) for d in base["hidden"])
+    out["depth_gap_max"] = f"{100 * base['size_vs_matched'].abs().max():.1f}%"
+    depth = depth_effect(recall).set_index("model")
+    if {"baseline", "superbloom"} <= set(depth.index):
+        out.update(base_gain=f"{depth.loc['baseline', 'ours: gain']:+.1f}",
+                   sb_gain=f"{depth.loc['superbloom', 'ours: gain']:+.1f}",
+                   paper_base_gain=f"{depth.loc['baseline', 'paper: gain']:+.1f}",
+                   paper_sb_gain=f"{depth.loc['superbloom', 'paper: gain']:+.1f}",
+                   depth_layers=depth.loc["superbloom", "ours: layers"])
+        more = depth.loc["superbloom", "ours: gain"] > depth.loc["baseline", "ours: gain"]
+        out["depth_verdict"] = ("depth helps Superbloom more than the baseline, as in the paper" if more else
+                                "depth helps the baseline at least as much as Superbloom, the opposite of the "
+                                "paper's finding")
+    r = recall.set_index("name")
+    if "superbloom-wide-L1" in r.index:
+        deep = rows[rows["family"] == "superbloom"].iloc[-1]
+        wide = r.loc["superbloom-wide-L1"]
+        out.update(wide_d=str(int(wide["hidden"])), wide_rec1=f"{wide['rec@1']:.1f}",
+                   deep_rec1=f"{deep['rec@1']:.1f}", deep_name=str(deep["name"]),
+                   wide_verdict=("the deep model is ahead" if deep["rec@1"] > wide["rec@1"] else
+                                 "the one-layer model is at least as good"))
+    seeded = recall[recall["seeds"] > 1]
+    out["seeded_models"] = str(len(seeded))
+    out["at_cap"] = str(int((~recall["converged"].astype(bool)).sum()))
+    return out
+
+
+def _matched_quoted(matched: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
+    """The Table 1 paragraph's numbers: the wide baseline's width and how much of it is its id table, the width of
+    Superbloom matched to it, the sampled-softmax model's size and samples, and rec@1 of the three."""
+    r = matched.set_index("name")
+    m = models.groupby("name", sort=False).first()
+    base = next(n for n in r.index if n.startswith("baseline"))
+    sb = next(n for n in r.index if n.startswith("superbloom"))
+    out = {"t1_base": base, "t1_sb": sb, "t1_base_d": str(int(r.loc[base, "hidden"])),
+           "t1_base_params": humanize(r.loc[base, "total_params"], 2),
+           "t1_table_share": f"{100 * m.loc[base, 'emb_params'] / m.loc[base, 'total_params']:.0f}%",
+           "t1_sb_d": str(int(r.loc[sb, "hidden"])), "t1_sb_params": humanize(r.loc[sb, "total_params"], 2),
+           "t1_base_rec1": f"{r.loc[base, 'rec@1']:.1f}", "t1_sb_rec1": f"{r.loc[sb, 'rec@1']:.1f}"}
+    sampled = [n for n in r.index if n.startswith("sampled")]
+    if sampled:
+        ss = sampled[0]
+        out.update(t1_ss=ss, t1_ss_params=humanize(r.loc[ss, "total_params"], 2),
+                   t1_ss_ratio=f"{r.loc[ss, 'total_params'] / r.loc[sb, 'total_params']:.1f}",
+                   t1_ss_sampled=f"{int(m.loc[ss, 'num_sampled']):,}", t1_ss_rec1=f"{r.loc[ss, 'rec@1']:.1f}")
+    return out
+
+
 def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results."""
     p = shown.profile
@@ -308,36 +427,30 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     from hashlib_core.papers.superbloom.data import DATASET_NAMES
 
     out: dict[str, str] = {"alpha": str(p.alpha), "m": str(p.num_hashes), "steps": f"{p.steps:,}",
-                           "segment": str(p.segment), "dataset": DATASET_NAMES[p.dataset],
-                           "layers_deep": str(p.layers_deep)}
+                           "segment": str(p.segment), "dataset": DATASET_NAMES[p.dataset], "hidden": str(p.hidden),
+                           "depths": ", ".join(map(str, p.depths)), "seeds": str(p.seeds), "batch": str(p.batch),
+                           "eval_every": f"{p.eval_every:,}", "patience": str(p.patience),
+                           "top_k": str(max(p.recall_at)), "seed": str(p.seed),
+                           "learning_rates": ", ".join(f"{lr:g}" for lr in p.learning_rates),
+                           "size_tolerance": f"{SIZE_TOLERANCE:.0%}"}
     models = shown.table("models")
     recall = shown.table("recall")
-    depth = depth_effect(recall, models).set_index("model")
-    if {"baseline", "superbloom"} <= set(depth.index):
-        out.update(base_gain=f"{depth.loc['baseline', 'ours: gain']:+.1f}",
-                   sb_gain=f"{depth.loc['superbloom', 'ours: gain']:+.1f}",
-                   paper_base_gain=f"{depth.loc['baseline', 'paper: gain']:+.1f}",
-                   paper_sb_gain=f"{depth.loc['superbloom', 'paper: gain']:+.1f}")
-        more = depth.loc["superbloom", "ours: gain"] > depth.loc["baseline", "ours: gain"]
-        out["depth_verdict"] = ("depth helps Superbloom more than the baseline, as in the paper" if more else
-                                "depth helps the baseline at least as much as Superbloom, so the paper's finding "
-                                "does not appear at this scale")
-    out["test_segments"] = f"{int(recall['segments'].iloc[0]):,}"
-    sizes = models.set_index("name")["total_params"]
-    sb = [n for n in sizes.index if n.startswith("superbloom")]
-    base = [n for n in sizes.index if n.startswith("baseline")]
-    out["size_ratio"] = f"{sizes[base].max() / sizes[sb].max():.1f}"
-    out["size_tolerance"] = f"{SIZE_TOLERANCE:.0%}"
-    out["ids"] = f"{int(models['num_ids'].iloc[0]):,}"
+    first = models.iloc[0]
+    out.update(ids=f"{int(first['num_ids']):,}", test_segments=f"{int(recall['segments'].iloc[0]):,}")
+    out["validation_pages"] = f"{p.validation_pages:,}" if p.validation_pages else "all"
+    out.update(_depth_quoted(recall, models))
+    if shown.has("matched"):
+        out.update(_matched_quoted(shown.table("matched"), shown.table("matched_models")))
     lm = shown.table("language_models").iloc[0]
     out.update(lm_vocab=f"{int(lm['vocabulary']):,}", lm_pieces=f"{int(lm['wordpiece_pieces']):,}",
                lm_unigrams=f"{int(lm['unigrams']):,}", lm_bigrams=f"{int(lm['bigrams']):,}",
-               lm_windows=f"{int(lm['train_windows']):,}", lm_alpha=str(p.lm_alpha), lm_steps=f"{p.lm_steps:,}")
+               lm_windows=f"{int(lm['train_windows']):,}", lm_alpha=str(p.lm_alpha), lm_steps=f"{p.lm_steps:,}",
+               lm_layers=str(p.lm_layers))
     if shown.has("recall_datasets"):
         out.update(datasets_quoted(shown.table("recall_datasets"), shown.table("datasets_models")),
                    other_steps=f"{p.other_steps or p.steps:,}")
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):
-        out.update(examples_quoted(shown.table("datasets_examples")))
+        out.update(examples_quoted(example_subset(shown.table("datasets_examples"))))
     if shown.has("decoding_trained"):
         out.update(decoding_quoted(shown.table("decoding_trained")))
     if shown.has("params"):

@@ -4,7 +4,7 @@
 the width (a multiple of the heads) whose parameter count is nearest its partner's (counted on the ``meta`` device),
 and the sampled-softmax model draws as many ids per batch as Superbloom scores hash tokens. :func:`train_run` trains
 one model at one learning rate and seed with item masking (:class:`~hashlib_core.papers.superbloom.data.
-ItemMaskingCollator`) until its validation recall stops improving (:func:`hashlib_core.early_stopping.
+ItemMaskingCollator`) until its validation loss stops improving (:func:`hashlib_core.early_stopping.
 train_until_converged`); :func:`evaluate` masks one id per test (or validation) segment, ranks every id with
 Algorithm 1 (certified beam search, beam = k) and returns per-segment hits at each cut-off, whether the answer was
 certified and the candidates scored.
@@ -44,7 +44,7 @@ __all__ = ["Resources", "LanguageResources", "model_config", "heads_for", "size_
 #: the widest width a size match may choose
 _WIDEST = 4096
 #: the profile settings a run's weights depend on besides its spec, its TrainConfig and its id space (a run is
-#: reused, or resumed, only under the same ones; the validation cut-off, max(recall_at), is passed apart)
+#: reused, or resumed, only under the same ones; the validation score, VALIDATION_SCORE, is passed apart)
 _RUN_SETTINGS = ("seed", "dataset", "test_share", "validation_share", "validation_pages", "segment", "alpha", "num_hashes",
                  "heads", "intermediate", "batch", "eval_every", "patience", "lm_window")
 
@@ -192,17 +192,42 @@ def resolve(specs: Sequence[ModelSpec], profile: SuperbloomProfile, num_ids: int
     return list(done.values())
 
 
-def recall_score(res: Resources, k: int):
-    """The validation score of early stopping and of the learning-rate choice: recall@k on the validation segments."""
+@torch.no_grad()
+def masked_item_loss(model: SuperbloomForMaskedLM, segments: TestSegments, batch: int = 64) -> float:
+    """The mean cross-entropy (nats) of each segment's masked item, summed over its ``m`` hash tokens (the training
+    loss, on held-out segments, over every token: no sampling)."""
+    total, count = 0.0, 0
+    for start, log_probs in _masked_log_probs(model, segments, len(segments.segments), batch):
+        targets = torch.as_tensor(segments.targets[start:start + len(log_probs)])
+        local = model.maps.local(targets).to(log_probs.device)                     # (b, m) tokens in each map
+        total -= float(log_probs.gather(2, local[:, :, None]).sum())
+        count += len(targets)
+    return total / count
+
+
+#: what early stopping and the learning-rate choice read (checkpoint names carry it: another score, other runs)
+VALIDATION_SCORE = "minus the masked-item loss on the validation segments"
+
+
+def validation_score(res: Resources):
+    """The validation score of early stopping and of the learning-rate choice: minus :func:`masked_item_loss` on
+    the validation segments (higher is better). The loss, not recall: recall@k on a thousand segments moves by
+    a few hits between evaluations, and early stopping on it stops on noise."""
     def score(model: SuperbloomForMaskedLM) -> float:
-        return 100.0 * float(evaluate(model, res, (k,), segments=res.validation)[f"hit@{k}"].mean())
+        return -masked_item_loss(model, res.validation)
     return score
+
+
+def _spec_key(spec: ModelSpec) -> dict:
+    """What of ``spec`` names its checkpoints: its fields, less ``width_of`` when unset (a field added after runs
+    were made, so that their checkpoints keep their names)."""
+    return {k: v for k, v in spec.__dict__.items() if not (k == "width_of" and not v)}
 
 
 def train_run(spec: ModelSpec, res: Resources, ctx: RunContext, learning_rate: float, seed: int,
               steps: int | None = None, num_ids: int | None = None) -> tuple[SuperbloomForMaskedLM, dict, list]:
     """Train one resolved model at ``learning_rate`` with ``seed`` (its initialisation, masks, batch order and hash
-    maps) until validation recall@(largest k) stops improving, ``steps`` (default: the profile's) the cap. Returns
+    maps) until the validation loss (:func:`validation_score`) stops improving, ``steps`` (default: the profile's) the cap. Returns
     the model with its best weights, a summary row and its loss curve. ``num_ids``: an id space larger than the
     data's (its ids are the first ones; the others never occur), for decoding at the paper's |S|."""
     p = res.profile
@@ -216,10 +241,10 @@ def train_run(spec: ModelSpec, res: Resources, ctx: RunContext, learning_rate: f
                                          collate_fn=ItemMaskingCollator(model.maps, seed))
     config = TrainConfig(max_steps=steps, learning_rate=learning_rate, warmup_steps=min(p.warmup, steps // 10),
                          scheduler="linear", weight_decay=0.01, log_every=max(1, p.eval_every // 5), seed=seed)
-    out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}-lr{learning_rate:g}-s{seed}", spec.__dict__, config, ids,
-                             max(p.recall_at), settings=_RUN_SETTINGS)
+    out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}-lr{learning_rate:g}-s{seed}", _spec_key(spec), config, ids,
+                             VALIDATION_SCORE, settings=_RUN_SETTINGS)
     ctx.log(f"{spec.name}: training at lr {learning_rate:g}, seed {seed} (at most {steps} steps)")
-    run = train_until_converged(model, loader, config, recall_score(res, max(p.recall_at)), every=p.eval_every,
+    run = train_until_converged(model, loader, config, validation_score(res), every=p.eval_every,
                                 patience=p.patience, output_dir=out, device=ctx.device, progress=ctx.progress)
     row = {"name": spec.name, "family": spec.family, "alpha": spec.alpha, "num_hashes": spec.num_hashes,
            "layers": spec.layers, "hidden": spec.hidden, "matched_to": spec.match,
@@ -230,8 +255,8 @@ def train_run(spec: ModelSpec, res: Resources, ctx: RunContext, learning_rate: f
            "restored": run.restored}
     curve = ([{"name": spec.name, "learning_rate": learning_rate, "seed": seed, "step": s, "loss": v,
                "kind": "train loss"} for s, v in run.losses]
-             + [{"name": spec.name, "learning_rate": learning_rate, "seed": seed, "step": s, "loss": v,
-                 "kind": "validation recall"} for s, v in run.history])
+             + [{"name": spec.name, "learning_rate": learning_rate, "seed": seed, "step": s, "loss": -v,
+                 "kind": "validation loss"} for s, v in run.history])
     return model, row, curve
 
 
@@ -246,7 +271,7 @@ def train_fixed(spec: ModelSpec, res: LanguageResources, ctx: RunContext, steps:
                                          collate_fn=ItemMaskingCollator(model.maps, p.seed))
     config = TrainConfig(max_steps=steps, learning_rate=learning_rate, warmup_steps=min(p.warmup, steps // 10),
                          scheduler="linear", weight_decay=0.01, log_every=max(1, steps // 30), seed=p.seed)
-    out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}", spec.name, spec.__dict__, config, batch)
+    out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}", spec.name, _spec_key(spec), config, batch)
     ctx.log(f"{spec.name}: training ({steps} steps)")
     result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
     row = {"name": spec.name, "alpha": spec.alpha, "num_hashes": spec.num_hashes, "layers": spec.layers,
