@@ -213,9 +213,7 @@ def test_tables_and_figures_on_fixed_inputs():
         {"dataset": "Last.fm", "ids": 17632, "name": "baseline-L4", "rec@1": 7.0, "test segments": 300},
         {"dataset": "Last.fm", "ids": 17632, "name": "superbloom-a50m2-L4", "rec@1": 9.5, "test segments": 300}]
     assert tables.datasets_quoted(other, other_models) == {
-        "other_dataset": "Last.fm", "other_ids": "17,632", "other_train_pages": "1,700", "other_test_segments": "300",
-        "other_base_rec1": "7.0", "other_sb_rec1": "9.5", "other_top": "rec@10", "other_base_top": "20.0",
-        "other_sb_top": "15.0", "other_verdict": "the baseline is ahead of Superbloom"}
+        "other_count": "1", "other_top": "rec@10", "other_ahead_rec1": "1 of 1 (Last.fm)", "other_ahead_top": "0 of 1"}
 
 
 def test_profiles():

@@ -136,7 +136,10 @@ def _fit_group(ctx: RunContext, names: list[str]) -> dict[str, pd.DataFrame]:
 
 
 def _recall_names(profile) -> list[str]:
-    return [m.name for m in profile.models() if m.name.startswith(("superbloom-L", "baseline-L"))]
+    """Table 3's models: the matched pair at every depth and the one-layer Superbloom as large as the deepest."""
+    roles = profile.roles()
+    return [m.name for m in profile.models() if m.name.startswith(("superbloom-L", "baseline-L"))
+            or m.name == roles.get("superbloom_one_layer")]
 
 
 @CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "sweep", "curves"),

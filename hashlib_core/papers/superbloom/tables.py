@@ -10,7 +10,7 @@ from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
-           "depth_rows", "depth_view", "sweep_view", "depth_effect", "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
+           "depth_rows", "depth_view", "sweep_view", "chosen_curves", "depth_effect", "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
            "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted", "quoted"]
 
 
@@ -140,6 +140,15 @@ def depth_view(recall: pd.DataFrame, k: int = 1) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def chosen_curves(curves: pd.DataFrame, models: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The validation-loss curve of each model at its chosen learning rate (the rate of its rows in ``models``) and
+    seed ``seed``: what early stopping watched."""
+    chosen = set(zip(models["name"], models["learning_rate"]))
+    keep = [(n, lr) in chosen for n, lr in zip(curves["name"], curves["learning_rate"])]
+    out = curves[keep]
+    return out[(out["seed"] == seed) & (out["kind"] == "validation loss")]
+
+
 def sweep_view(sweep: pd.DataFrame) -> pd.DataFrame:
     """The learning-rate sweep (seed ``seed``): per model and rate, the lowest validation loss (the score is its
     negative), the step it came at out of the steps run ("cap" when that is the last allowed); the chosen rate
@@ -167,22 +176,24 @@ def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFram
 
 
 def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str, str]:
-    """The numbers the other-datasets paragraph quotes (the first other dataset): rec@1 and rec@k at the largest
-    cut-off of both deep models, and which is ahead at that cut-off."""
-    dataset = other["dataset"].iloc[0]
-    rows = other[other["dataset"] == dataset].set_index("name")
-    m = other_models[other_models["dataset"] == dataset].iloc[0]
-    base = next(n for n in rows.index if n.startswith("baseline"))
-    sb = next(n for n in rows.index if n.startswith("superbloom"))
-    top = max((c for c in rows.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
-    ahead = ("Superbloom is ahead of the baseline" if rows.loc[sb, top] > rows.loc[base, top] else
-             "the baseline is ahead of Superbloom" if rows.loc[sb, top] < rows.loc[base, top] else "the two tie")
-    return {"other_dataset": dataset, "other_ids": f"{int(m['num_ids']):,}",
-            "other_train_pages": f"{int(m['train_pages']):,}",
-            "other_test_segments": f"{int(other['segments'].iloc[0]):,}", "other_base_rec1": f"{rows.loc[base, 'rec@1']:.1f}",
-            "other_sb_rec1": f"{rows.loc[sb, 'rec@1']:.1f}", "other_top": top,
-            "other_base_top": f"{rows.loc[base, top]:.1f}", "other_sb_top": f"{rows.loc[sb, top]:.1f}",
-            "other_verdict": ahead}
+    """The numbers the other-datasets paragraph quotes: how many further datasets, and on which of them Superbloom
+    is ahead of the baseline of its size at rec@1 and at the largest cut-off."""
+    top = max((c for c in other.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    ahead: dict[str, list[str]] = {"rec@1": [], top: []}
+    datasets = list(dict.fromkeys(other["dataset"]))
+    for dataset in datasets:
+        rows = other[other["dataset"] == dataset].set_index("name")
+        base = next(n for n in rows.index if n.startswith("baseline"))
+        sb = next(n for n in rows.index if n.startswith("superbloom"))
+        for k in ahead:
+            if rows.loc[sb, k] > rows.loc[base, k]:
+                ahead[k].append(dataset)
+
+    def which(names: list[str]) -> str:
+        return f"{len(names)} of {len(datasets)}" + (f" ({', '.join(names)})" if names else "")
+
+    return {"other_count": str(len(datasets)), "other_top": top, "other_ahead_rec1": which(ahead["rec@1"]),
+            "other_ahead_top": which(ahead[top])}
 
 
 #: Appendix E's example table: one row per (example, model); ids shown by their names where the data has them
