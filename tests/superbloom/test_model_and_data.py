@@ -213,7 +213,8 @@ def test_tables_and_figures_on_fixed_inputs():
         {"dataset": "Last.fm", "ids": 17632, "name": "baseline-L4", "rec@1": 7.0, "test segments": 300},
         {"dataset": "Last.fm", "ids": 17632, "name": "superbloom-a50m2-L4", "rec@1": 9.5, "test segments": 300}]
     assert tables.datasets_quoted(other, other_models) == {
-        "other_count": "1", "other_top": "rec@10", "other_ahead_rec1": "1 of 1 (Last.fm)", "other_ahead_top": "0 of 1"}
+        "other_count": "1", "other_top": "rec@10", "other_ahead_rec1": "1 of 1 (Last.fm)", "other_ahead_top": "0 of 1",
+        "other_above_prior": "0 of 1"}
 
 
 def test_profiles():

@@ -53,6 +53,7 @@ from hashlib_core.papers.superbloom.training import (
     evaluate,
     example_predictions,
     label_frequency,
+    popularity_recall,
     resolve,
     size_of,
     test_log_probs,
@@ -142,12 +143,13 @@ def _recall_names(profile) -> list[str]:
             or m.name == roles.get("superbloom_one_layer")]
 
 
-@CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "sweep", "curves"),
+@CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "sweep", "curves", "popularity"),
                     independent_of=_MAIN_SETS_ONLY)
 def _recall(ctx: RunContext) -> dict:
     out = _fit_group(ctx, _recall_names(ctx.profile))
+    popularity = pd.DataFrame([popularity_recall(ctx.resources, ctx.profile.recall_at)])
     return {"recall": out["recall"], "recall_segments": out["segments"], "models": out["models"],
-            "sweep": out["sweep"], "curves": out["curves"]}
+            "sweep": out["sweep"], "curves": out["curves"], "popularity": popularity}
 
 
 @CHAPTER.experiment("matched", outputs=("matched", "matched_segments", "matched_models", "matched_sweep",
@@ -207,6 +209,7 @@ def _other_datasets(ctx: RunContext) -> dict:
                                  "test_segments": len(res.test.segments), **row})
             curves += [{"dataset": res.sets.name, **c} for c in curve]
         table = recall_table(pd.concat(segs, ignore_index=True), ks, pd.DataFrame(dataset_rows))
+        table = pd.concat([table, pd.DataFrame([popularity_recall(res, ks)])], ignore_index=True)
         table.insert(0, "dataset", res.sets.name)
         recalls.append(table)
         rows += dataset_rows

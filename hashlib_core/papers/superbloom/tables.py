@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
@@ -162,10 +163,12 @@ def sweep_view(sweep: pd.DataFrame) -> pd.DataFrame:
 
 
 def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
-                  other_models: pd.DataFrame, main_dataset: str) -> pd.DataFrame:
-    """The deep models' recall@k (%) on the main dataset (``main_dataset``: its display name) and on every other
-    dataset, with each dataset's ids and test segments."""
-    main = recall[recall["name"].isin(other["name"])].copy()
+                  other_models: pd.DataFrame, main_dataset: str, popularity: pd.DataFrame | None = None
+                  ) -> pd.DataFrame:
+    """The deep models' recall@k (%) on the main dataset (``main_dataset``: its display name; ``popularity``: its
+    context-free ranking's row) and on every other dataset, with each dataset's ids and test segments."""
+    main = recall[recall["name"].isin(other["name"])]
+    main = pd.concat([main, popularity], ignore_index=True) if popularity is not None else main.copy()
     main.insert(0, "dataset", main_dataset)
     ids = {**{d: n for d, n in zip(other_models["dataset"], other_models["num_ids"])},
            main["dataset"].iloc[0]: int(models["num_ids"].iloc[0])}
@@ -180,6 +183,7 @@ def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str
     is ahead of the baseline of its size at rec@1 and at the largest cut-off."""
     top = max((c for c in other.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
     ahead: dict[str, list[str]] = {"rec@1": [], top: []}
+    above: list[str] = []
     datasets = list(dict.fromkeys(other["dataset"]))
     for dataset in datasets:
         rows = other[other["dataset"] == dataset].set_index("name")
@@ -188,12 +192,14 @@ def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str
         for k in ahead:
             if rows.loc[sb, k] > rows.loc[base, k]:
                 ahead[k].append(dataset)
+        if POPULARITY in rows.index and max(rows.loc[base, top], rows.loc[sb, top]) > rows.loc[POPULARITY, top]:
+            above.append(dataset)
 
     def which(names: list[str]) -> str:
         return f"{len(names)} of {len(datasets)}" + (f" ({', '.join(names)})" if names else "")
 
     return {"other_count": str(len(datasets)), "other_top": top, "other_ahead_rec1": which(ahead["rec@1"]),
-            "other_ahead_top": which(ahead[top])}
+            "other_ahead_top": which(ahead[top]), "other_above_prior": which(above)}
 
 
 #: Appendix E's example table: one row per (example, model); ids shown by their names where the data has them

@@ -354,3 +354,19 @@ def label_frequency(res: Resources) -> np.ndarray:
     for p in res.pages[0]:
         counts[res.sets.sets[p]] += 1
     return counts
+
+
+#: the name of the context-free ranking's rows in the recall tables
+POPULARITY = "popularity (no model)"
+
+
+def popularity_recall(res: Resources, ks: Sequence[int]) -> dict[str, Any]:
+    """The yardstick no trained model should fall below: recall@k (%) on the test segments of ranking every id by
+    how many training pages link to it (:func:`label_frequency`, ties by id), whatever the segment holds."""
+    frequency = label_frequency(res)
+    order = np.argsort(-frequency, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    ranks = rank[np.asarray(res.test.targets)]
+    return {"name": POPULARITY, **{f"rec@{k}": 100.0 * float((ranks < k).mean()) for k in ks},
+            "segments": len(ranks)}
