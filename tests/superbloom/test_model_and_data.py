@@ -206,15 +206,27 @@ def test_tables_and_figures_on_fixed_inputs():
     other = pd.DataFrame({"dataset": "Last.fm", "name": ["baseline-L4", "superbloom-a50m2-L4"],
                           "rec@1": [7.0, 9.5], "rec@10": [20.0, 15.0], "segments": [300, 300]})
     other_models = pd.DataFrame({"dataset": "Last.fm", "name": other["name"], "num_ids": 17632,
-                                 "train_pages": 1700, "test_pages": 190})
-    view = tables.datasets_view(rec[rec["name"] != "superbloom-L4"], models, other, other_models, "FB15k-237")
+                                 "train_pages": 1700, "test_pages": 190, "alpha": [1, 50], "num_hashes": [1, 2],
+                                 "best_validation": [-9.0, -11.0]})
+    models = models.assign(alpha=[1, 1, 50, 50], num_hashes=[1, 1, 2, 2], best_validation=-4.0)
+    popularity = pd.DataFrame([{"name": "popularity (no model)", "rec@1": 1.0, "segments": 5}])
+    view = tables.datasets_view(rec[rec["name"] != "superbloom-L4"], models, other, other_models, "FB15k-237",
+                                popularity)
+    below = view.pop("below uniform (nats)").tolist()
     assert view.to_dict("records") == [
         {"dataset": "FB15k-237", "ids": 96, "name": "baseline-L4", "rec@1": 42.0, "test segments": 5},
+        {"dataset": "FB15k-237", "ids": 96, "name": "popularity (no model)", "rec@1": 1.0, "test segments": 5},
         {"dataset": "Last.fm", "ids": 17632, "name": "baseline-L4", "rec@1": 7.0, "test segments": 300},
         {"dataset": "Last.fm", "ids": 17632, "name": "superbloom-a50m2-L4", "rec@1": 9.5, "test segments": 300}]
+    # what each model learned: its validation loss below a uniform guess over its softmax (none for the ranking)
+    assert below[0] == pytest.approx(np.log(96) - 4.0) and np.isnan(below[1])
+    assert below[3] == pytest.approx(2 * np.log(-(-17632 // 50)) - 11.0)
     assert tables.datasets_quoted(other, other_models) == {
         "other_count": "1", "other_top": "rec@10", "other_ahead_rec1": "1 of 1 (Last.fm)", "other_ahead_top": "0 of 1",
         "other_above_prior": "0 of 1"}
+    with_prior = pd.concat([other, pd.DataFrame([{"dataset": "Last.fm", "name": "popularity (no model)",
+                                                  "rec@1": 1.0, "rec@10": 18.0, "segments": 300}])])
+    assert tables.datasets_quoted(with_prior, other_models)["other_above_prior"] == "1 of 1 (Last.fm)"
 
 
 def test_profiles():
@@ -230,7 +242,8 @@ def test_profiles():
         "superbloom-matched-L8": f"baseline-d{cpu.baseline_hidden}-L8"}
     assert set(cpu.seeded()) == set(names) - {"superbloom-L2", "baseline-L2", "superbloom-L4", "baseline-L4"}
     assert [m.name for m in cpu.deep_models()] == ["superbloom-L8", "baseline-L8"]
-    assert cpu.dataset == "gowalla" and "wikispeedia" in cpu.other_datasets
+    assert cpu.dataset == "fb15k237" and {"gowalla", "diginetica", "wikispeedia"} <= set(cpu.other_datasets)
+    assert PROFILES.get("small").dataset == "gowalla"                 # small (one GPU) keeps the 41K-id set as main
     lm = cpu.language_models()
     assert [(m.name, m.hidden, m.match) for m in lm] == [
         (f"baseline-d{d}", d, "") if i % 2 == 0 else (f"superbloom-matched-d{d}", 0, f"baseline-d{d}")

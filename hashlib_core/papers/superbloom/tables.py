@@ -171,11 +171,23 @@ def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFram
     main = pd.concat([main, popularity], ignore_index=True) if popularity is not None else main.copy()
     main.insert(0, "dataset", main_dataset)
     ids = {**{d: n for d, n in zip(other_models["dataset"], other_models["num_ids"])},
-           main["dataset"].iloc[0]: int(models["num_ids"].iloc[0])}
+           main_dataset: int(models["num_ids"].iloc[0])}
     out = pd.concat([main, other], ignore_index=True)
     out.insert(1, "ids", out["dataset"].map(ids).astype(int))
+    gain = pd.concat([models.assign(dataset=main_dataset), other_models], ignore_index=True)
+    gain = gain.groupby(["dataset", "name"], sort=False).first()
+    out["below uniform (nats)"] = [uniform_loss(gain.loc[(d, n)]) + gain.loc[(d, n), "best_validation"]
+                                   if (d, n) in gain.index else np.nan for d, n in zip(out["dataset"], out["name"])]
     recalls = [c for c in recall.columns if c.startswith("rec@")]
-    return out[["dataset", "ids", "name", *recalls, "segments"]].rename(columns={"segments": "test segments"})
+    return out[["dataset", "ids", "name", *recalls, "below uniform (nats)", "segments"]].rename(
+        columns={"segments": "test segments"})
+
+
+def uniform_loss(row: pd.Series) -> float:
+    """The validation loss of a model that predicts every token of its softmax alike: m log(N / alpha) for Superbloom
+    (one term per hash), log N for an unhashed model; a trained model's distance below it is what it learned."""
+    tokens = -(-int(row["num_ids"]) // int(row["alpha"]))
+    return int(row["num_hashes"]) * float(np.log(tokens))
 
 
 def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str, str]:
