@@ -201,6 +201,15 @@ def test_tables_and_figures_on_fixed_inputs():
         {"model": "a", "learning rate": "0.003", "validation loss (nats)": 4.5, "best step": "400 of 400 (cap)",
          "chosen": "yes"}]
     assert len(figures.recall_by_decile(deciles).axes[0].lines) == 2
+    depth_fig = figures.recall_by_depth(rec)
+    assert len(depth_fig.axes[0].containers) == 3                  # two families and the one-layer wide model
+    lm = pd.DataFrame({"name": ["baseline-d8"] * 3 + ["superbloom-matched-d8"] * 3, "step": [1, 2, 3] * 2,
+                       "loss": [9.0, 8.0, 7.5, 12.0, 11.0, 10.0]})
+    prior = pd.DataFrame({"name": ["test-target frequency (oracle)", "training-token frequency"],
+                          "entropy_nats": [5.0, 7.0]})
+    assert tables.training_entropy(prior) == 7.0
+    fig = figures.language_curves(lm, tables.training_entropy(prior))
+    assert len(fig.axes[0].lines) == 2 and fig.axes[0].lines[1].get_ydata()[0] == 7.0   # baselines only, the line
     beam = pd.DataFrame({"beam": [1, 10], "rec@1": [1.0, 2.0], "rec@10": [3.0, 4.0], "mean_scored": [10, 100]})
     assert len(figures.beam_width(beam).axes) == 2
     other = pd.DataFrame({"dataset": "Last.fm", "name": ["baseline-L4", "superbloom-a50m2-L4"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-__all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves"]
+__all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves", "language_curves"]
 
 
 def recall_by_depth(recall: pd.DataFrame, k: int = 1):
@@ -73,3 +73,19 @@ def training_curves(curves: pd.DataFrame):
     from hashlib_core.book import loss_curves
 
     return loss_curves(curves, "validation masked-item loss (nats, summed over hashes)")
+
+
+def language_curves(curves: pd.DataFrame, entropy: float):
+    """§4's unhashed baselines: training loss against step, beside ``entropy`` (nats), the loss of predicting the
+    training tokens' frequencies whatever the context: a curve that flattens on that line learned no context, one
+    still falling when training stops was stopped early."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for name, g in curves[curves["name"].str.startswith("baseline")].groupby("name", sort=False):
+        ax.plot(g["step"], g["loss"], label=name, lw=1)
+    ax.axhline(entropy, color="black", ls="--", lw=1, label="training-token frequencies (no context)")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("masked-token loss (nats)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

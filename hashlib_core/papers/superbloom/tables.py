@@ -11,7 +11,7 @@ from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
-           "depth_rows", "depth_view", "sweep_view", "chosen_curves", "depth_effect", "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
+           "depth_rows", "depth_view", "sweep_view", "chosen_curves", "training_entropy", "depth_effect", "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
            "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted", "quoted"]
 
 
@@ -354,6 +354,13 @@ def prior_view(prior: pd.DataFrame) -> pd.DataFrame:
     recalls = [c for c in prior.columns if c.startswith("rec@")]
     return prior[["name", *recalls, "top_token", "entropy_nats"]].rename(
         columns={"name": "ranking (no context)", "top_token": "its first token", "entropy_nats": "entropy (nats)"})
+
+
+def training_entropy(prior: pd.DataFrame) -> float:
+    """The entropy (nats) of the training tokens' frequencies: the loss of a model that reads no context."""
+    from hashlib_core.papers.superbloom.language import TRAINING_FREQUENCY
+
+    return float(prior.set_index("name").loc[TRAINING_FREQUENCY, "entropy_nats"])
 
 
 def prior_quoted(language: pd.DataFrame, models: pd.DataFrame, prior: pd.DataFrame) -> dict[str, str]:
