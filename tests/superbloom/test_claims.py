@@ -59,9 +59,9 @@ def segments_frame(hit1: dict, n=10):
     one count per seed)."""
     rows = []
     for r, right in hit1.items():
-        for seed, count in enumerate(right if isinstance(right, list) else [right]):
+        for seed, n_right in enumerate(right if isinstance(right, list) else [right]):
             for i in range(n):
-                rows.append({"name": ROLES[r], "seed": seed, "segment": i, "target": 100 + i, "hit@1": i < count,
+                rows.append({"name": ROLES[r], "seed": seed, "segment": i, "target": 100 + i, "hit@1": i < n_right,
                              "hit@10": True, "hit@100": True, "certified": True, "scored": 100,
                              "label_frequency": i})
     return pd.DataFrame(rows)

@@ -6,6 +6,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hashlib_core.papers.superbloom.tables_decoding import (  # noqa: F401  (the page reads them from here)
+    BENCH_GOAL,
+    bench_view,
+    decoding_quoted,
+    decoding_view,
+    speed_quoted,
+)
+from hashlib_core.papers.superbloom.tables_language import (  # noqa: F401
+    language_view,
+    prior_quoted,
+    prior_view,
+    training_entropy,
+)
 from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
@@ -264,57 +277,6 @@ def examples_quoted(examples: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-#: the decoding goal (times faster than exhaustive scoring, median of paired timings); the paper reports 10
-BENCH_GOAL = 20.0
-#: headers of the decoding timings' columns, shared by the benchmark's table and the trained model's
-_SPEED_HEADERS = {"exhaustive_ms_per_position": "exhaustive (ms)", "beam_ms_per_position": "beam (ms)",
-                  "speedup": "speed-up (best times)", "speedup_median_paired": "speed-up (median pair)",
-                  "speedup_min_paired": "slowest pair", "speedup_max_paired": "fastest pair",
-                  "certified_share": "certified (%)", "certified_exact_share": "certified and exact (%)",
-                  "mean_candidates_scored": "candidates scored"}
-
-
-def _speed_view(rows: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """``columns`` of decoding timings with the shares in percent and the reader's headers."""
-    out = rows[columns].copy()
-    out["certified_share"] *= 100.0
-    out["certified_exact_share"] *= 100.0
-    return out.rename(columns=_SPEED_HEADERS)
-
-
-def _speed_quoted(rows: pd.DataFrame, prefix: str, every: str, part: str) -> dict[str, str]:
-    """The range of median paired speed-ups, how many rows meet :data:`BENCH_GOAL` (``every`` / ``part``, formatted
-    with ``met`` and ``n``, complete "the goal is met ..."), and the smallest certified and exact shares."""
-    paired = rows["speedup_median_paired"]
-    met = int((paired >= BENCH_GOAL).sum())
-    return {f"{prefix}_speedup_min": f"{paired.min():.1f}", f"{prefix}_speedup_max": f"{paired.max():.1f}",
-            f"{prefix}_goal_verdict": "the goal is met " + (every if met == len(rows) else
-                                                            part.format(met=met, n=len(rows))),
-            f"{prefix}_certified": f"{100 * rows['certified_share'].min():.0f}%",
-            f"{prefix}_exact": f"{100 * np.nanmin(rows['certified_exact_share']):.0f}%"}
-
-
-def decoding_view(decoding: pd.DataFrame) -> pd.DataFrame:
-    """The trained model at the paper's |S|: per k, time per position both ways, speed-ups, certified and exact."""
-    return _speed_view(decoding, ["k", "exhaustive_ms_per_position", "beam_ms_per_position", "speedup_median_paired",
-                                  "speedup_min_paired", "speedup_max_paired", "certified_share",
-                                  "certified_exact_share", "mean_candidates_scored"])
-
-
-def decoding_quoted(decoding: pd.DataFrame) -> dict[str, str]:
-    """The numbers the trained-model decoding paragraph quotes."""
-    first = decoding.iloc[0]
-    ks = [int(k) for k in decoding["k"]]
-    scored = decoding["mean_candidates_scored"] / decoding["num_ids"]
-    return {"dec_ids": f"{int(first['num_ids']):,}", "dec_data_ids": f"{int(first['data_ids']):,}",
-            "dec_tokens": f"{int(first['tokens_per_map']):,}", "dec_steps": f"{int(first['steps']):,}",
-            "dec_segments": f"{int(first['test_segments']):,}", "dec_positions": f"{int(first['positions']):,}",
-            **{f"dec_rec{k}": f"{first[f'rec@{k}']:.1f}" for k in ks},
-            "dec_recall_certified": f"{first['recall_certified_%']:.0f}%",
-            **_speed_quoted(decoding, "dec", "for every k", "for {met} of {n} values of k"),
-            "dec_scored_max": f"{100 * scored.max():.2f}%"}
-
-
 def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
     """Table 3 analog: rec@1 of the baseline and Superbloom at the shallowest and the deepest depth, and the gain
     from depth, beside the paper's (1 -> 12 layers)."""
@@ -337,69 +299,6 @@ def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
 
 def beam_view(beam: pd.DataFrame) -> pd.DataFrame:
     return beam.rename(columns={"certified_%": "certified (%)", "mean_scored": "candidates scored"})
-
-
-def language_view(language: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """§4's Table 4 (sizes) and Table 5 (recall) in one: each model's width, tokens, parameters and recall@k."""
-    sizes = models.set_index("name")[["hidden", "alpha", "vocab_size", "total_params"]]
-    out = language.set_index("name").join(sizes).reset_index()
-    recalls = [c for c in language.columns if c.startswith("rec@")]
-    return out[["name", "hidden", "alpha", "vocab_size", "total_params", *recalls, "mean_scored"]].rename(
-        columns={"hidden": "d", "vocab_size": "tokens", "total_params": "parameters",
-                 "mean_scored": "candidates scored"})
-
-
-def prior_view(prior: pd.DataFrame) -> pd.DataFrame:
-    """The context-free rankings' recall@k (%) on the language test windows, with their top token."""
-    recalls = [c for c in prior.columns if c.startswith("rec@")]
-    return prior[["name", *recalls, "top_token", "entropy_nats"]].rename(
-        columns={"name": "ranking (no context)", "top_token": "its first token", "entropy_nats": "entropy (nats)"})
-
-
-def training_entropy(prior: pd.DataFrame) -> float:
-    """The entropy (nats) of the training tokens' frequencies: the loss of a model that reads no context."""
-    from hashlib_core.papers.superbloom.language import TRAINING_FREQUENCY
-
-    return float(prior.set_index("name").loc[TRAINING_FREQUENCY, "entropy_nats"])
-
-
-def prior_quoted(language: pd.DataFrame, models: pd.DataFrame, prior: pd.DataFrame) -> dict[str, str]:
-    """The numbers the language paragraph quotes: the baselines' rec@1 in test windows, the context-free rankings'
-    (training frequency; test frequency, the oracle), which models beat the training-frequency ranking at every k,
-    and the baselines' final training losses beside the training tokens' entropy."""
-    from hashlib_core.papers.superbloom.language import TEST_FREQUENCY, TRAINING_FREQUENCY
-
-    ks = sorted(int(c[4:]) for c in language.columns if c.startswith("rec@"))
-    rows = prior.set_index("name")
-    train, oracle = rows.loc[TRAINING_FREQUENCY], rows.loc[TEST_FREQUENCY]
-    n = int(train["segments"])
-    lang = language.set_index("name")
-    base = [m for m in lang.index if m.startswith("baseline")]
-    beat = [m for m in lang.index if all(lang.loc[m, f"rec@{k}"] > train[f"rec@{k}"] for k in ks)]
-    below = [m for m in lang.index if all(lang.loc[m, f"rec@{k}"] < train[f"rec@{k}"] for k in ks)]
-    losses = models.set_index("name")["final_loss"]
-
-    def hits(name: str) -> str:
-        return f"{round(lang.loc[name, 'rec@1'] * n / 100):,}"
-
-    def names(group: list[str], verb: str, none: str) -> str:
-        return f"{' and '.join(group)} {verb}{'s' if len(group) == 1 else ''}" if group else none
-
-    verdict = (names(beat, "beat", "no model beats") + " it at every k, "
-               + names(below, "fall", "no model falls") + " below it at every k")
-    return {"lm_segments": f"{n:,}", "lm_base_hits": " and ".join(hits(m) for m in base),
-            "lm_base_names": " and ".join(base), "prior_hits": f"{int(train['hits@1']):,}",
-            "prior_top": str(train["top_token"]), "oracle_hits": f"{int(oracle['hits@1']):,}",
-            "oracle_top": str(oracle["top_token"]), "prior_verdict": verdict,
-            "prior_entropy": f"{train['entropy_nats']:.2f}",
-            "lm_base_losses": " and ".join(f"{losses[m]:.2f}" for m in base)}
-
-
-def bench_view(bench: dict) -> pd.DataFrame:
-    """The decoding benchmark's rows: time per position both ways, speed-up, certified and exact shares (%)."""
-    return _speed_view(pd.DataFrame(bench.get("data", bench)["results"]),
-                       ["distribution", "k", "exhaustive_ms_per_position", "beam_ms_per_position", "speedup",
-                        "speedup_median_paired", "certified_share", "certified_exact_share", "mean_candidates_scored"])
 
 
 def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
@@ -500,5 +399,5 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out.update(beam_k=str(k), beam1_rec=f"{one[f'rec@{k}']:.1f}", beamk_rec=f"{at_k[f'rec@{k}']:.1f}")
     if bench is not None:
         rows = pd.DataFrame(bench.get("data", bench)["results"])
-        out.update(bench_goal=f"{BENCH_GOAL:g}", **_speed_quoted(rows, "bench", "in every row", "in {met} of {n} rows"))
+        out.update(bench_goal=f"{BENCH_GOAL:g}", **speed_quoted(rows, "bench", "in every row", "in {met} of {n} rows"))
     return out
