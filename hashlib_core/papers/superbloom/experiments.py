@@ -5,14 +5,15 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 
 ``recall``
     Table 3 analog ("hashing needs depth"): Superbloom at each of the profile's depths and, beside it, the unhashed
-    baseline of its size, each trained until its validation loss stops improving at every learning rate of the
-    sweep; the best rate on validation is kept and the rows the claims read get more seeds. Scored by recall@k on one
-    masked id per test segment (Algorithm 1, beam = k): per-segment hits with the target's label frequency (Fig. 3's
-    deciles), the sweep, the models' sizes and their training curves.
+    baseline of its size, and the one-layer Superbloom as large as the deepest (Table 3's d384l1), each trained until
+    its validation loss stops improving at every learning rate of the sweep; the best rate on validation is kept and
+    the rows the claims read get more seeds. Scored by recall@k on one masked id per test segment (Algorithm 1,
+    beam = k): per-segment hits with the target's label frequency (Fig. 3's deciles), the sweep, the models' sizes,
+    their training and validation curves, and the popularity ranking's recall (no model).
 ``matched``
     Table 1 at the baseline's size, the same way: an unhashed baseline whose id table dominates it, Superbloom at the
-    width that saved table pays for, the sampled-softmax model of the baseline's shape (as many sampled ids as
-    Superbloom scores hash tokens), and the one-layer Superbloom as large as the deepest (Table 3's d384l1).
+    width that saved table pays for, and the sampled-softmax model: unhashed at that Superbloom's width (much
+    larger), trained on as many sampled ids as Superbloom scores hash tokens.
 ``beam_width``
     Appendix B: the deepest Superbloom model's recall@k and candidates scored when Algorithm 1 stops after one
     iteration at beam widths 1 .. k (approximate), against the certified search.
