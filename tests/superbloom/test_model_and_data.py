@@ -190,7 +190,8 @@ def test_tables_and_figures_on_fixed_inputs():
     assert shown.loc["baseline-L4", "best before the cap"] == "no (at the cap)"
     assert shown.loc["superbloom-L1", "size vs its match"] == ""
     q = tables._depth_quoted(rec, models)
-    assert q["base_widths"] == "2, 3" and q["depth_gap_max"] == "2.0%" and q["wide_verdict"] == "the deep model is ahead"
+    assert q["base_widths"] == "2, 3" and q["depth_gap_max"] == "2.0%"
+    assert q["wide_verdict"] == "the deep model is ahead"
     assert q["depth_verdict"].startswith("depth helps Superbloom more") and q["at_cap"] == "1"
     sweep = pd.DataFrame({"name": ["a", "a"], "learning_rate": [1e-3, 3e-3], "best_validation": [-5.0, -4.5],
                           "best_step": [200, 400], "steps": [800, 400], "converged": [True, False],

@@ -20,8 +20,9 @@ def recall_by_depth(recall: pd.DataFrame, k: int = 1):
                     label=label)
     wide = recall[recall["name"] == "superbloom-wide-L1"]
     if len(wide):
-        ax.errorbar([1], wide[f"rec@{k}"], yerr=wide[f"sd rec@{k}"].fillna(0.0), marker="^", ms=6, capsize=3, ls="none",
-                    color="grey", label=f"one-layer Superbloom as large as the deepest (d = {int(wide['hidden'].iloc[0])})")
+        width = int(wide["hidden"].iloc[0])
+        ax.errorbar([1], wide[f"rec@{k}"], yerr=wide[f"sd rec@{k}"].fillna(0.0), marker="^", ms=6, capsize=3,
+                    ls="none", color="grey", label=f"one-layer Superbloom as large as the deepest (d = {width})")
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(rows["layers"].unique()))
     ax.get_xaxis().set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))

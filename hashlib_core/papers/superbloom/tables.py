@@ -24,8 +24,10 @@ from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
-           "depth_rows", "depth_view", "sweep_view", "chosen_curves", "training_entropy", "depth_effect", "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
-           "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted", "quoted"]
+           "depth_rows", "depth_view", "sweep_view", "chosen_curves", "training_entropy", "depth_effect",
+           "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view",
+           "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
+           "quoted"]
 
 
 def recall_table(segments: pd.DataFrame, ks, models: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -38,15 +38,16 @@ from hashlib_core.params import count_parameters, instantiate_on_meta
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig, train
 
-__all__ = ["Resources", "LanguageResources", "model_config", "heads_for", "size_of", "matched_hidden", "resolve", "train_run", "train_fixed",
-           "evaluate", "test_log_probs", "example_predictions", "label_frequency"]
+__all__ = ["Resources", "LanguageResources", "model_config", "heads_for", "size_of", "matched_hidden", "resolve",
+           "train_run", "train_fixed", "evaluate", "test_log_probs", "example_predictions", "label_frequency",
+           "masked_item_loss", "validation_score", "VALIDATION_SCORE", "popularity_recall", "POPULARITY"]
 
 #: the widest width a size match may choose
 _WIDEST = 4096
 #: the profile settings a run's weights depend on besides its spec, its TrainConfig and its id space (a run is
 #: reused, or resumed, only under the same ones; the validation score, VALIDATION_SCORE, is passed apart)
-_RUN_SETTINGS = ("seed", "dataset", "test_share", "validation_share", "validation_pages", "segment", "alpha", "num_hashes",
-                 "heads", "intermediate", "batch", "eval_every", "patience", "lm_window")
+_RUN_SETTINGS = ("seed", "dataset", "test_share", "validation_share", "validation_pages", "segment", "alpha",
+                 "num_hashes", "heads", "intermediate", "batch", "eval_every", "patience", "lm_window")
 
 
 class Resources:
@@ -171,8 +172,8 @@ def matched_hidden(spec: ModelSpec, target: int, profile: SuperbloomProfile, num
 
 
 def resolve(specs: Sequence[ModelSpec], profile: SuperbloomProfile, num_ids: int) -> list[ModelSpec]:
-    """``specs`` with every ``match`` and ``width_of`` width and sampled count fixed for ``num_ids`` ids (a model matched to another
-    follows it in the list)."""
+    """``specs`` with every ``match`` and ``width_of`` width and sampled count fixed for ``num_ids`` ids (a model
+    matched to another follows it in the list)."""
     done: dict[str, ModelSpec] = {}
     tokens = profile.num_hashes * -(-num_ids // profile.alpha)      # Superbloom's output: m maps of N / alpha tokens
     for spec in specs:
@@ -227,9 +228,10 @@ def _spec_key(spec: ModelSpec) -> dict:
 def train_run(spec: ModelSpec, res: Resources, ctx: RunContext, learning_rate: float, seed: int,
               steps: int | None = None, num_ids: int | None = None) -> tuple[SuperbloomForMaskedLM, dict, list]:
     """Train one resolved model at ``learning_rate`` with ``seed`` (its initialisation, masks, batch order and hash
-    maps) until the validation loss (:func:`validation_score`) stops improving, ``steps`` (default: the profile's) the cap. Returns
-    the model with its best weights, a summary row and its loss curve. ``num_ids``: an id space larger than the
-    data's (its ids are the first ones; the others never occur), for decoding at the paper's |S|."""
+    maps) until the validation loss (:func:`validation_score`) stops improving, ``steps`` (default: the profile's)
+    the cap. Returns the model with its best weights, a summary row and its loss and validation curves. ``num_ids``:
+    an id space larger than the data's (its ids are the first ones; the others never occur), for decoding at the
+    paper's |S|."""
     p = res.profile
     steps = steps or p.steps
     if num_ids is not None and num_ids < res.sets.num_ids:
@@ -314,7 +316,8 @@ def evaluate(model: SuperbloomForMaskedLM, res: Resources, ks: Sequence[int], ba
         targets = torch.as_tensor(test.targets[start:start + len(log_probs)], device=log_probs.device)
         ranks = (out.ids == targets[:, None])
         for b in range(len(targets)):
-            row = {"segment": start + b, "target": int(targets[b]), "certified": bool(out.certified[b]), "scored": int(out.scored[b])}
+            row = {"segment": start + b, "target": int(targets[b]), "certified": bool(out.certified[b]),
+                   "scored": int(out.scored[b])}
             for k in ks:
                 row[f"hit@{k}"] = bool(ranks[b, :k].any())
             rows.append(row)
