@@ -27,7 +27,8 @@ inventories and WordPiece vocabularies return ``list[str]``.
 Modules: :mod:`~hashlib_core.data.catalog` (the manifest), :mod:`~hashlib_core.data.lookup` (mirror, cache,
 download, checksums), :mod:`~hashlib_core.data.errors`, :mod:`~hashlib_core.data.readers` (shared parsing
 helpers) and the loaders: :mod:`~hashlib_core.data.loaders_text` (GLUE, WikiText-2, Penn Treebank, rare-word
-similarity), :mod:`~hashlib_core.data.loaders_tasks` (intent/slot, MTOP, label lists, vocabularies, UD) and
+similarity), :mod:`~hashlib_core.data.loaders_tasks` (intent/slot, the MTOP subset, label lists, vocabularies, UD),
+:mod:`~hashlib_core.data.loaders_nlu` (MTOP in full and MASSIVE, one configuration per language),
 :mod:`~hashlib_core.data.loaders_ids` (knowledge-graph triples, Last.fm and its artists' names) and
 :mod:`~hashlib_core.data.loaders_sets` (sessions, Gowalla, Wikispeedia). Import the public names from
 ``hashlib_core.data`` itself.
@@ -58,6 +59,7 @@ from hashlib_core.data.catalog import (
 )
 from hashlib_core.data.errors import ChecksumMismatchError, DataError, DataFormatError, DatasetUnavailableError
 from hashlib_core.data.loaders_ids import load_fb15k237, load_lastfm, load_lastfm_artists, load_wn18rr
+from hashlib_core.data.loaders_nlu import load_massive, load_mtop
 from hashlib_core.data.loaders_sets import load_gowalla, load_sessions, load_wikispeedia
 from hashlib_core.data.loaders_tasks import (
     UPOS_TAGS,
@@ -93,9 +95,9 @@ __all__ = [
     "manifest", "list_datasets", "list_configs", "data_dir", "cache_dir", "downloads_enabled", "fetch_bytes",
     "dataset_path", "manifest_markdown_table", "load",
     "load_glue", "load_wikitext2", "load_ptb", "load_card660", "load_stanford_rw", "load_atis", "load_snips",
-    "load_mtop_xsemplr", "load_pnlp_mixer_labels", "load_wordpiece_vocab", "wordpiece_vocab_path", "load_wn18rr",
-    "load_fb15k237", "load_lastfm", "load_lastfm_artists", "load_sessions", "load_gowalla", "load_wikispeedia",
-    "load_ud_pud", "UPOS_TAGS",
+    "load_mtop_xsemplr", "load_mtop", "load_massive", "load_pnlp_mixer_labels", "load_wordpiece_vocab",
+    "wordpiece_vocab_path", "load_wn18rr", "load_fb15k237", "load_lastfm", "load_lastfm_artists", "load_sessions",
+    "load_gowalla", "load_wikispeedia", "load_ud_pud", "UPOS_TAGS",
 ]
 
 
@@ -109,6 +111,8 @@ _LOADERS: dict[str, Callable[..., Any]] = {
     "atis": load_atis,
     "snips": load_snips,
     "mtop_xsemplr": load_mtop_xsemplr,
+    "mtop": load_mtop,
+    "massive": load_massive,
     "pnlp_mixer_labels": load_pnlp_mixer_labels,
     "wordpiece_vocab": load_wordpiece_vocab,
     "wn18rr": load_wn18rr,
@@ -126,7 +130,7 @@ def load(name: str, config: str | None = None, *, verify: bool = True) -> Datase
     """Load dataset ``name`` (see :func:`list_datasets`) through its named loader.
 
     Single-configuration datasets take no ``config`` (or ``"default"``); the others need one of
-    :func:`list_configs` (GLUE task, MTOP or UD language, label inventory, vocabulary name).
+    :func:`list_configs` (GLUE task, MTOP, MASSIVE or UD language, label inventory, vocabulary name).
     Returns a DatasetDict, a Dataset or a list of strings, as the named loader does.
     """
     entry = _entry(name)

@@ -5,8 +5,8 @@ A fingerprint is ``n`` integers ``F_0 .. F_{n-1}``, one per hash function ``h_i`
 * a **subword unit** ``u`` of at least ``ngram_size`` characters: ``F_i^u = min_j h_i(v_j)`` over its character
   n-grams ``v_j`` (trigrams: "Bring" -> "Bri", "rin", "ing");
 * a **continuation** unit (WordPiece ``##ing``) or a unit shorter than ``ngram_size``: ``h_i`` of the whole unit,
-  its continuation marker stripped (the community code, maum-ai/pnlp-mixer ``projection.py``; the paper says "the
-  full subword unit" and does not say whether the marker is part of it);
+  its leading continuation marker stripped (the community code, maum-ai/pnlp-mixer ``projection.py``, strips the
+  marker too; the paper says "the full subword unit" and does not say whether the marker is part of it);
 * a **token** made of units ``u_0 .. u_{j-1}``: ``F_i^t = min_k F_i^{u_k}`` (MinHash's associativity: the same as
   the minimum over all the units' n-grams and whole-unit hashes).
 
@@ -56,8 +56,11 @@ class MinHashFingerprinter:
     """Fingerprints of subword units and tokens with ``num_hashes`` hash functions over character ``ngram_size``-grams.
 
     ``continuation_prefix`` marks a continuation unit (``"##"`` for WordPiece); ``word_prefix`` marks a word-initial
-    unit in SentencePiece vocabularies (``"▁"``, then every unit without it is a continuation). Both markers are
-    stripped before hashing, as the community code does. The paper uses 256 hashes, the community code 64.
+    unit in SentencePiece vocabularies (``"▁"``, then every unit without it is a continuation). A unit's leading
+    marker is stripped before hashing; a marker later in the unit is kept (``"##a##b"`` hashes ``"a##b"``). The
+    community code removes every occurrence with ``str.replace``, which gives the same units on the WordPiece
+    vocabularies of BERT and mBERT (no piece holds ``##`` past its start). The paper uses 256 hashes, the community
+    code 64.
     """
 
     def __init__(self, num_hashes: int = 64, ngram_size: int = 3, continuation_prefix: str = "##",
@@ -77,16 +80,15 @@ class MinHashFingerprinter:
 
     # ------------------------------------------------------------------------------------------------ units
     def split_unit(self, unit: str) -> tuple[str, bool]:
-        """``(text to hash, is continuation)`` of a vocabulary unit: markers stripped."""
+        """``(text to hash, is continuation)`` of a vocabulary unit: its leading marker stripped, later ones kept."""
         if not isinstance(unit, str):
             raise TypeError(f"a subword unit must be a str, got {type(unit).__name__}; pass the tokenizer's pieces")
         if not unit:
             raise ValueError("a subword unit must not be empty; an empty piece has no fingerprint")
         if self.word_prefix is not None:
-            return unit.replace(self.word_prefix, ""), not unit.startswith(self.word_prefix)
+            return unit.removeprefix(self.word_prefix), not unit.startswith(self.word_prefix)
         is_continuation = bool(self.continuation_prefix) and unit.startswith(self.continuation_prefix)
-        text = unit.replace(self.continuation_prefix, "") if self.continuation_prefix else unit
-        return text, is_continuation
+        return (unit[len(self.continuation_prefix):] if is_continuation else unit), is_continuation
 
     def hashed_parts(self, unit: str) -> list[str]:
         """What :meth:`unit_fingerprint` hashes: the unit's n-grams, or the whole (stripped) unit."""

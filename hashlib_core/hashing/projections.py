@@ -262,8 +262,8 @@ class SimHashProjection(Projection):
 class TSPProjection(Projection):
     """§5.1 TSP: a ``2 * width``-bit SHAKE-256 hash of the word's surface string as ``width`` ternary values.
 
-    ``seed`` keys the hash family; ``continuation_prefix`` / ``word_prefix`` are stripped from the pieces to form
-    the surface (as :class:`MinHashFingerprinter` strips them); ``cache_size`` bounds the LRU dict of word rows.
+    ``seed`` keys the hash family; a leading ``continuation_prefix`` / ``word_prefix`` is stripped from each piece to
+    form the surface (as :class:`MinHashFingerprinter` strips it); ``cache_size`` bounds the LRU dict of word rows.
     """
 
     name = "tsp"
@@ -294,7 +294,7 @@ class TSPProjection(Projection):
             raise TypeError(f"a subword unit must be a str, got {type(piece).__name__}; pass the tokenizer's pieces")
         for marker in (self.word_prefix, self.continuation_prefix):
             if marker:
-                piece = piece.replace(marker, "")
+                piece = piece.removeprefix(marker)
         return piece
 
     def surface(self, pieces: Sequence[str]) -> str:

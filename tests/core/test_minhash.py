@@ -14,13 +14,14 @@ from hashlib_core.hashing.minhash import MERSENNE_31, FingerprintCache, MinHashF
 
 def literal_fingerprint(unit: str, n: int) -> list[int]:
     """The community code's formula with Python big integers: h_i = (sha256 + i * sha224) mod (2^31 - 1), min over
-    trigrams unless the unit is a continuation ("##") or shorter than 4 characters (then the whole stripped unit)."""
+    trigrams unless the unit is a continuation ("##") or shorter than 4 characters (then the whole unit, its leading
+    "##" stripped; the community code's replace() strips every "##", the same on BERT's vocabularies)."""
     def h(x: str) -> list[int]:
         a = int.from_bytes(hashlib.sha256(x.encode("utf-8")).digest(), "little")
         b = int.from_bytes(hashlib.sha224(x.encode("utf-8")).digest(), "little")
         return [(a + i * b) % MERSENNE_31 for i in range(n)]
 
-    text = unit.replace("##", "")
+    text = unit[2:] if unit.startswith("##") else unit
     if unit.startswith("##") or len(text) < 4:
         return h(text)
     return [min(col) for col in zip(*(h(text[i:i + 3]) for i in range(len(text) - 2)))]
@@ -43,7 +44,7 @@ def test_golden_fingerprints():
 
 
 @pytest.mark.parametrize("unit", ["Bring", "##ing", "a", "ab", "abc", "abcd", "x" * 3000, "東京タワー", "naïve",
-                                  "##", "😀😀😀😀", "a\x00bc"])
+                                  "##", "😀😀😀😀", "a\x00bc", "##a##b", "a##bc"])
 def test_vectorised_hashing_equals_the_literal_formula(unit):
     assert MinHashFingerprinter(num_hashes=16).unit_fingerprint(unit).tolist() == literal_fingerprint(unit, 16)
 
@@ -56,6 +57,26 @@ def test_continuation_and_short_units_are_hashed_whole():
     assert fp.unit_fingerprint("##bring").tolist() != fp.unit_fingerprint("bring").tolist()
     sp = MinHashFingerprinter(num_hashes=8, word_prefix="▁")
     assert sp.hashed_parts("▁Bring") == ["Bri", "rin", "ing"] and sp.hashed_parts("ing") == ["ing"]
+
+
+def test_only_the_leading_marker_is_stripped():
+    fp = MinHashFingerprinter(num_hashes=8)
+    assert fp.split_unit("##a##b") == ("a##b", True) and fp.hashed_parts("##a##b") == ["a##b"]
+    assert fp.split_unit("a##b") == ("a##b", False) and fp.hashed_parts("a##bc") == ["a##", "##b", "#bc"]
+    assert fp.unit_fingerprint("##a##b").tolist() != fp.unit_fingerprint("##ab").tolist()
+    sp = MinHashFingerprinter(num_hashes=8, word_prefix="▁")
+    assert sp.split_unit("▁a▁b") == ("a▁b", False) and sp.split_unit("a▁b") == ("a▁b", True)
+
+
+@pytest.mark.parametrize("name", ["bert-base-multilingual-cased", "bert-base-uncased"])
+def test_wordpiece_units_equal_the_community_codes_replace(mirror, name):
+    """On BERT's WordPiece vocabularies, stripping the leading "##" gives the units of the community code's
+    ``unit.replace("##", "")``: no piece holds "##" past its start, so the fix changes no fingerprint there."""
+    from hashlib_core.data import load_wordpiece_vocab
+
+    fp = MinHashFingerprinter(num_hashes=1)
+    vocab = load_wordpiece_vocab(name)
+    assert [fp.split_unit(unit)[0] for unit in vocab] == [unit.replace("##", "") for unit in vocab]
 
 
 def _direct_token_fingerprint(fp: MinHashFingerprinter, units: list[str]) -> np.ndarray:

@@ -81,6 +81,7 @@ def test_binary_is_a_plain_bloom_filter_of_the_same_fingerprint():
 def test_tsp_is_ternary_with_the_expected_frequencies():
     tsp = BUILT["tsp"]
     assert tsp.surface(["Bring", "##ing"]) == "Bringing"
+    assert tsp.surface(["##a##b", "##c"]) == "a##bc"                        # only a piece's leading marker goes
     values = np.concatenate([tsp.hash_surface(f"word{i}") for i in range(400)])       # 204,800 values
     assert set(np.unique(values)) == {-1, 0, 1}
     for value, p in ((-1, 0.25), (0, 0.5), (1, 0.25)):
