@@ -23,7 +23,7 @@ from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
+__all__ = ["joined", "recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
            "depth_rows", "depth_view", "sweep_view", "chosen_curves", "training_entropy", "depth_effect",
            "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view",
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
@@ -102,6 +102,11 @@ def params_quoted(params: pd.DataFrame) -> dict[str, str]:
             "p_matched_diff": f"{100 * (size[(similar, 'superbloom')] / size[(similar, 'baseline')] - 1):+.1f}%",
             "p_ss": humanize(size[(similar, "sampled-softmax")], 1),
             "p_ss_ratio": f"{size[(similar, 'sampled-softmax')] / size[(similar, 'superbloom')]:.0f}"}
+
+
+def joined(shown, *names: str) -> pd.DataFrame:
+    """The shown results ``names`` (tables of the same columns, e.g. the recall and Table 1 sweeps) as one table."""
+    return pd.concat([shown.table(n) for n in names], ignore_index=True)
 
 
 def _mean_sd(mean: float, sd: float) -> str:
