@@ -3,6 +3,9 @@
 Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``python -m hashlib_core.papers.superbloom --profile P [--only a,b]``.
 
+``recall_L<depth>``, ``recall_wide``
+    Table 3's models trained in parts (each under an hour in the cpu profile): the matched pair at each depth, and
+    the one-layer Superbloom as large as the deepest; ``recall`` merges them.
 ``recall``
     Table 3 analog ("hashing needs depth"): Superbloom at each of the profile's depths and, beside it, the unhashed
     baseline of its size, and the one-layer Superbloom as large as the deepest (Table 3's d384l1), each trained until
@@ -131,6 +134,9 @@ def _fit_group(ctx: RunContext, names: list[str]) -> dict[str, pd.DataFrame]:
             rows.append({**row, "matched_params": (size_of(res.specs[spec.match], p, res.sets.num_ids)
                                                    if spec.match else np.nan)})
             segs.append(hits)
+    # runs read back from a finished earlier process still cost this experiment their training time (each once)
+    runs = {(r["name"], r["learning_rate"], r["seed"]): r for r in [*sweep, *rows]}
+    ctx.reuse(sum(float(r["wall_time_s"]) for r in runs.values() if r.get("restored")))
     segments = pd.concat(segs, ignore_index=True)
     models = pd.DataFrame(rows)
     return {"sweep": pd.DataFrame(sweep), "models": models, "segments": segments,
@@ -144,13 +150,54 @@ def _recall_names(profile) -> list[str]:
             or m.name == roles.get("superbloom_one_layer")]
 
 
+#: Table 3's models are trained in parts, each under an hour in the cpu profile: the matched pair at each depth
+#: (``recall_L<depth>``, for every depth some profile has) and the one-layer Superbloom as large as the deepest
+#: (``recall_wide``); ``recall`` merges them
+_PART_KINDS = ("models", "sweep", "curves", "segments")
+_DEPTH_PARTS = {f"recall_L{d}": d for d in sorted({d for n in PROFILES.names for d in PROFILES.get(n).depths})}
+_RECALL_PARTS = (*_DEPTH_PARTS, "recall_wide")
+
+
+def _part_names(profile, part: str) -> list[str]:
+    """The models of one part of Table 3's training (a profile's names; empty when the part is not in it)."""
+    names = _recall_names(profile)
+    if part == "recall_wide":
+        wide = profile.roles().get("superbloom_one_layer")
+        return [wide] if wide in names else []
+    return [n for n in names if n in (f"superbloom-L{_DEPTH_PARTS[part]}", f"baseline-L{_DEPTH_PARTS[part]}")]
+
+
+def _recall_part(part: str):
+    def run(ctx: RunContext) -> dict:
+        """Train and score one part of Table 3's models (the sweep, then the claims' seeds at the chosen rate)."""
+        out = _fit_group(ctx, _part_names(ctx.profile, part))
+        return {f"{part}_{kind}": out[kind] for kind in _PART_KINDS}
+    return run
+
+
+for _part in _RECALL_PARTS:
+    CHAPTER.experiment(_part, outputs=tuple(f"{_part}_{kind}" for kind in _PART_KINDS),
+                       when=lambda profile, part=_part: bool(_part_names(profile, part)),
+                       independent_of=_MAIN_SETS_ONLY)(_recall_part(_part))
+
+
 @CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "sweep", "curves", "popularity"),
-                    independent_of=_MAIN_SETS_ONLY)
+                    independent_of=_MAIN_SETS_ONLY,
+                    reads=tuple(f"{part}_{kind}" for part in _RECALL_PARTS for kind in _PART_KINDS))
 def _recall(ctx: RunContext) -> dict:
-    out = _fit_group(ctx, _recall_names(ctx.profile))
+    """Table 3's parts merged (no training) and scored, and the popularity ranking's recall (no model)."""
+    evidence = ctx.evidence()
+    parts = [part for part in _RECALL_PARTS if _part_names(ctx.profile, part)]
+    missing = [part for part in parts if not evidence.has(f"{part}_models")]
+    if missing:
+        raise RuntimeError(f"Table 3's parts {missing} have no results: run them first (--only "
+                           f"{','.join(parts)},recall)")
+    merged = {kind: pd.concat([evidence.table(f"{part}_{kind}") for part in parts], ignore_index=True)
+              for kind in _PART_KINDS}
     popularity = pd.DataFrame([popularity_recall(ctx.resources, ctx.profile.recall_at)])
-    return {"recall": out["recall"], "recall_segments": out["segments"], "models": out["models"],
-            "sweep": out["sweep"], "curves": out["curves"], "popularity": popularity}
+    return {"recall": recall_table(merged["segments"], ctx.profile.recall_at, merged["models"]),
+            "recall_segments": merged["segments"], "models": merged["models"], "sweep": merged["sweep"],
+            "curves": merged["curves"], "popularity": popularity}
 
 
 @CHAPTER.experiment("matched", outputs=("matched", "matched_segments", "matched_models", "matched_sweep",
