@@ -83,7 +83,7 @@ def majority_quoted(floor: pd.DataFrame, runs: pd.DataFrame, bags: pd.DataFrame)
            "maj_below": f"{f['below_floor']:.2f}", "maj_below_share": f"{100.0 * f['below_floor_share']:.0f}%",
            "maj_steps": f"{int(f['steps']):,}"}
     rows = _rows(runs, bags)
-    sentences, left_by = [], {}
+    sentences = []
     for task, t in rows.groupby("task", sort=False):
         parts = []
         for source in SOURCES:
@@ -92,7 +92,6 @@ def majority_quoted(floor: pd.DataFrame, runs: pd.DataFrame, bags: pd.DataFrame)
                 continue
             cells = [f"{r.score:.1f} with {int(r.train_examples):,} examples" for r in s.itertuples()]
             left = [leaves_majority(task, r.score, r.majority_score) for r in s.itertuples()]
-            left_by[(task, source)] = left
             verdict = ("leaves the majority class at every size" if all(left) else
                        "stays at the majority class at every size" if not any(left) else
                        "leaves the majority class only with " +
@@ -105,25 +104,45 @@ def majority_quoted(floor: pd.DataFrame, runs: pd.DataFrame, bags: pd.DataFrame)
         sentences.append(f"**{PAPER_TASK_COLUMN[task]}** (dev majority class {majority:.1f}): " + "; ".join(parts))
     out["maj_findings"] = ". ".join(sentences) + "."
 
-    def all_left(source: str) -> bool:
-        return all(all(v) for (_, s), v in left_by.items() if s == source) and \
-            any(s == source for _, s in left_by)
+    out["maj_cause"] = "; ".join(_causes(rows, f)) or "no single cause stands out in the table below"
+    out["maj_lr"] = ", ".join(sorted({f"{x:g}" for x in runs["learning_rate"]}))
+    return out
 
-    def none_left(source: str) -> bool:
-        return not any(any(v) for (_, s), v in left_by.items() if s == source)
 
-    if none_left("pre-trained") and none_left("random") and not none_left("bags"):
-        cause = ("the words alone carry a signal a linear model finds, but neither the pre-trained nor the randomly "
-                 "initialised encoder finds it in its fine-tuning budget: the encoder's fine-tuning, not the data, "
-                 "keeps it at the majority class")
-    elif none_left("pre-trained") and none_left("random"):
-        cause = ("no model leaves the majority class on these tasks, not even one that reads the words directly: "
-                 "at this data size the tasks need knowledge no model here acquires from their training examples, "
-                 "and the pre-training that could bring it taught the encoder little beyond piece frequencies")
-    elif all_left("pre-trained"):
-        cause = "the pre-trained baseline leaves the majority class in every setting of the diagnosis"
-    else:
-        cause = ("the baseline leaves the majority class in some settings of the diagnosis and not in others (see "
-                 "the table): the settings where it does say what Table 1's fine-tuning lacks")
-    out["maj_cause"] = cause
+#: a masked-piece loss less than this share below the no-context floor: pre-training taught little beyond frequencies
+SHALLOW_SHARE = 0.1
+
+
+def _causes(rows: pd.DataFrame, floor: pd.Series) -> list[str]:
+    """The findings the diagnosis isolates, per task from its largest training size (whether a model fits the
+    examples it trains on is read against the dev split's majority-class score, which stands in for the training
+    part's), and from the pre-training floor."""
+    out = []
+    for task, t in rows.groupby("task", sort=False):
+        name = PAPER_TASK_COLUMN[task]
+        pre = t[t["source"] == "pre-trained"].sort_values("train_examples")
+        rnd = t[t["source"] == "random"].sort_values("train_examples")
+        if pre.empty:
+            continue
+        top = pre.iloc[-1]
+        fits = leaves_majority(task, top["train_score"], top["majority_score"])
+        left = [leaves_majority(task, r.score, r.majority_score) for r in pre.itertuples()]
+        if not fits and len(rnd) and leaves_majority(task, rnd.iloc[-1]["train_score"], rnd.iloc[-1]["majority_score"]):
+            out.append(f"on {name} the pre-trained encoder does not even fit the examples it trains on "
+                       f"({top['train_score']:.1f} on them with {int(top['train_examples']):,} examples) where the "
+                       f"randomly initialised one does ({rnd.iloc[-1]['train_score']:.1f}): at this learning rate the "
+                       "pre-trained weights, not the amount of data, hold it at the majority class")
+        elif left[-1] and not left[0]:
+            out.append(f"on {name} more training examples take the pre-trained baseline off the majority class "
+                       f"({pre.iloc[0]['score']:.1f} with {int(pre.iloc[0]['train_examples']):,} examples, "
+                       f"{top['score']:.1f} with {int(top['train_examples']):,})")
+        elif not any(left) and fits:
+            out.append(f"on {name} the pre-trained baseline fits the examples it trains on ({top['train_score']:.1f}) "
+                       "but stays at the majority class on dev: it memorises them")
+        elif all(left):
+            out.append(f"on {name} the pre-trained baseline leaves the majority class at every training size")
+    if floor["below_floor_share"] < SHALLOW_SHARE:
+        out.append(f"{'and ' if out else ''}pre-training took the masked-piece loss only {100.0 * floor['below_floor_share']:.0f}% "
+                   "below the no-context floor: the encoder learnt little beyond piece frequencies to bring to "
+                   "either task")
     return out
