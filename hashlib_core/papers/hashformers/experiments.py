@@ -29,6 +29,10 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
     Table 6: MD/LSH Emb and Proj with BPE subwords as the hashed units instead of words.
 ``trend``
     The headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs: which way the gap moves.
+``majority``
+    Why the BERT baselines stay at the majority class on CoLA and MRPC: BERT-MLM's masked-piece loss beside the
+    no-context floor, BERT-MLM fine-tuned on more data from pre-trained and from random weights (training, held-out
+    and dev scores), and a bag-of-pieces logistic regression (:mod:`~hashlib_core.papers.hashformers.majority`).
 ``timing``
     Table 3: pre-training and inference time per sample (:mod:`~hashlib_core.papers.hashformers.timing`).
 ``claims``
@@ -48,9 +52,11 @@ from hashlib_core.papers.hashformers.analysis import bucket_sharing, md5_example
 from hashlib_core.papers.hashformers.data import Resources
 from hashlib_core.papers.hashformers.finetuning import (finetune_tasks, glue_runs, glue_table, predictions_record,
                                                         trend_name)
+from hashlib_core.papers.hashformers.majority import bag_reference, diagnosis_runs, mlm_floor
 from hashlib_core.papers.hashformers.pretraining import pretrain
-from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, LSH_GROUP, MD_GROUP, PRETRAINING_SETTINGS,
-                                                      PROFILES, TABLE6_MODELS, TREND_MODELS, HashFormersProfile)
+from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, LSH_GROUP, MD_GROUP, MODELS,
+                                                      PRETRAINING_SETTINGS, PROFILES, TABLE6_MODELS, TREND_MODELS,
+                                                      HashFormersProfile)
 from hashlib_core.profiles import RUN_SETTINGS
 from hashlib_core.papers.hashformers.table2 import hashformers_table2
 from hashlib_core.papers.hashformers.timing import timing_table
@@ -61,19 +67,23 @@ CHAPTER = Chapter("hashformers", "HashFormers", PROFILES, resources=lambda ctx: 
 
 #: settings pre-training never reads (fine-tuning, scoring, the trend's and Table 3's): changing one leaves the
 #: pre-training results current
+#: the majority diagnosis's own settings: no other experiment reads them
+_DIAGNOSIS_SETTINGS = ("diag_tasks", "diag_train_examples", "diag_epochs", "diag_patience")
+
 _FINETUNING_SETTINGS = tuple(f.name for f in dataclasses.fields(HashFormersProfile)
                              if f.name not in PRETRAINING_SETTINGS and f.name not in RUN_SETTINGS
                              and f.name not in ("models", "checkpoint_every"))
 
 
-@CHAPTER.experiment("table2", outputs=("table2",))
+@CHAPTER.experiment("table2", outputs=("table2",), independent_of=_DIAGNOSIS_SETTINGS)
 def _table2(ctx: RunContext) -> dict:
     """Table 2's memory columns (BERT-base-sized modules on the meta device; the same in every profile)."""
     with torch.no_grad():
         return {"table2": hashformers_table2()}
 
 
-@CHAPTER.experiment("hashes", outputs=("md5_example", "bucket_sharing", "morphology"))
+@CHAPTER.experiment("hashes", outputs=("md5_example", "bucket_sharing", "morphology"),
+                    independent_of=_DIAGNOSIS_SETTINGS)
 def _hashes(ctx: RunContext) -> dict:
     """MD5 example, bucket sharing over the corpus vocabulary and morphological families (no training)."""
     res, profile = ctx.resources, ctx.profile
@@ -119,13 +129,15 @@ def _glue_part(part: str, group: str):
 
 for name, group in GLUE_PARTS.items():
     CHAPTER.experiment(name, outputs=(f"{name}_summary", f"{name}_runs", f"{name}_predictions"),
-                       when=lambda profile, group=group: any(m.group == group for m in profile.selected()))(
+                       when=lambda profile, group=group: any(m.group == group for m in profile.selected()),
+                       independent_of=_DIAGNOSIS_SETTINGS)(
         _glue_part(name, group))
 
 _GLUE_PART_OUTPUTS = tuple(f"{n}_{kind}" for n in GLUE_PARTS for kind in ("summary", "runs", "predictions"))
 
 
-@CHAPTER.experiment("glue", outputs=("glue_runs", "glue", "glue_predictions"), reads=_GLUE_PART_OUTPUTS)
+@CHAPTER.experiment("glue", outputs=("glue_runs", "glue", "glue_predictions"), reads=_GLUE_PART_OUTPUTS,
+                    independent_of=_DIAGNOSIS_SETTINGS)
 def _glue(ctx: RunContext) -> dict:
     """Table 1 and Table 2's PRR columns from the three groups' fine-tuning (merged in the models' order): every
     run, the table of mean scores, and the dev predictions."""
@@ -147,7 +159,7 @@ def _add_models(profile) -> list:
 
 
 @CHAPTER.experiment("add_diagnosis", outputs=("add_parts", "add_codebooks"),
-                    when=lambda profile: bool(_add_models(profile)))
+                    when=lambda profile: bool(_add_models(profile)), independent_of=_DIAGNOSIS_SETTINGS)
 def _add_diagnosis(ctx: RunContext) -> dict:
     """Add's shared and word parts, and the Add models stored as the paper's codebooks (as they are and with the
     shared part frozen), fine-tuned on SST-2 (or the profile's first task when SST-2 is not among them)."""
@@ -160,7 +172,8 @@ def _add_diagnosis(ctx: RunContext) -> dict:
             "add_codebooks": glue_table(summary, runs, tasks)}
 
 
-@CHAPTER.experiment("table6", outputs=("table6", "table6_predictions"), when=lambda profile: profile.table6)
+@CHAPTER.experiment("table6", outputs=("table6", "table6_predictions"), when=lambda profile: profile.table6,
+                    independent_of=_DIAGNOSIS_SETTINGS)
 def _table6(ctx: RunContext) -> dict:
     """Table 6: the Emb (50K) and Proj HashFormers with BPE subwords as units (their dev predictions kept, to compare
     each with its word-unit model item by item)."""
@@ -170,7 +183,7 @@ def _table6(ctx: RunContext) -> dict:
 
 
 @CHAPTER.experiment("trend", outputs=("trend_runs", "trend_predictions"),
-                    when=lambda profile: bool(profile.trend_pt_steps))
+                    when=lambda profile: bool(profile.trend_pt_steps), independent_of=_DIAGNOSIS_SETTINGS)
 def _trend(ctx: RunContext) -> dict:
     """The headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs (``trend_pt_steps``, each
     with its own schedule), fine-tuned and tuned exactly as Table 1's models: which way the gap moves as
@@ -188,7 +201,30 @@ def _trend(ctx: RunContext) -> dict:
     return {"trend_runs": pd.DataFrame(rows), "trend_predictions": predictions_record(preds, res, tasks)}
 
 
-@CHAPTER.experiment("timing", outputs=("timing",))
+def _diagnosed(profile) -> bool:
+    return bool(profile.diag_tasks) and any(m.name == "BERT-MLM" for m in profile.selected())
+
+
+@CHAPTER.experiment("majority", outputs=("majority_floor", "majority_runs", "majority_bags"), when=_diagnosed,
+                    reads=("glue_baselines_runs",))
+def _majority(ctx: RunContext) -> dict:
+    """Why the baselines stay at the majority class: BERT-MLM's masked-piece loss beside the no-context floor, BERT-MLM
+    fine-tuned at the learning rate its sweep chose (Table 1's runs) on ``diag_train_examples`` examples of each
+    ``diag_tasks`` task from its pre-trained and from random weights, and a bag-of-pieces logistic regression."""
+    res = ctx.resources
+    spec = next(m for m in MODELS if m.name == "BERT-MLM")
+    runs = ctx.evidence().table("glue_baselines_runs")
+    chosen = runs[(runs["name"] == spec.name) & runs["chosen"].astype(bool)]
+    if chosen.empty:
+        raise RuntimeError("the majority diagnosis fine-tunes BERT-MLM at the learning rate its sweep chose: run the "
+                           "experiment glue_baselines first (--only glue_baselines,majority)")
+    model, summary, curve = pretrain(spec, res, ctx)
+    return {"majority_floor": mlm_floor(res, summary, curve),
+            "majority_runs": diagnosis_runs(spec, model, res, ctx, float(chosen["learning_rate"].iloc[0])),
+            "majority_bags": bag_reference(res, ctx.profile.diag_task_keys())}
+
+
+@CHAPTER.experiment("timing", outputs=("timing",), independent_of=_DIAGNOSIS_SETTINGS)
 def _timing(ctx: RunContext) -> dict:
     """Table 3, every model timed in this one process on the profile's device."""
     p = ctx.profile
