@@ -1,8 +1,6 @@
 """The Superbloom chapter's tables: ours beside the paper's, and every number the prose quotes."""
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -12,6 +10,13 @@ from hashlib_core.papers.superbloom.tables_decoding import (  # noqa: F401  (the
     decoding_quoted,
     decoding_view,
     speed_quoted,
+)
+from hashlib_core.papers.superbloom.tables_examples import (  # noqa: F401
+    EXAMPLE_COLUMNS,
+    example_row,
+    example_subset,
+    examples_quoted,
+    examples_view,
 )
 from hashlib_core.papers.superbloom.tables_language import (  # noqa: F401
     language_view,
@@ -23,7 +28,7 @@ from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["joined", "recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
+__all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
            "depth_rows", "depth_view", "sweep_view", "chosen_curves", "training_entropy", "depth_effect",
            "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view",
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
@@ -107,6 +112,17 @@ def params_quoted(params: pd.DataFrame) -> dict[str, str]:
 def joined(shown, *names: str) -> pd.DataFrame:
     """The shown results ``names`` (tables of the same columns, e.g. the recall and Table 1 sweeps) as one table."""
     return pd.concat([shown.table(n) for n in names], ignore_index=True)
+
+
+#: the models Fig. 3's frequency deciles compare (by role), as many as the profile has
+DECILE_ROLES = ("superbloom_deep", "baseline_deep", "superbloom_matched", "baseline_wide", "sampled")
+
+
+def decile_segments(shown) -> pd.DataFrame:
+    """The per-segment hits (Table 3's and Table 1's) of the models Fig. 3's deciles compare."""
+    roles = shown.profile.roles()
+    segments = joined(shown, "recall_segments", "matched_segments")
+    return segments[segments["name"].isin([roles[r] for r in DECILE_ROLES if r in roles])]
 
 
 def _mean_sd(mean: float, sd: float) -> str:
@@ -232,56 +248,6 @@ def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str
 
     return {"other_count": str(len(datasets)), "other_top": top, "other_ahead_rec1": which(ahead["rec@1"]),
             "other_ahead_top": which(ahead[top]), "other_above_prior": which(above)}
-
-
-#: Appendix E's example table: one row per (example, model); ids shown by their names where the data has them
-EXAMPLE_COLUMNS = ["dataset", "example", "model", "context", "target", "predicted", "target_rank", "certified",
-                   "labels"]
-#: context items shown per example (the rest are counted)
-CONTEXT_SHOWN = 6
-
-
-def example_row(dataset: str, model: str, example: dict[str, Any], names: list[str], labels: str) -> dict[str, Any]:
-    """One example (:func:`~hashlib_core.papers.superbloom.training.example_predictions`) with its ids named."""
-    context = [names[i] for i in example["context"]]
-    more = len(context) - CONTEXT_SHOWN
-    shown = "; ".join(context[:CONTEXT_SHOWN]) + (f"; ... (+{more} more)" if more > 0 else "")
-    return {"dataset": dataset, "example": example["example"], "model": model, "context": shown,
-            "target": names[example["target"]], "predicted": "; ".join(names[i] for i in example["predicted"]),
-            "target_rank": example["target_rank"], "certified": example["certified"], "labels": labels}
-
-
-#: the datasets whose examples the page shows, in order of preference: ids a reader can read (page titles, names)
-_NAMED_FIRST = ("Wikispeedia", "Last.fm")
-
-
-def example_subset(examples: pd.DataFrame) -> pd.DataFrame:
-    """The examples of one dataset: the first of :data:`_NAMED_FIRST` present (ids with readable names), else the
-    first dataset's."""
-    present = list(dict.fromkeys(examples["dataset"]))
-    dataset = next((d for d in _NAMED_FIRST if d in present), present[0])
-    return examples[examples["dataset"] == dataset]
-
-
-def examples_view(examples: pd.DataFrame) -> pd.DataFrame:
-    """The examples as the page shows them: the target's rank among the best 100 (or "> 100")."""
-    out = examples.sort_values("example", kind="stable").copy()          # each example's models side by side
-    out["target_rank"] = [str(r) if r else "> 100" for r in out["target_rank"]]
-    return out[["example", "model", "context", "target", "predicted", "target_rank"]].rename(
-        columns={"context": "visible items (shuffled)", "target": "masked item",
-                 "predicted": "best five (certified beam search)", "target_rank": "rank of the masked item"})
-
-
-def examples_quoted(examples: pd.DataFrame) -> dict[str, str]:
-    """The numbers the examples paragraph quotes: how many examples, where their labels come from, and for each
-    model in how many of them the masked item is among the best 100."""
-    out = {"ex_count": str(int(examples["example"].nunique())), "ex_dataset": str(examples["dataset"].iloc[0]),
-           "ex_labels": str(examples["labels"].iloc[0])}
-    for model, rows in examples.groupby("model", sort=False):
-        family = "base" if model.startswith("baseline") else "sb"
-        out[f"ex_found_{family}"] = str(int((rows["target_rank"] > 0).sum()))
-        out[f"ex_top5_{family}"] = str(int(rows["target_rank"].between(1, 5).sum()))
-    return out
 
 
 def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
