@@ -101,7 +101,7 @@ def majority_quoted(floor: pd.DataFrame, runs: pd.DataFrame, bags: pd.DataFrame)
                 fit = " (on its own training examples: " + ", ".join(f"{x:.1f}" for x in s["train_score"]) + ")"
             parts.append(f"{SOURCES[source]} {verdict}: {'; '.join(cells)}{fit}")
         majority = t["majority_score"].iloc[0]
-        sentences.append(f"**{PAPER_TASK_COLUMN[task]}** (dev majority class {majority:.1f}): " + "; ".join(parts))
+        sentences.append(f"{PAPER_TASK_COLUMN[task]} (dev majority class {majority:.1f}): " + "; ".join(parts))
     out["maj_findings"] = ". ".join(sentences) + "."
 
     out["maj_cause"] = "; ".join(_causes(rows, f)) or "no single cause stands out in the table below"
