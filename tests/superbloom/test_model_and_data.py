@@ -417,3 +417,19 @@ def test_decoding_and_example_knobs_are_checked():
     with pytest.raises(ValueError, match="decode_positions"):
         PROFILES.get("smoke", decode_positions=0)
     assert PROFILES.get("cpu").decode_ids == 1_000_000 and PROFILES.get("smoke").decode_ids > 0
+
+
+def test_table3_parts_partition_the_recall_models_of_every_profile():
+    from hashlib_core.papers.superbloom import experiments as ex
+
+    for name in ex.PROFILES.names:
+        profile = ex.PROFILES.get(name)
+        parts = [ex._part_names(profile, part) for part in ex._RECALL_PARTS]
+        flat = [n for names in parts for n in names]
+        assert sorted(flat) == sorted(ex._recall_names(profile)) and len(flat) == len(set(flat)), name
+    cpu = ex.PROFILES.get("cpu")
+    assert ex._part_names(cpu, "recall_L4") == ["superbloom-L4", "baseline-L4"]
+    assert ex._part_names(cpu, "recall_wide") == ["superbloom-wide-L1"]
+    assert ex._part_names(cpu, "recall_L8") == []          # a depth only other profiles train
+    registered = set(ex.CHAPTER.experiments)
+    assert {"recall_L1", "recall_L2", "recall_L4", "recall_L8", "recall_L12", "recall_wide"} <= registered
