@@ -5,25 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hashlib_core.glue import PRIMARY_METRIC, normalize_task, num_labels
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
-from hashlib_core.papers.hashformers.tables import MAJORITY_MARGIN
+from hashlib_core.papers.hashformers.tables import MAJORITY_MARGIN, chance_floor
 
 __all__ = ["chance_floor", "leaves_majority", "majority_floor_view", "majority_view", "majority_quoted"]
 
 #: how the table names each source of a diagnosis row
 SOURCES = {"pre-trained": "BERT-MLM, pre-trained", "random": "BERT-MLM, random weights",
            "bags": "bag of pieces (logistic regression)"}
-
-
-def chance_floor(task: str, majority: float) -> float:
-    """The best score of a constant prediction: the majority class's (0 for CoLA's MCC), and on a two-class accuracy
-    task also the other class's (the dev split's majority can differ from the training split's)."""
-    key = normalize_task(task)
-    floor = 0.0 if pd.isna(majority) else float(majority)
-    if not pd.isna(majority) and PRIMARY_METRIC[key] == "accuracy" and num_labels(key) == 2:
-        floor = max(floor, 100.0 - floor)
-    return floor
 
 
 def leaves_majority(task: str, score: float, majority: float, margin: float = MAJORITY_MARGIN) -> bool:
