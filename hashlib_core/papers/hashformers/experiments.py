@@ -65,25 +65,24 @@ __all__ = ["CHAPTER"]
 
 CHAPTER = Chapter("hashformers", "HashFormers", PROFILES, resources=lambda ctx: Resources(ctx.profile))
 
-#: settings pre-training never reads (fine-tuning, scoring, the trend's and Table 3's): changing one leaves the
-#: pre-training results current
 #: the majority diagnosis's own settings: no other experiment reads them
 _DIAGNOSIS_SETTINGS = ("diag_tasks", "diag_train_examples", "diag_epochs", "diag_patience")
 
+#: settings pre-training never reads (fine-tuning, scoring, the trend's and Table 3's): changing one leaves the
+#: pre-training results current
 _FINETUNING_SETTINGS = tuple(f.name for f in dataclasses.fields(HashFormersProfile)
                              if f.name not in PRETRAINING_SETTINGS and f.name not in RUN_SETTINGS
                              and f.name not in ("models", "checkpoint_every"))
 
 
-@CHAPTER.experiment("table2", outputs=("table2",), independent_of=_DIAGNOSIS_SETTINGS)
+@CHAPTER.experiment("table2", outputs=("table2",))
 def _table2(ctx: RunContext) -> dict:
     """Table 2's memory columns (BERT-base-sized modules on the meta device; the same in every profile)."""
     with torch.no_grad():
         return {"table2": hashformers_table2()}
 
 
-@CHAPTER.experiment("hashes", outputs=("md5_example", "bucket_sharing", "morphology"),
-                    independent_of=_DIAGNOSIS_SETTINGS)
+@CHAPTER.experiment("hashes", outputs=("md5_example", "bucket_sharing", "morphology"))
 def _hashes(ctx: RunContext) -> dict:
     """MD5 example, bucket sharing over the corpus vocabulary and morphological families (no training)."""
     res, profile = ctx.resources, ctx.profile
@@ -129,15 +128,13 @@ def _glue_part(part: str, group: str):
 
 for name, group in GLUE_PARTS.items():
     CHAPTER.experiment(name, outputs=(f"{name}_summary", f"{name}_runs", f"{name}_predictions"),
-                       when=lambda profile, group=group: any(m.group == group for m in profile.selected()),
-                       independent_of=_DIAGNOSIS_SETTINGS)(
+                       when=lambda profile, group=group: any(m.group == group for m in profile.selected()))(
         _glue_part(name, group))
 
 _GLUE_PART_OUTPUTS = tuple(f"{n}_{kind}" for n in GLUE_PARTS for kind in ("summary", "runs", "predictions"))
 
 
-@CHAPTER.experiment("glue", outputs=("glue_runs", "glue", "glue_predictions"), reads=_GLUE_PART_OUTPUTS,
-                    independent_of=_DIAGNOSIS_SETTINGS)
+@CHAPTER.experiment("glue", outputs=("glue_runs", "glue", "glue_predictions"), reads=_GLUE_PART_OUTPUTS)
 def _glue(ctx: RunContext) -> dict:
     """Table 1 and Table 2's PRR columns from the three groups' fine-tuning (merged in the models' order): every
     run, the table of mean scores, and the dev predictions."""
@@ -159,7 +156,7 @@ def _add_models(profile) -> list:
 
 
 @CHAPTER.experiment("add_diagnosis", outputs=("add_parts", "add_codebooks"),
-                    when=lambda profile: bool(_add_models(profile)), independent_of=_DIAGNOSIS_SETTINGS)
+                    when=lambda profile: bool(_add_models(profile)))
 def _add_diagnosis(ctx: RunContext) -> dict:
     """Add's shared and word parts, and the Add models stored as the paper's codebooks (as they are and with the
     shared part frozen), fine-tuned on SST-2 (or the profile's first task when SST-2 is not among them)."""
@@ -172,8 +169,7 @@ def _add_diagnosis(ctx: RunContext) -> dict:
             "add_codebooks": glue_table(summary, runs, tasks)}
 
 
-@CHAPTER.experiment("table6", outputs=("table6", "table6_predictions"), when=lambda profile: profile.table6,
-                    independent_of=_DIAGNOSIS_SETTINGS)
+@CHAPTER.experiment("table6", outputs=("table6", "table6_predictions"), when=lambda profile: profile.table6)
 def _table6(ctx: RunContext) -> dict:
     """Table 6: the Emb (50K) and Proj HashFormers with BPE subwords as units (their dev predictions kept, to compare
     each with its word-unit model item by item)."""
@@ -183,7 +179,7 @@ def _table6(ctx: RunContext) -> dict:
 
 
 @CHAPTER.experiment("trend", outputs=("trend_runs", "trend_predictions"),
-                    when=lambda profile: bool(profile.trend_pt_steps), independent_of=_DIAGNOSIS_SETTINGS)
+                    when=lambda profile: bool(profile.trend_pt_steps))
 def _trend(ctx: RunContext) -> dict:
     """The headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs (``trend_pt_steps``, each
     with its own schedule), fine-tuned and tuned exactly as Table 1's models: which way the gap moves as
@@ -206,7 +202,7 @@ def _diagnosed(profile) -> bool:
 
 
 @CHAPTER.experiment("majority", outputs=("majority_floor", "majority_runs", "majority_bags"), when=_diagnosed,
-                    reads=("glue_baselines_runs",))
+                    reads=("glue_baselines_runs",), owns=_DIAGNOSIS_SETTINGS)
 def _majority(ctx: RunContext) -> dict:
     """Why the baselines stay at the majority class: BERT-MLM's masked-piece loss beside the no-context floor, BERT-MLM
     fine-tuned at the learning rate its sweep chose (Table 1's runs) on ``diag_train_examples`` examples of each
@@ -224,7 +220,7 @@ def _majority(ctx: RunContext) -> dict:
             "majority_bags": bag_reference(res, ctx.profile.diag_task_keys())}
 
 
-@CHAPTER.experiment("timing", outputs=("timing",), independent_of=_DIAGNOSIS_SETTINGS)
+@CHAPTER.experiment("timing", outputs=("timing",))
 def _timing(ctx: RunContext) -> dict:
     """Table 3, every model timed in this one process on the profile's device."""
     p = ctx.profile
