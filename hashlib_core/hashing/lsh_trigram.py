@@ -54,6 +54,8 @@ PROJECTION_DIM = 512
 #: ``torch.Generator`` seeds of the two random tensors (the released code's).
 PROJECTION_SEED = 3407
 HYPERPLANE_SEED = 3408
+#: The most bytes the two random tensors may take (L = 4 coordinates at B = 65,536 take about 2 GiB)
+MAX_TENSOR_BYTES = 8 * 2**30
 #: Tokens scored by one second-stage matrix product (bounds memory at CHUNK x (B - 1) floats).
 CHUNK = 1024
 
@@ -81,6 +83,12 @@ class TrigramLSHHasher(TokenHasher):
     def __init__(self, num_lsh: int, num_buckets: int) -> None:
         self.num_lsh = check_int("num_lsh", num_lsh, minimum=1, maximum=MAX_SEED)
         self.num_buckets = check_int("num_buckets", num_buckets, minimum=2, fix="bucket 0 is reserved for padding")
+        size = 4 * (TRIGRAM_FEATURES * num_lsh * PROJECTION_DIM + PROJECTION_DIM * num_lsh * num_lsh * (num_buckets - 1))
+        if size > MAX_TENSOR_BYTES:
+            raise ValueError(f"TrigramLSHHasher(num_lsh={num_lsh}, num_buckets={num_buckets}) would draw "
+                             f"{size / 2**30:.1f} GiB of random tensors (the released code's shapes: "
+                             f"(16000, L, 512) and (512 L, L, B - 1) float32), more than the "
+                             f"{MAX_TENSOR_BYTES / 2**30:.0f} GiB allowed; use fewer LSH coordinates or fewer buckets")
         g = torch.Generator().manual_seed(PROJECTION_SEED)
         self._projection = torch.randn((TRIGRAM_FEATURES, num_lsh, PROJECTION_DIM), generator=g)
         g = torch.Generator().manual_seed(HYPERPLANE_SEED)

@@ -71,6 +71,8 @@ def test_config_round_trip_and_validation(lsh):
         TrigramLSHHasher(1, 1)
     with pytest.raises(TypeError, match="must be a str"):
         lsh.hash_batch([b"bytes"])
+    with pytest.raises(ValueError, match=r"would draw .* GiB of random tensors.*fewer LSH coordinates"):
+        TrigramLSHHasher(64, 65536)              # refused before any tensor is drawn
 
 
 def test_mixed_table_columns():
