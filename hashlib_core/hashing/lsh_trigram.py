@@ -83,7 +83,7 @@ class TrigramLSHHasher(TokenHasher):
     def __init__(self, num_lsh: int, num_buckets: int) -> None:
         self.num_lsh = check_int("num_lsh", num_lsh, minimum=1, maximum=MAX_SEED)
         self.num_buckets = check_int("num_buckets", num_buckets, minimum=2, fix="bucket 0 is reserved for padding")
-        size = 4 * (TRIGRAM_FEATURES * num_lsh * PROJECTION_DIM + PROJECTION_DIM * num_lsh * num_lsh * (num_buckets - 1))
+        size = 4 * num_lsh * PROJECTION_DIM * (TRIGRAM_FEATURES + num_lsh * (num_buckets - 1))
         if size > MAX_TENSOR_BYTES:
             raise ValueError(f"TrigramLSHHasher(num_lsh={num_lsh}, num_buckets={num_buckets}) would draw "
                              f"{size / 2**30:.1f} GiB of random tensors (the released code's shapes: "
