@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from transformers import BertForMaskedLM
 
 from hashlib_core.embeddings.dynamic import DynamicHashEmbedding
 from hashlib_core.modeling import embedding_parameter_count
@@ -79,3 +80,33 @@ def test_models_and_bad_configuration():
         PROFILES.get("smoke", models=("BERT-huge",))
     with pytest.raises(ValueError, match="not staged"):
         PROFILES.get("smoke", tasks=("mnli",))
+
+
+@pytest.mark.parametrize("embedding", ["dynamic", "table"])
+def test_the_masked_positions_loss_equals_bert_mlms_and_trains_the_same_parameters(embedding):
+    torch.manual_seed(0)
+    model = DynamicBertForMaskedLM(DynamicBertConfig(embedding=embedding, vocab_tokens=VOCAB, **SHAPE)).eval()
+    reference = BertForMaskedLM(model.config).eval()
+    reference.load_state_dict(model.state_dict(), strict=False)
+    if embedding == "dynamic":   # the reference's table stands in for the computed vectors
+        reference.bert.embeddings.word_embeddings = model.bert.embeddings.word_embeddings
+    ids = torch.randint(0, len(VOCAB), (3, 9))
+    labels = torch.full_like(ids, -100)
+    labels[0, 2], labels[1, 5], labels[2, 0], labels[2, 8] = 4, 1, 7, 2
+    ours, full = model(input_ids=ids, labels=labels), reference(input_ids=ids, labels=labels)
+    assert torch.allclose(ours.loss, full.loss, atol=1e-6)
+    # the logits are the masked positions' rows of the full model's, in order
+    assert ours.logits.shape == (4, len(VOCAB))
+    assert torch.allclose(ours.logits, full.logits[labels != -100], atol=1e-5)
+    ours.loss.backward()
+    full.loss.backward()
+    for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
+        assert (p.grad is None) == (q.grad is None), name
+        if p.grad is not None:
+            assert torch.allclose(p.grad, q.grad, atol=1e-5), name
+    # nothing masked: a zero loss, not NaN; without labels the logits cover every position
+    zero = model(input_ids=ids, labels=torch.full_like(ids, -100))
+    assert zero.loss.item() == 0.0 and zero.logits.shape == (0, len(VOCAB))
+    assert model(input_ids=ids).logits.shape == (3, 9, len(VOCAB))
+    with pytest.raises(TypeError, match="input_ids, attention_mask and token_type_ids only"):
+        model(input_ids=ids, labels=labels, output_attentions=True)

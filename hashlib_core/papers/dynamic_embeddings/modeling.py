@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import torch.nn.functional as F
 from torch import nn
 from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertModel
+from transformers.modeling_outputs import MaskedLMOutput
 
 from hashlib_core.embeddings.dynamic import DynamicHashEmbedding
 from hashlib_core.hashing.rolling import DEFAULT_BASE, DEFAULT_MODULUS
@@ -32,14 +34,15 @@ EMBEDDINGS = ("dynamic", "table")
 class DynamicBertConfig(BertConfig):
     """``BertConfig`` plus the dynamic embedding: ``embedding`` ("dynamic" or "table"), ``vocab_tokens`` (the token
     strings in id order; ``None`` builds a model for counting parameters only), ``max_n``, ``hash_buckets`` (b),
-    ``hash_base`` (p), ``hash_modulus`` (M), ``hash_seed`` and ``projection`` (a learned ``Linear(d, d)``)."""
+    ``hash_base`` (p), ``hash_modulus`` (M), ``hash_seed``, ``projection`` (a learned ``Linear(d, d)``) and
+    ``ngram_hash`` (the n-gram hash family: ``"rolling"``, the blog's, or ``"md5"``)."""
 
     model_type = "dynamic_bert"
 
     def __init__(self, embedding: str = "dynamic", vocab_tokens: Sequence[str] | None = None, max_n: int = 3,
                  hash_buckets: int = DEFAULT_MODULUS, hash_base: int = DEFAULT_BASE,
                  hash_modulus: int = DEFAULT_MODULUS, hash_seed: int = 42, projection: bool = False,
-                 **kwargs: Any) -> None:
+                 ngram_hash: str = "rolling", **kwargs: Any) -> None:
         if embedding not in EMBEDDINGS:
             raise ValueError(f"embedding must be one of {EMBEDDINGS}, got {embedding!r}")
         if vocab_tokens is not None:
@@ -50,7 +53,7 @@ class DynamicBertConfig(BertConfig):
         super().__init__(**kwargs)
         self.embedding, self.vocab_tokens, self.max_n = embedding, vocab_tokens, max_n
         self.hash_buckets, self.hash_base, self.hash_modulus = hash_buckets, hash_base, hash_modulus
-        self.hash_seed, self.projection = hash_seed, projection
+        self.hash_seed, self.projection, self.ngram_hash = hash_seed, projection, ngram_hash
 
 
 def _install(model: nn.Module, config: DynamicBertConfig) -> None:
@@ -62,7 +65,7 @@ def _install(model: nn.Module, config: DynamicBertConfig) -> None:
     model.base_model.embeddings.word_embeddings = DynamicHashEmbedding(
         config.vocab_tokens, config.hidden_size, num_embeddings=config.vocab_size, max_n=config.max_n,
         buckets=config.hash_buckets, base=config.hash_base, modulus=config.hash_modulus, seed=config.hash_seed,
-        projection=config.projection)
+        projection=config.projection, ngram_hash=getattr(config, "ngram_hash", "rolling"))
 
 
 class _EmbeddingCount:
@@ -84,11 +87,33 @@ class DynamicBertModel(_EmbeddingCount, BertModel):
 
 
 class DynamicBertForMaskedLM(_EmbeddingCount, BertForMaskedLM):
+    """BERT's MLM model over the dynamic (or table) embedding. Given ``labels``, the vocabulary softmax is computed
+    at the masked positions only (``labels != -100``), the only ones the loss reads: with BERT's 30,522 tokens
+    the ``d x V`` decoder at every position would cost several times the whole tiny encoder. The loss equals
+    ``BertForMaskedLM``'s; ``logits`` then holds the masked positions' rows only, in order (``(masked, V)``).
+    Without ``labels`` it is ``BertForMaskedLM`` unchanged (logits at every position)."""
+
     config_class = DynamicBertConfig
 
     def __init__(self, config: DynamicBertConfig) -> None:
         super().__init__(config)
         _install(self, config)
+
+    def forward(self, input_ids: Any = None, attention_mask: Any = None, token_type_ids: Any = None,
+                labels: Any = None, **kwargs: Any) -> Any:
+        if labels is None:
+            return super().forward(input_ids=input_ids, attention_mask=attention_mask,
+                                   token_type_ids=token_type_ids, **kwargs)
+        if kwargs:
+            raise TypeError(f"with labels, DynamicBertForMaskedLM takes input_ids, attention_mask and "
+                            f"token_type_ids only; got {sorted(kwargs)}")
+        hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                           token_type_ids=token_type_ids).last_hidden_state
+        picked = labels != -100
+        scores = self.cls(hidden[picked])
+        if scores.shape[0] == 0:      # nothing masked: a zero loss that still reaches every parameter's graph
+            return MaskedLMOutput(loss=hidden.sum() * 0.0, logits=scores)
+        return MaskedLMOutput(loss=F.cross_entropy(scores.float(), labels[picked]), logits=scores)
 
 
 class DynamicBertForSequenceClassification(_EmbeddingCount, BertForSequenceClassification):
