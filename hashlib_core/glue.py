@@ -158,7 +158,8 @@ def glue_split(task: str, split: str, limit: int = 0, seed: int = 0) -> tuple[li
 
 
 class GlueSplits:
-    """Mixin for a chapter's resources with a ``profile`` (its ``seed``): GLUE splits loaded once per run."""
+    """Mixin for a chapter's resources with a ``profile`` (its ``seed``; for :meth:`held_out` also its
+    ``ft_train_examples`` and ``ft_validation_examples``): GLUE splits loaded once per run."""
 
     def glue(self, task: str, split: str, limit: int) -> tuple[list[Any], np.ndarray]:
         """Texts and labels of a GLUE split (a seeded sample of ``limit`` examples; 0 = all), loaded once."""
@@ -167,6 +168,16 @@ class GlueSplits:
         if key not in cache:
             cache[key] = glue_split(task, split, limit, self.profile.seed)
         return cache[key]
+
+    def held_out(self, task: str) -> tuple[tuple[list[Any], np.ndarray], tuple[list[Any], np.ndarray]]:
+        """A task's training split as (training part, held-out part) for fine-tuning (:func:`held_out`: the
+        profile's ``ft_validation_examples`` held out, at most ``ft_train_examples`` of the rest), cut once per
+        run."""
+        cache = self.__dict__.setdefault("_held_out", {})
+        if task not in cache:
+            p = self.profile
+            cache[task] = held_out(task, p.ft_train_examples, p.ft_validation_examples, p.seed)
+        return cache[task]
 
 
 def check_finetuning_settings(tasks: Sequence[str], seeds: Sequence[int]) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["RunFn", "tuned_task", "tuned_tasks", "predictions_record"]
+__all__ = ["RunFn", "check_protocol", "tuned_task", "tuned_tasks", "predictions_record"]
 
 #: ``(task, seed, learning_rate) -> (row, per-item dev predictions)``
 RunFn = Callable[[str, int, float], "tuple[dict[str, Any], np.ndarray]"]
@@ -27,6 +27,19 @@ def _check(seeds: Sequence[int], rates: Sequence[float]) -> None:
         raise ValueError("fine-tuning needs at least one seed")
     if not rates or any(not (isinstance(r, (int, float)) and r > 0) for r in rates):
         raise ValueError(f"the learning-rate sweep needs at least one rate, each > 0, got {list(rates)!r}")
+
+
+def check_protocol(tasks: Sequence[str], lrs: Sequence[float], validation_examples: int, patience: int,
+                   epochs: float, sweep_task: str = "") -> None:
+    """A profile's fine-tuning protocol, checked: distinct positive learning rates, at least one held-out example,
+    patience >= 0, a positive epoch cap, and a sweep task (empty: sweep on every task) among ``tasks``."""
+    if not lrs or any(lr <= 0 for lr in lrs) or len(set(lrs)) != len(lrs):
+        raise ValueError(f"ft_lrs must list distinct positive learning rates, got {lrs}")
+    if validation_examples < 1 or patience < 0 or epochs <= 0:
+        raise ValueError("ft_validation_examples must be >= 1, ft_patience >= 0 and ft_epochs > 0")
+    if sweep_task and sweep_task not in tasks:
+        raise ValueError(f"ft_sweep_task {sweep_task!r} must be one of the tasks {list(tasks)} (or empty: sweep on "
+                         "every task)")
 
 
 def tuned_task(run: RunFn, task: str, seeds: Sequence[int], rates: Sequence[float],
