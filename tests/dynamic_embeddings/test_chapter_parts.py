@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 from hashlib_core.papers.dynamic_embeddings import figures, properties, tables  # noqa: E402
 from hashlib_core.papers.dynamic_embeddings.profiles import PROFILES  # noqa: E402
 from hashlib_core.papers.dynamic_embeddings.sizes import fitting_shapes, napkin, paper_sizes  # noqa: E402
-from hashlib_core.papers.dynamic_embeddings.training import glue_table  # noqa: E402
+from hashlib_core.papers.dynamic_embeddings.tables import glue_table  # noqa: E402
 
 SMOKE = PROFILES.get("smoke")
 

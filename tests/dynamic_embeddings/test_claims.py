@@ -18,7 +18,7 @@ from hashlib_core.papers.dynamic_embeddings.claims import CLAIMS, glue_gap
 from hashlib_core.papers.dynamic_embeddings.experiments import CHAPTER
 from hashlib_core.papers.dynamic_embeddings.profiles import DynamicEmbeddingsProfile
 from hashlib_core.papers.dynamic_embeddings.sizes import fitting_shapes
-from hashlib_core.papers.dynamic_embeddings.training import glue_table
+from hashlib_core.papers.dynamic_embeddings.tables import glue_table
 
 PROFILE = DynamicEmbeddingsProfile(name="cpu", tasks=("sst2", "cola", "stsb"), ft_seeds=(0, 1, 2))
 BY_ID = {c.id: c for c in CLAIMS.claims}

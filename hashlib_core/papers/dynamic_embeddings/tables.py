@@ -2,6 +2,8 @@
 prose quotes."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -11,8 +13,8 @@ from hashlib_core.results import load_paper_table
 from hashlib_core.results.paper import PrintedNumber
 
 __all__ = ["TASK_LABELS", "LEARNS_MARGIN", "hashformers_results", "abstract_claims", "printed_claim", "rounds_to",
-           "task_floor", "learning_tasks", "properties_view", "similarity_view", "sizes_view", "shapes_view",
-           "relative_gap", "glue_view", "napkin_view", "bench_view", "quoted"]
+           "task_floor", "learning_tasks", "glue_table", "properties_view", "similarity_view", "sizes_view",
+           "shapes_view", "relative_gap", "glue_view", "napkin_view", "bench_view", "quoted"]
 
 #: Column labels of the GLUE tasks (HashFormers' Table 1 names)
 TASK_LABELS = {"sst2": "SST-2", "cola": "CoLA", "mrpc": "MRPC", "stsb": "STS-B", "rte": "RTE"}
@@ -63,6 +65,20 @@ def learning_tasks(glue: pd.DataFrame, tasks: list[str]) -> tuple[list[str], lis
         if t in glue.columns:
             (learned if (glue[t] - task_floor(glue, t)).max() >= LEARNS_MARGIN else at_floor).append(t)
     return learned, at_floor
+
+
+def glue_table(runs: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
+    """One row per model: mean and standard deviation (over the seeds at the chosen learning rate, ``ddof=1``) per
+    task, the task's majority-class score (:func:`hashlib_core.glue.per_task_scores`), the average over tasks, and
+    the model's size."""
+    from hashlib_core.glue import per_task_scores
+
+    chosen = runs[runs["chosen"].astype(bool)] if "chosen" in runs.columns else runs
+    table = per_task_scores(chosen, tasks)
+    table["avg"] = table[list(tasks)].mean(axis=1, skipna=False)
+    sizes = chosen.groupby("name", sort=False)[["total_params", "emb_params", "size_fp32_bytes",
+                                                "size_int8_bytes"]].first()
+    return table.join(sizes).reset_index()
 
 
 def properties_view(props: pd.DataFrame) -> pd.DataFrame:
