@@ -1,0 +1,132 @@
+"""The GLUE comparisons of the dynamic-embeddings chapter, read from the chosen runs' per-item dev predictions
+(:class:`hashlib_core.claims.glue.GluePredictions`), each with a paired bootstrap over the dev items (every model's
+seeds resampled within each draw):
+
+* :func:`relative_gap`: a model's score against BERT-tiny's, as a relative gap in % (what the abstract's "within 4%"
+  measures);
+* :func:`family_view`: the hash family inside the same backbone, EELBERT-tiny with MD5 n-gram hashes against the
+  blog's rolling hash, per task that learns and on their average (points);
+* :func:`trend_view` / :func:`trend_figure` / :func:`trend_quoted`: EELBERT-tiny's relative gap to BERT-tiny after
+  each pre-training length (the trend's shorter runs, then the profile's own).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from hashlib_core.claims import Interval
+from hashlib_core.claims.glue import GluePredictions, compare, trend_direction
+from hashlib_core.papers.dynamic_embeddings import tables
+from hashlib_core.papers.dynamic_embeddings.training import trend_name
+
+__all__ = ["REFERENCE", "DYNAMIC", "MD5", "relative_gap", "difference", "mean_score", "family_view", "trend_view",
+           "trend_figure", "trend_quoted"]
+
+#: the baseline, the dynamic model of the same backbone, and that model with MD5 n-gram hashes
+REFERENCE, DYNAMIC, MD5 = "BERT-tiny", "EELBERT-tiny", "EELBERT-tiny (MD5)"
+
+
+def relative_gap(preds: GluePredictions, model: str, tasks: Sequence[str], reference: str = REFERENCE) -> Interval:
+    """``100 (mean(model) / mean(reference) - 1)`` of the scores averaged over ``tasks``, with a paired bootstrap
+    over the dev items (stratified by task)."""
+    return compare(preds, {"a": [model], "b": [reference]}, tasks,
+                   lambda s: 100.0 * (float(np.mean(s["a"])) / float(np.mean(s["b"])) - 1.0))
+
+
+def difference(preds: GluePredictions, a: str, b: str, tasks: Sequence[str]) -> Interval:
+    """``mean(a) - mean(b)`` in points over ``tasks``, with the same paired bootstrap."""
+    return compare(preds, {"a": [a], "b": [b]}, tasks, lambda s: float(np.mean(s["a"]) - np.mean(s["b"])))
+
+
+def mean_score(preds: GluePredictions, model: str, tasks: Sequence[str]) -> float:
+    """The model's score averaged over ``tasks`` (each the mean over its seeds, on every dev item)."""
+    return float(np.mean([preds.group_score([model], t)(np.arange(len(preds.labels[t]))) for t in tasks]))
+
+
+def _learned(shown: Any) -> list[str]:
+    return tables.learning_tasks(shown.table("glue"), shown.profile.task_keys())[0]
+
+
+def family_view(shown: Any) -> pd.DataFrame:
+    """Per task that learns, then on their average: EELBERT-tiny with the rolling hash and with MD5, and MD5 minus
+    rolling with its 95% interval (empty when the profile trains only one of them or no task learns)."""
+    cols = ["task", f"{DYNAMIC} (rolling)", MD5, "MD5 - rolling", "low", "high"]
+    glue = shown.table("glue")
+    learned = _learned(shown)
+    if not {DYNAMIC, MD5} <= set(glue["name"]) or not learned or not shown.has("glue_predictions"):
+        return pd.DataFrame(columns=cols)
+    preds = GluePredictions.from_records(shown.json("glue_predictions"))
+    rows = []
+    for label, tasks in [*((tables.TASK_LABELS.get(t, t), [t]) for t in learned),
+                         (f"average ({', '.join(tables.TASK_LABELS.get(t, t) for t in learned)})", learned)]:
+        iv = difference(preds, MD5, DYNAMIC, tasks)
+        rows.append({"task": label, cols[1]: mean_score(preds, DYNAMIC, tasks), MD5: mean_score(preds, MD5, tasks),
+                     "MD5 - rolling": iv.estimate, "low": iv.low, "high": iv.high})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def trend_view(shown: Any) -> pd.DataFrame:
+    """One row per pre-training length (the trend's, then the profile's own): both models' final MLM loss, their
+    mean dev score over the trend's tasks that learn in the main run, and EELBERT-tiny's relative gap to BERT-tiny
+    (%) with its 95% interval."""
+    cols = ["pre-training steps", f"{REFERENCE} loss", f"{DYNAMIC} loss", REFERENCE, DYNAMIC, "relative gap (%)",
+            "low", "high", "tasks"]
+    p = shown.profile
+    tasks = [t for t in p.task_keys(trend=True) if t in _learned(shown)]
+    if not tasks:
+        return pd.DataFrame(columns=cols)
+    points = [(s, "trend_predictions", "trend_pretraining", trend_name(REFERENCE, s), trend_name(DYNAMIC, s))
+              for s in p.trend_pt_steps] + [(p.pt_steps, "glue_predictions", "pretraining", REFERENCE, DYNAMIC)]
+    rows = []
+    for steps, source, pretraining, ref, dyn in points:
+        if not (shown.has(source) and shown.has(pretraining)):
+            continue
+        preds = GluePredictions.from_records(shown.json(source))
+        if any((name, t) not in preds.runs for name in (ref, dyn) for t in tasks):
+            continue
+        loss = shown.table(pretraining).set_index("name")["final_loss"]
+        iv = relative_gap(preds, dyn, tasks, reference=ref)
+        rows.append({"pre-training steps": steps, cols[1]: loss.get(ref, np.nan), cols[2]: loss.get(dyn, np.nan),
+                     REFERENCE: mean_score(preds, ref, tasks), DYNAMIC: mean_score(preds, dyn, tasks),
+                     "relative gap (%)": iv.estimate, "low": iv.low, "high": iv.high,
+                     "tasks": ", ".join(tables.TASK_LABELS.get(t, t) for t in tasks)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def trend_figure(view: pd.DataFrame, bound: float):
+    """EELBERT-tiny's relative gap to BERT-tiny (points with 95% intervals) against pre-training steps (log scale),
+    with the abstract's bound (``-bound`` %) dashed."""
+    import matplotlib.pyplot as plt
+
+    if view.empty:
+        fig, ax = plt.subplots(figsize=(6.2, 1.6))
+        ax.text(0.5, 0.5, "no task of the trend learns in the main run: no gap to plot", ha="center", va="center",
+                fontsize=9)
+        ax.set_axis_off()
+        return fig
+    fig, ax = plt.subplots(figsize=(6.2, 3.4))
+    x, gap = view["pre-training steps"], view["relative gap (%)"]
+    ax.errorbar(x, gap, yerr=[gap - view["low"], view["high"] - gap], fmt="o-", capsize=4, label="ours (95% interval)")
+    ax.axhline(-bound, ls="--", color="grey", label=f"the abstract's bound (-{bound:g}%)")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_xscale("log")
+    ax.set_xticks(list(x), [f"{int(v):,}" for v in x])
+    ax.set_xlabel("pre-training steps")
+    ax.set_ylabel(f"{DYNAMIC} vs {REFERENCE} (%)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def trend_quoted(view: pd.DataFrame) -> dict[str, str]:
+    """The trend's numbers for the prose."""
+    if view.empty:
+        return {"trend_steps": "-", "trend_gaps": "-",
+                "trend_direction": "cannot be read: no task of the trend learns in the main run"}
+    gaps, low, high = (view[c].to_numpy() for c in ("relative gap (%)", "low", "high"))
+    return {"trend_steps": ", ".join(f"{int(s):,}" for s in view["pre-training steps"]),
+            "trend_gaps": ", ".join(f"{g:+.1f}% [{lo:+.1f}, {hi:+.1f}]" for g, lo, hi in zip(gaps, low, high)),
+            "trend_direction": trend_direction(gaps, low, high, unit="%")}
