@@ -14,7 +14,8 @@ from hashlib_core.results.paper import PrintedNumber
 
 __all__ = ["TASK_LABELS", "LEARNS_MARGIN", "hashformers_results", "abstract_claims", "printed_claim", "rounds_to",
            "task_floor", "learning_tasks", "glue_table", "properties_view", "similarity_view", "sizes_view",
-           "shapes_view", "relative_gap", "glue_view", "napkin_view", "bench_view", "quoted"]
+           "shapes_view", "relative_gap", "glue_view", "napkin_view", "flatness_view", "protocol_quoted",
+           "family_quoted", "bench_view", "quoted"]
 
 #: Column labels of the GLUE tasks (HashFormers' Table 1 names)
 TASK_LABELS = {"sst2": "SST-2", "cola": "CoLA", "mrpc": "MRPC", "stsb": "STS-B", "rte": "RTE"}
@@ -187,6 +188,46 @@ def napkin_view(napkin: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def flatness_view(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per pre-trained model: its MLM loss at the first log point, halfway and at the end, and the share of its
+    decrease that came in the second half (:func:`hashlib_core.pretraining.pretraining_flatness`)."""
+    from hashlib_core.pretraining import pretraining_flatness
+
+    return pretraining_flatness(curves).rename(columns={"name": "model"})
+
+
+def protocol_quoted(shown) -> dict[str, str]:
+    """How far the models were trained: the largest share of a pre-training loss decrease in its second half, the
+    learning rate each model's sweep chose, and how many chosen fine-tuning runs were best at the epoch cap."""
+    flat = flatness_view(shown.table("pretraining_curves")).set_index("model")
+    share = flat["share of the decrease in the second half (%)"]
+    runs = shown.table("glue_runs")
+    chosen = runs[runs["chosen"].astype(bool)]
+    capped = chosen[chosen["best_epoch"] >= chosen["max_epochs"]] if "max_epochs" in chosen else chosen.iloc[:0]
+    rates = chosen.groupby("model", sort=False)["learning_rate"].first()
+    return {"flat_max_share": f"{share.max():.1f}%", "flat_max_model": str(share.idxmax()),
+            "chosen_lrs": ", ".join(f"{m} {lr:g}" for m, lr in rates.items()),
+            "ft_at_cap": f"{len(capped)} of {len(chosen)}"}
+
+
+def family_quoted(shown) -> dict[str, str]:
+    """The hash-family comparison (MD5 minus rolling on the tasks that learn) and the trend, for the prose."""
+    from hashlib_core.papers.dynamic_embeddings import analysis
+
+    out = analysis.trend_quoted(analysis.trend_view(shown))
+    fam = analysis.family_view(shown)
+    if fam.empty:
+        return {**out, "family_average": "-",
+                "family_verdict": "not measured: the profile trains only one family, or no task learns"}
+    r = fam.iloc[-1]
+    if r["low"] > 0 or r["high"] < 0:
+        verdict = f"the interval excludes zero: {'MD5' if r['low'] > 0 else 'the rolling hash'} does better"
+    else:
+        verdict = "the interval includes zero: no difference this run can tell apart"
+    return {**out, "family_average": f"{r['MD5 - rolling']:+.1f} [{r['low']:+.1f}, {r['high']:+.1f}]",
+            "family_verdict": verdict}
+
+
 def bench_view(bench: dict) -> pd.DataFrame:
     data = bench.get("data", bench)
     out = pd.DataFrame(data["results"])
@@ -198,7 +239,11 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     """Every number the chapter's prose quotes, computed from the shown results."""
     p = shown.profile
     out: dict[str, str] = {"max_n": str(p.max_n), "pt_steps": f"{p.pt_steps:,}", "ft_epochs": f"{p.ft_epochs:g}",
-                           "seeds": str(len(p.ft_seeds))}
+                           "seeds": str(len(p.ft_seeds)), "n_lrs": str(len(p.ft_lrs)),
+                           "lrs": ", ".join(f"{lr:g}" for lr in p.ft_lrs), "ft_patience": str(p.ft_patience),
+                           "ft_train": "every" if not p.ft_train_examples else f"{p.ft_train_examples:,}",
+                           "ft_held_out": f"{p.ft_validation_examples:,}",
+                           "sweep_task": TASK_LABELS.get(p.ft_sweep_task, "each task")}
     sizes = shown.table("sizes").set_index("model")
     uno, tiny = sizes.loc["UNO-EELBERT (ours)"], sizes.loc["BERT-tiny"]
     size, ratio = printed_claim("UNO-EELBERT size"), printed_claim("UNO-EELBERT smaller than BERT-tiny")
@@ -212,7 +257,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                tiny_over_ratio_fit=rounds_to(tiny["fp32_MB"] / ratio.value, size, " MB"),
                paper_mb=abstract_claims().loc["UNO-EELBERT size", "value"],
                paper_ratio=abstract_claims().loc["UNO-EELBERT smaller than BERT-tiny", "value"],
-               vocab=f"{p.vocab_size:,}", bert_vocab=f"{int(tiny['vocab_size']):,}")
+               bert_vocab=f"{int(tiny['vocab_size']):,}")
     out.update(shapes_both="-", shapes_storage="-", shapes_storages=", ".join(STORAGE),
                shapes_grid=f"{min(SHAPE_LAYERS)} to {max(SHAPE_LAYERS)} layers and widths of {min(SHAPE_WIDTHS)} to "
                            f"{max(SHAPE_WIDTHS)} in steps of {SHAPE_WIDTHS[1] - SHAPE_WIDTHS[0]}")
@@ -222,12 +267,11 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         storages = list(dict.fromkeys(both["storage"]))
         out.update(shapes_both=str(len(both)), shapes_storage=" and ".join(storages) if storages else "none")
     glue = shown.table("glue").set_index("name")
-    out.update(tiny_trained_mb="-", table_rows_diff="-", head_params="-")
+    out.update(tiny_trained_mb="-", head_params="-")
     if "BERT-tiny" in glue.index:
         trained = glue.loc["BERT-tiny"]
-        rows = (int(tiny["vocab_size"]) - p.vocab_size) * int(tiny["hidden"])
-        out.update(tiny_trained_mb=f"{trained['size_fp32_bytes'] / 1e6:.2f}", table_rows_diff=f"{rows:,}",
-                   head_params=f"{int(trained['total_params']) - (int(tiny['total_params']) - rows):,}")
+        out.update(tiny_trained_mb=f"{trained['size_fp32_bytes'] / 1e6:.2f}",
+                   head_params=f"{int(trained['total_params']) - int(tiny['total_params']):+,}")
     nap = shown.table("napkin").set_index("model")
     out.update(mistral_mib=f"{nap.loc['Mistral 7B', 'embedding_fp16_MiB']:.0f} MiB",
                mistral_gib=f"{nap.loc['Mistral 7B', 'model_fp16_GiB']:.1f} GiB",
@@ -265,6 +309,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         out.update({f"verdict_{i.replace('-', '_')}": v for i, v in verdicts.items()})
     pre = shown.table("pretraining")
     out["corpus_tokens"] = f"{int(pre['corpus_tokens'].iloc[0]):,}"
+    out.update(protocol_quoted(shown))
+    out.update(family_quoted(shown))
     if bench is not None:
         b = bench_view(bench)
         for d in b["d"].unique():
