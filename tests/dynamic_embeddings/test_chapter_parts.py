@@ -38,7 +38,7 @@ def test_glue_table_view_and_gap():
     view = tables.glue_view(table, ["sst2", "stsb"]).set_index("model")
     assert view.loc["BERT-tiny", "SST-2"] == "80.0\u00a0±\u00a01.4"        # no-break spaces: one line per cell
     assert view.loc["EELBERT-tiny", "gap to BERT-tiny (%)"] == "-5.3"
-    assert view.loc["BERT-tiny", "float32 MB (our vocabulary)"] == 4.0
+    assert view.loc["BERT-tiny", "float32 MB (fine-tuned)"] == 4.0
     assert view.loc["majority class", "SST-2"] == "50.0" and view.loc["majority class", "STS-B"].startswith("-")
 
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from hashlib_core.chapter import Shown
 from hashlib_core.claims import NotTestable, evaluate_claims
@@ -39,56 +38,69 @@ class FakeEvidence:
         return self.tables[name]
 
 
-def _runs(models=None) -> pd.DataFrame:
-    """Three seeds per model and task: SST-2 learns, CoLA stays at its floor (0), STS-B learns (floor 0)."""
-    models = models or {"BERT-tiny": 80.0, "EELBERT-tiny": 79.8, "UNO-EELBERT (ours)": 60.0}
-    rows = []
-    for name, sst in models.items():
-        for seed, delta in enumerate((0.0, 0.2, 0.4)):
-            for task, score, majority in (("sst2", sst + delta, 50.0), ("cola", 0.5, 0.0),
-                                          ("stsb", sst / 2 + delta, float("nan"))):
-                rows.append({"name": name, "task": task, "seed": seed, "score": score, "majority_score": majority,
-                             "total_params": 1000, "emb_params": 0 if name != "BERT-tiny" else 500,
-                             "size_fp32_bytes": 4000.0, "size_int8_bytes": 1000.0})
-    return pd.DataFrame(rows)
+N_DEV = 200
+LABELS = np.arange(N_DEV) % 2
+#: correct SST-2 dev items per seed (the first k items right, the others wrong)
+CORRECT = {"BERT-tiny": (160, 160, 160), "EELBERT-tiny": (157, 159, 161), "UNO-EELBERT (ours)": (120, 120, 120)}
 
 
-def _glue_evidence(models=None) -> FakeEvidence:
-    runs = _runs(models)
-    return FakeEvidence({"glue": glue_table(runs, ["sst2", "cola", "stsb"]), "glue_runs": runs})
+def _sst_predictions(k: int) -> np.ndarray:
+    p = LABELS.copy()
+    p[k:] = 1 - p[k:]
+    return p
+
+
+def _runs(correct=None) -> tuple[pd.DataFrame, dict]:
+    """Per model three seeds: SST-2 learns (majority 50%); CoLA's predictions are constant, at its floor (MCC 0).
+    Returns the runs and the predictions record the claims read."""
+    correct = correct or CORRECT
+    rows, record = [], {"labels": {"sst2": LABELS.tolist(), "cola": LABELS.tolist()}, "runs": []}
+    for name, ks in correct.items():
+        for seed, k in enumerate(ks):
+            for task, preds, majority in (("sst2", _sst_predictions(k), 50.0), ("cola", np.zeros(N_DEV, int), 0.0)):
+                score = 100.0 * k / N_DEV if task == "sst2" else 0.0
+                rows.append({"name": name, "model": name, "task": task, "seed": seed, "score": score,
+                             "majority_score": majority, "chosen": True, "total_params": 1000,
+                             "emb_params": 0 if name != "BERT-tiny" else 500, "size_fp32_bytes": 4000.0,
+                             "size_int8_bytes": 1000.0})
+                record["runs"].append({"name": name, "task": task, "seed": seed, "predictions": preds.tolist()})
+    return pd.DataFrame(rows), record
+
+
+def _glue_evidence(correct=None) -> FakeEvidence:
+    runs, record = _runs(correct)
+    return FakeEvidence({"glue": glue_table(runs, ["sst2", "cola"]), "glue_runs": runs,
+                         "glue_predictions": record})
 
 
 def _verdict(claim_id: str, evidence: FakeEvidence) -> pd.Series:
     return evaluate_claims("P", [BY_ID[claim_id]], evidence, "s").iloc[0]
 
 
+PROFILE2 = DynamicEmbeddingsProfile(name="cpu", tasks=("sst2", "cola"), ft_seeds=(0, 1, 2))
+
+
 # ------------------------------------------------------------------------------------------------------- GLUE
 def test_learning_tasks_and_the_glue_gap_by_hand():
-    glue = _glue_evidence().table("glue")
-    assert tables.learning_tasks(glue, ["sst2", "cola", "stsb", "mrpc"]) == (["sst2", "stsb"], ["cola"])
-    assert tables.task_floor(glue, "stsb") == 0.0 and tables.task_floor(glue, "sst2") == 50.0
     ev = _glue_evidence()
+    ev.profile = PROFILE2
+    glue = ev.table("glue")
+    assert tables.learning_tasks(glue, ["sst2", "cola", "mrpc"]) == (["sst2"], ["cola"])
+    assert tables.task_floor(glue, "cola") == 0.0 and tables.task_floor(glue, "sst2") == 50.0
     sst = glue_gap("EELBERT-tiny", "sst2")(ev)
-    # means 80.0 vs 80.2 over 3 seeds each; the relative gap's interval is the delta method's for the ratio of the
-    # two means (Welch's interval of a - R b over the seeds, over b's mean), minus 100
-    runs = ev.table("glue_runs")
-    a, b = (de_claims.seed_averages(runs, m, ["sst2"]) for m in ("EELBERT-tiny", "BERT-tiny"))
-    r = a.mean() / b.mean()
-    welch = stats.ttest_ind(a, r * b, equal_var=False).confidence_interval(0.95)
-    assert sst.interval.estimate == pytest.approx(100 * -0.2 / 80.2)
-    assert sst.interval.low == pytest.approx(100 * r - 100 + 100 * welch.low / b.mean())
-    assert sst.interval.high == pytest.approx(100 * r - 100 + 100 * welch.high / b.mean())
-    assert "delta method" in sst.interval.method
-    # the average over the tasks that learn (SST-2 and STS-B), seed by seed: (s + d + s / 2 + d) / 2 = 0.75 s + d
+    # means over the seeds: 79.5 against 80.0; the statistic on every item and seed is the relative gap
+    assert sst.interval.estimate == pytest.approx(100 * (79.5 / 80.0 - 1))
+    assert sst.interval.low < sst.interval.estimate < sst.interval.high
+    assert "bootstrap" in sst.interval.method and sst.unit == "%"
+    # the average over the tasks that learn is SST-2's here
     avg = glue_gap("EELBERT-tiny")(ev)
-    bert_avg = np.mean([(80 + d + 40 + d) / 2 for d in (0.0, 0.2, 0.4)])
-    assert avg.interval.estimate == pytest.approx(100 * (-0.2 * 0.75) / bert_avg)
-    assert "SST-2 + STS-B" in avg.ours and avg.unit == "%"
+    assert avg.interval.estimate == pytest.approx(sst.interval.estimate) and "SST-2" in avg.ours
 
 
 def test_glue_claims_hold_and_fail_on_fixed_inputs():
     ev = _glue_evidence()
-    assert _verdict("eelbert-sst2", ev)["verdict"] == "holds"          # -0.25% +- 0.6%, all above -4%
+    ev.profile = PROFILE2
+    assert _verdict("eelbert-sst2", ev)["verdict"] == "holds"          # -0.6%, the interval above -4%
     assert _verdict("eelbert-glue", ev)["verdict"] == "holds"
     assert _verdict("uno-glue", ev)["verdict"] == "does not hold"      # -25%, interval far below -4%
     assert _verdict("eelbert-glue", ev)["region"] == ">= -4%"
@@ -96,18 +108,19 @@ def test_glue_claims_hold_and_fail_on_fixed_inputs():
 
 def test_glue_claims_not_testable_with_their_reason():
     ev = _glue_evidence()
+    ev.profile = PROFILE2
     cola = _verdict("eelbert-cola", ev)
     assert cola["verdict"] == "not testable here" and "floor" in cola["reason"] and "CoLA" in cola["reason"]
     assert "not fine-tuned in the cpu profile" in _verdict("eelbert-mrpc", ev)["reason"]
-    no_uno = _glue_evidence({"BERT-tiny": 80.0, "EELBERT-tiny": 79.8})
+    no_uno = _glue_evidence({"BERT-tiny": (160,) * 3, "EELBERT-tiny": (159,) * 3})
+    no_uno.profile = PROFILE2
     assert "UNO-EELBERT (ours) not trained" in _verdict("uno-glue", no_uno)["reason"]
-    flat = _glue_evidence({"BERT-tiny": 51.0, "EELBERT-tiny": 50.5, "UNO-EELBERT (ours)": 50.0})
-    flat.tables["glue_runs"] = flat.tables["glue_runs"][flat.tables["glue_runs"]["task"] != "stsb"]
-    flat.tables["glue"] = glue_table(flat.tables["glue_runs"], ["sst2", "cola"])
+    flat = _glue_evidence({"BERT-tiny": (102,) * 3, "EELBERT-tiny": (101,) * 3, "UNO-EELBERT (ours)": (100,) * 3})
+    flat.profile = PROFILE2
     with pytest.raises(NotTestable, match="no task of the cpu profile learns"):
         glue_gap("EELBERT-tiny")(flat)
     missing = _verdict("eelbert-glue", FakeEvidence({"glue": 1}))
-    assert missing["verdict"] == "not testable here" and "glue_runs" in missing["reason"]
+    assert missing["verdict"] == "not testable here" and "glue_predictions" in missing["reason"]
 
 
 # ------------------------------------------------------------------------------------------------------ sizes
@@ -119,7 +132,7 @@ def _sizes(tiny_mb: float) -> pd.DataFrame:
 
 
 def test_size_claims():
-    ok = FakeEvidence({"sizes": _sizes(17.5), "glue_runs": _runs()})
+    ok = FakeEvidence({"sizes": _sizes(17.5), "glue_runs": _runs()[0]})
     assert _verdict("size-consistent", ok)["estimate"] == pytest.approx(17.5 / 15)
     assert _verdict("size-consistent", ok)["verdict"] == "holds"
     assert _verdict("size-consistent", FakeEvidence({"sizes": _sizes(20.0)}))["verdict"] == "does not hold"
@@ -210,10 +223,10 @@ def test_claims_on_the_committed_results():
     assert set(untested["id"]) == expected, untested[["id", "reason"]]
     assert untested[untested["id"].str.startswith("eelbert-")]["reason"].str.contains("floor").all()
     assert table.loc[table["headline"], "id"].tolist() == ["eelbert-glue", "uno-glue", "uno-size", "uno-15x"]
-    assert "2 x 128" in table["scale"].iloc[0] and "1,500 MLM steps" in table["scale"].iloc[0]
+    assert "2 x 128" in table["scale"].iloc[0] and f"{profile.pt_steps:,} MLM steps" in table["scale"].iloc[0]
 
 
-def test_the_page_explains_bert_tinys_two_sizes():
+def test_the_page_gives_bert_tinys_sizes():
     profile = CHAPTER.profiles.get("cpu")
     shown = Shown(profile, CHAPTER.store("cpu"), "committed", "")
     if not shown.has("glue"):
@@ -223,10 +236,9 @@ def test_the_page_explains_bert_tinys_two_sizes():
     trained = shown.table("glue").set_index("name").loc["BERT-tiny"]
     assert q["tiny_paper_mb"] == f"{sizes['fp32_MB']:.1f}" and q["tiny_trained_mb"] == \
         f"{trained['size_fp32_bytes'] / 1e6:.2f}"
-    rows, head = (int(q[k].replace(",", "")) for k in ("table_rows_diff", "head_params"))
-    assert rows == (30522 - profile.vocab_size) * 128
-    assert int(sizes["total_params"]) - int(trained["total_params"]) == rows - head
-    assert head == 128 * 2 + 2                                   # SST-2's classifier: d x 2 weights and 2 biases
+    head = int(q["head_params"].replace(",", ""))
+    # both at BERT's vocabulary: the fine-tuned model adds only SST-2's classifier, d x 2 weights and 2 biases
+    assert int(trained["total_params"]) - int(sizes["total_params"]) == head == 128 * 2 + 2
     assert q["uno_mb_fit"].startswith("rounds to 1.1 MB, not")   # not "fits both numbers"
     assert q["tiny_over_ratio_fit"] == "rounds to the abstract's 1.2 MB"
 

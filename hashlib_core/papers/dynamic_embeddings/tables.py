@@ -126,7 +126,7 @@ def relative_gap(glue: pd.DataFrame, model: str, reference: str = REFERENCE, col
     return float(100.0 * (g.loc[model, column] - g.loc[reference, column]) / g.loc[reference, column])
 
 
-_TRAINED_SIZE = "float32 MB (our vocabulary)"
+_TRAINED_SIZE = "float32 MB (fine-tuned)"
 
 
 def glue_view(glue: pd.DataFrame, tasks: list[str]) -> pd.DataFrame:
