@@ -253,10 +253,11 @@ class GlueCollator:
 
 class TokenizerEncoder:
     """Texts (or pairs) -> ``input_ids`` and ``attention_mask`` with a ``transformers`` tokenizer: truncated to
-    ``max_length``, padded to the longest in the batch (the ``encode`` of :func:`finetune` for vocabulary models)."""
+    ``max_length``, padded to the longest in the batch (the ``encode`` of :func:`finetune` for vocabulary models).
+    ``token_types``: also ``token_type_ids`` (0 for a pair's first text, 1 for its second: BERT's segments)."""
 
-    def __init__(self, tokenizer: Any, max_length: int) -> None:
-        self.tokenizer, self.max_length = tokenizer, max_length
+    def __init__(self, tokenizer: Any, max_length: int, token_types: bool = False) -> None:
+        self.tokenizer, self.max_length, self.token_types = tokenizer, max_length, token_types
 
     def __call__(self, texts: list[Any]) -> dict:
         if not texts:
@@ -265,8 +266,11 @@ class TokenizerEncoder:
         first = [t[0] for t in texts] if pairs else list(texts)
         second = [t[1] for t in texts] if pairs else None
         enc = self.tokenizer(first, second, truncation=True, max_length=self.max_length, padding="longest",
-                             return_tensors="pt", return_token_type_ids=False)
-        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+                             return_tensors="pt", return_token_type_ids=self.token_types)
+        out = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+        if self.token_types:
+            out["token_type_ids"] = enc["token_type_ids"]
+        return out
 
 
 def predict(model: Any, encode: Callable[[list[Any]], dict], texts: Sequence[Any], batch_size: int = 64

@@ -34,10 +34,12 @@ from hashlib_core.papers.dynamic_embeddings.profiles import (
     DynamicEmbeddingsProfile,
     ModelSpec,
 )
+from hashlib_core.papers.dynamic_embeddings.sizes import BERT_VOCAB
 from hashlib_core.pretraining import MLMObjective, Sequences, corpus_lines, with_specials
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig, train
 from hashlib_core.tuning import predictions_record, tuned_tasks
+from hashlib_core.wordpiece import bert_tokenizer
 
 __all__ = ["Resources", "model_config", "pretrain", "finetune_model", "finetune_tasks", "trend_name"]
 
@@ -55,13 +57,13 @@ class Resources(GlueSplits):
 
     @cached_property
     def tokenizer(self) -> Any:
-        """BERT's uncased WordPiece from the staged vocabulary (no hub access)."""
-        from transformers import BertTokenizerFast
-
-        from hashlib_core.data import wordpiece_vocab_path
-
-        return BertTokenizerFast(vocab_file=str(wordpiece_vocab_path(VOCABULARY)), do_lower_case=True,
-                                 model_max_length=512)
+        """BERT's uncased WordPiece from the staged vocabulary (no hub access: :func:`hashlib_core.wordpiece.
+        bert_tokenizer`)."""
+        tokenizer = bert_tokenizer(VOCABULARY)
+        if len(tokenizer) != BERT_VOCAB:
+            raise RuntimeError(f"the {VOCABULARY} tokenizer has {len(tokenizer):,} pieces, not {BERT_VOCAB:,}; check "
+                               f"the staged vocab.txt")
+        return tokenizer
 
     @cached_property
     def vocab_tokens(self) -> list[str]:
@@ -149,7 +151,7 @@ def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task:
     parts = (spec.name, spec.config_fields(), lr) + (() if pretrained_steps is None else (pretrained_steps,))
     out = ctx.checkpoint_dir(f"{spec.slug}-{task}-seed{seed}-lr{lr:g}", *parts)
     train_part, validation = res.held_out(task)
-    row, preds = finetune(model, TokenizerEncoder(tok, profile.ft_max_len), task, train_part,
+    row, preds = finetune(model, TokenizerEncoder(tok, profile.ft_max_len, token_types=True), task, train_part,
                           res.glue(task, "validation", profile.ft_eval_examples), validation=validation,
                           patience=profile.ft_patience, epochs=profile.ft_epochs, batch_size=profile.ft_batch,
                           learning_rate=lr, seed=seed, output_dir=out, device=ctx.device, progress=ctx.progress,
