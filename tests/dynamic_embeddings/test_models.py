@@ -73,7 +73,14 @@ def test_model_size_bytes_counts_tied_tensors_once():
 
 
 def test_models_and_bad_configuration():
-    assert [m.name for m in MODELS] == ["BERT-tiny", "EELBERT-tiny", "UNO-EELBERT (ours)"]
+    assert [m.name for m in MODELS] == ["BERT-tiny", "EELBERT-tiny", "UNO-EELBERT (ours)", "EELBERT-tiny (MD5)"]
+    assert MODELS[3].config_fields() == {**MODELS[1].config_fields(), "ngram_hash": "md5"}
+    with pytest.raises(ValueError, match="corpus must be one of"):
+        PROFILES.get("smoke", corpus="bookcorpus")
+    with pytest.raises(ValueError, match="trend_pt_steps must be increasing step counts below pt_steps"):
+        PROFILES.get("smoke", trend_pt_steps=(20,))
+    with pytest.raises(ValueError, match="ft_lrs must list distinct positive learning rates"):
+        PROFILES.get("smoke", ft_lrs=(1e-3, 1e-3))
     with pytest.raises(ValueError, match="embedding must be one of"):
         DynamicBertConfig(embedding="bloom")
     with pytest.raises(ValueError, match="unknown model"):
