@@ -100,7 +100,7 @@ def test_trend_view_reads_each_length_then_the_profiles_own():
     assert (view["low"] <= view["relative gap (%)"]).all() and (view["relative gap (%)"] <= view["high"]).all()
     assert view["BERT-tiny loss"].tolist() == [5.0, 5.0, 3.0] and set(view["tasks"]) == {"SST-2"}
     words = analysis.trend_quoted(view)
-    assert words["trend_steps"] == "100, 300, 1,000" and words["trend_direction"].startswith("narrows")
+    assert words["trend_points"] == "100, 300, 1,000" and words["trend_direction"].startswith("narrows")
     fig = analysis.trend_figure(view, 4.0)
     assert len(fig.axes[0].lines) >= 3            # the gap, the bound, zero
     # without the trend's runs only the profile's own length remains; with no task learning, nothing

@@ -124,9 +124,9 @@ def trend_figure(view: pd.DataFrame, bound: float):
 def trend_quoted(view: pd.DataFrame) -> dict[str, str]:
     """The trend's numbers for the prose."""
     if view.empty:
-        return {"trend_steps": "-", "trend_gaps": "-",
+        return {"trend_points": "-", "trend_gaps": "-",
                 "trend_direction": "cannot be read: no task of the trend learns in the main run"}
     gaps, low, high = (view[c].to_numpy() for c in ("relative gap (%)", "low", "high"))
-    return {"trend_steps": ", ".join(f"{int(s):,}" for s in view["pre-training steps"]),
+    return {"trend_points": ", ".join(f"{int(s):,}" for s in view["pre-training steps"]),
             "trend_gaps": ", ".join(f"{g:+.1f}% [{lo:+.1f}, {hi:+.1f}]" for g, lo, hi in zip(gaps, low, high)),
             "trend_direction": trend_direction(gaps, low, high, unit="%")}

@@ -26,12 +26,15 @@ def size_vs_score(glue: pd.DataFrame, tasks: list[str], hashformers: pd.DataFram
     when given, the HashFormers chapter's (:func:`hashformers_points`, open markers)."""
     fig, ax = plt.subplots(figsize=(7.0, 4.3))
     ours = glue.assign(size_MB=glue["size_fp32_bytes"] / 1e6, average=glue[tasks].mean(axis=1))
+    placed: dict[tuple[float, float], int] = {}       # labels of points that coincide are stacked, not overprinted
     for embedding, marker in (("table", "s"), ("dynamic", "o")):
         sub = ours[ours["name"].isin(_names(glue, embedding))]
         ax.scatter(sub["size_MB"], sub["average"], marker=marker, s=60, zorder=3,
                    label=f"this chapter: {'embedding table' if embedding == 'table' else 'dynamic embedding'}")
         for _, r in sub.iterrows():
-            ax.annotate(r["name"], (r["size_MB"], r["average"]), textcoords="offset points", xytext=(6, 4),
+            spot = (round(float(r["size_MB"]), 2), round(float(r["average"]), 1))
+            k = placed[spot] = placed.get(spot, -1) + 1
+            ax.annotate(r["name"], (r["size_MB"], r["average"]), textcoords="offset points", xytext=(6, 4 - 11 * k),
                         fontsize=8)
     if hashformers is not None:
         points = hashformers.dropna(subset=["average"])

@@ -240,7 +240,11 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     p = shown.profile
     out: dict[str, str] = {"max_n": str(p.max_n), "pt_steps": f"{p.pt_steps:,}", "ft_epochs": f"{p.ft_epochs:g}",
                            "seeds": str(len(p.ft_seeds)), "n_lrs": str(len(p.ft_lrs)),
-                           "lrs": ", ".join(f"{lr:g}" for lr in p.ft_lrs), "ft_patience": str(p.ft_patience),
+                           "lrs": ", ".join(f"{lr:g}" for lr in p.ft_lrs),
+                           "ft_stop": (f"after {p.ft_patience} epoch{'s' if p.ft_patience > 1 else ''} without "
+                                       f"improvement (at most {p.ft_epochs:g})" if p.ft_patience
+                                       else f"at {p.ft_epochs:g} epochs (no early stopping in this profile)"),
+                           "trend_lengths": ", ".join(f"{s:,}" for s in p.trend_pt_steps) or "no shorter",
                            "ft_train": "every" if not p.ft_train_examples else f"{p.ft_train_examples:,}",
                            "ft_held_out": f"{p.ft_validation_examples:,}",
                            "sweep_task": TASK_LABELS.get(p.ft_sweep_task, "each task")}
