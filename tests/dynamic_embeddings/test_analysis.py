@@ -87,9 +87,9 @@ def test_family_view_compares_md5_with_rolling_on_the_tasks_that_learn():
     assert row["EELBERT-tiny (rolling)"] == pytest.approx(75.5) and row["EELBERT-tiny (MD5)"] == pytest.approx(60.5)
     assert row["MD5 - rolling"] == pytest.approx(-15.0) and row["low"] < -15.0 < row["high"] < 0
     assert analysis.family_view(_shown(with_md5=False)).empty
-    words = tables.family_quoted(_shown())
+    words = analysis.quoted(_shown())
     assert words["family_average"].startswith("-15.0 [") and "rolling hash does better" in words["family_verdict"]
-    assert "only one family" in tables.family_quoted(_shown(with_md5=False))["family_verdict"]
+    assert "only one family" in analysis.quoted(_shown(with_md5=False))["family_verdict"]
 
 
 def test_trend_view_reads_each_length_then_the_profiles_own():

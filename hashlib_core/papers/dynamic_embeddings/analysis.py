@@ -22,7 +22,7 @@ from hashlib_core.papers.dynamic_embeddings import tables
 from hashlib_core.papers.dynamic_embeddings.training import trend_name
 
 __all__ = ["REFERENCE", "DYNAMIC", "MD5", "relative_gap", "difference", "mean_score", "family_view", "trend_view",
-           "trend_figure", "trend_quoted"]
+           "trend_figure", "trend_quoted", "quoted"]
 
 #: the baseline, the dynamic model of the same backbone, and that model with MD5 n-gram hashes
 REFERENCE, DYNAMIC, MD5 = "BERT-tiny", "EELBERT-tiny", "EELBERT-tiny (MD5)"
@@ -130,3 +130,19 @@ def trend_quoted(view: pd.DataFrame) -> dict[str, str]:
     return {"trend_points": ", ".join(f"{int(s):,}" for s in view["pre-training steps"]),
             "trend_gaps": ", ".join(f"{g:+.1f}% [{lo:+.1f}, {hi:+.1f}]" for g, lo, hi in zip(gaps, low, high)),
             "trend_direction": trend_direction(gaps, low, high, unit="%")}
+
+
+def quoted(shown: Any) -> dict[str, str]:
+    """The hash-family comparison (MD5 minus rolling on the tasks that learn) and the trend, for the prose."""
+    out = trend_quoted(trend_view(shown))
+    fam = family_view(shown)
+    if fam.empty:
+        return {**out, "family_average": "-",
+                "family_verdict": "not measured: the profile trains only one family, or no task learns"}
+    r = fam.iloc[-1]
+    if r["low"] > 0 or r["high"] < 0:
+        verdict = f"the interval excludes zero: {'MD5' if r['low'] > 0 else 'the rolling hash'} does better"
+    else:
+        verdict = "the interval includes zero: no difference this run can tell apart"
+    return {**out, "family_average": f"{r['MD5 - rolling']:+.1f} [{r['low']:+.1f}, {r['high']:+.1f}]",
+            "family_verdict": verdict}

@@ -15,7 +15,7 @@ from hashlib_core.results.paper import PrintedNumber
 __all__ = ["TASK_LABELS", "LEARNS_MARGIN", "hashformers_results", "abstract_claims", "printed_claim", "rounds_to",
            "task_floor", "learning_tasks", "glue_table", "properties_view", "similarity_view", "sizes_view",
            "shapes_view", "relative_gap", "glue_view", "napkin_view", "flatness_view", "protocol_quoted",
-           "family_quoted", "bench_view", "quoted"]
+           "bench_view", "quoted"]
 
 #: Column labels of the GLUE tasks (HashFormers' Table 1 names)
 TASK_LABELS = {"sst2": "SST-2", "cola": "CoLA", "mrpc": "MRPC", "stsb": "STS-B", "rte": "RTE"}
@@ -210,24 +210,6 @@ def protocol_quoted(shown) -> dict[str, str]:
             "ft_at_cap": f"{len(capped)} of {len(chosen)}"}
 
 
-def family_quoted(shown) -> dict[str, str]:
-    """The hash-family comparison (MD5 minus rolling on the tasks that learn) and the trend, for the prose."""
-    from hashlib_core.papers.dynamic_embeddings import analysis
-
-    out = analysis.trend_quoted(analysis.trend_view(shown))
-    fam = analysis.family_view(shown)
-    if fam.empty:
-        return {**out, "family_average": "-",
-                "family_verdict": "not measured: the profile trains only one family, or no task learns"}
-    r = fam.iloc[-1]
-    if r["low"] > 0 or r["high"] < 0:
-        verdict = f"the interval excludes zero: {'MD5' if r['low'] > 0 else 'the rolling hash'} does better"
-    else:
-        verdict = "the interval includes zero: no difference this run can tell apart"
-    return {**out, "family_average": f"{r['MD5 - rolling']:+.1f} [{r['low']:+.1f}, {r['high']:+.1f}]",
-            "family_verdict": verdict}
-
-
 def bench_view(bench: dict) -> pd.DataFrame:
     data = bench.get("data", bench)
     out = pd.DataFrame(data["results"])
@@ -314,7 +296,6 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     pre = shown.table("pretraining")
     out["corpus_tokens"] = f"{int(pre['corpus_tokens'].iloc[0]):,}"
     out.update(protocol_quoted(shown))
-    out.update(family_quoted(shown))
     if bench is not None:
         b = bench_view(bench)
         for d in b["d"].unique():
