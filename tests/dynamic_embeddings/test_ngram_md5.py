@@ -1,4 +1,4 @@
-"""The MD5 n-gram hash family: golden vectors from RFC 1321, the rolling hash's windows, and the embedding built on it."""
+"""The MD5 n-gram hash family: golden vectors from RFC 1321, the rolling hash's windows, the embedding built on it."""
 from __future__ import annotations
 
 import numpy as np

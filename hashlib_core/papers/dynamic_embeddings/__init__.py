@@ -10,10 +10,15 @@ Where each part is implemented (the chapter: ``book/dynamic_embeddings.ipynb``; 
 
 ================================  ==================================================================================
 the rolling hash of n-grams        :mod:`hashlib_core.hashing.rolling` (and the community code's recurrence, int32)
-the dynamic embedding              :class:`hashlib_core.embeddings.dynamic.DynamicHashEmbedding`, :func:`~hashlib_core.embeddings.dynamic.dynamic_vectors`
+MD5 of n-grams (a second family)   :mod:`hashlib_core.hashing.ngram_md5`
+the dynamic embedding              :class:`hashlib_core.embeddings.dynamic.DynamicHashEmbedding`,
+                                   :func:`~hashlib_core.embeddings.dynamic.dynamic_vectors`
 EELBERT (BERT without the table)   :mod:`~hashlib_core.papers.dynamic_embeddings.modeling`
+BERT's WordPiece                   :func:`hashlib_core.wordpiece.bert_tokenizer`
 models and profiles                :mod:`~hashlib_core.papers.dynamic_embeddings.profiles`
-MLM pre-training, GLUE             :mod:`~hashlib_core.papers.dynamic_embeddings.training` (on :mod:`hashlib_core.pretraining` and :mod:`hashlib_core.glue`)
+MLM pre-training, GLUE             :mod:`~hashlib_core.papers.dynamic_embeddings.training` (on
+                                   :mod:`hashlib_core.pretraining`, :mod:`hashlib_core.glue`, :mod:`hashlib_core.tuning`)
+gaps, hash family, trend           :mod:`~hashlib_core.papers.dynamic_embeddings.analysis`
 the blog's properties              :mod:`~hashlib_core.papers.dynamic_embeddings.properties`
 sizes, shapes that fit, napkin     :mod:`~hashlib_core.papers.dynamic_embeddings.sizes`
 throughput                         :mod:`hashlib_core.benchmarks.dynamic_embedding`

@@ -210,8 +210,8 @@ def _scale(p: Any) -> str:
               "ptb-train": "Penn Treebank train", "wikitext2-validation": "WikiText-2 validation"}[p.corpus]
     corpus += f" (first {p.corpus_max_words:,} words)" if p.corpus_max_words else ""
     train = "every" if p.ft_train_examples == 0 else f"at most {p.ft_train_examples:,}"
-    return (f"{p.name} profile: {models} on BERT's {BERT_VOCAB:,}-piece WordPiece, pre-trained {p.pt_steps:,} MLM steps of "
-            f"{p.pt_batch} x {p.seq_len} tokens on {corpus}, fine-tuned on {tasks} ({train} training examples per "
+    return (f"{p.name} profile: {models} on BERT's {BERT_VOCAB:,}-piece WordPiece, pre-trained {p.pt_steps:,} MLM "
+            f"steps of {p.pt_batch} x {p.seq_len} tokens on {corpus}, fine-tuned on {tasks} ({train} training examples per "
             f"task, {p.ft_validation_examples:,} held out; at most {p.ft_epochs:g} epochs, {len(p.ft_lrs)} learning "
             f"rates, {len(p.ft_seeds)} seed(s))")
 

@@ -170,8 +170,8 @@ PROFILES: ProfileSet[DynamicEmbeddingsProfile] = ProfileSet(
     # cpu: two CPU cores, at most three hours for the chapter, no experiment over an hour. ESTIMATE, NOT YET TIMED,
     # from the HashFormers chapter's committed cpu run (its 4 x 128 BERT-MLM, a full softmax over 50,265 pieces at
     # every position: 1,200 steps of 32 x 64 in about five minutes; its GLUE runs under half a minute each): the four
-    # models pre-trained for 6,000 MLM steps of 32 x 64 tokens on Penn Treebank's train split and WikiText-2's validation
-    # split (about 1.4M WordPiece tokens: some eight passes), the vocabulary softmax at the masked positions only
+    # models pre-trained for 6,000 MLM steps of 32 x 64 tokens on Penn Treebank's train split and WikiText-2's
+    # validation split (about 1.4M WordPiece tokens: some eight passes), the vocabulary softmax at the masked positions only
     # (about 40 minutes); fine-tuned on SST-2, CoLA, MRPC, STS-B and RTE with the HashFormers chapter's protocol
     # (3,000 training examples per task and 500 more held out, at most 5 epochs, patience 2, three learning rates
     # swept on SST-2, three seeds at the chosen rate, scored on the whole dev splits; about 35 minutes); the trend at
