@@ -16,8 +16,9 @@ the dynamic embedding              :class:`hashlib_core.embeddings.dynamic.Dynam
 EELBERT (BERT without the table)   :mod:`~hashlib_core.papers.dynamic_embeddings.modeling`
 BERT's WordPiece                   :func:`hashlib_core.wordpiece.bert_tokenizer`
 models and profiles                :mod:`~hashlib_core.papers.dynamic_embeddings.profiles`
-MLM pre-training, GLUE             :mod:`~hashlib_core.papers.dynamic_embeddings.training` (on
-                                   :mod:`hashlib_core.pretraining`, :mod:`hashlib_core.glue`, :mod:`hashlib_core.tuning`)
+MLM pre-training, GLUE             :mod:`~hashlib_core.papers.dynamic_embeddings.training` (on the shared
+                                   :mod:`hashlib_core.pretraining`, :mod:`hashlib_core.glue` and
+                                   :mod:`hashlib_core.tuning`)
 gaps, hash family, trend           :mod:`~hashlib_core.papers.dynamic_embeddings.analysis`
 the blog's properties              :mod:`~hashlib_core.papers.dynamic_embeddings.properties`
 sizes, shapes that fit, napkin     :mod:`~hashlib_core.papers.dynamic_embeddings.sizes`

@@ -211,9 +211,9 @@ def _scale(p: Any) -> str:
     corpus += f" (first {p.corpus_max_words:,} words)" if p.corpus_max_words else ""
     train = "every" if p.ft_train_examples == 0 else f"at most {p.ft_train_examples:,}"
     return (f"{p.name} profile: {models} on BERT's {BERT_VOCAB:,}-piece WordPiece, pre-trained {p.pt_steps:,} MLM "
-            f"steps of {p.pt_batch} x {p.seq_len} tokens on {corpus}, fine-tuned on {tasks} ({train} training examples per "
-            f"task, {p.ft_validation_examples:,} held out; at most {p.ft_epochs:g} epochs, {len(p.ft_lrs)} learning "
-            f"rates, {len(p.ft_seeds)} seed(s))")
+            f"steps of {p.pt_batch} x {p.seq_len} tokens on {corpus}, fine-tuned on {tasks} ({train} training "
+            f"examples per task, {p.ft_validation_examples:,} held out; at most {p.ft_epochs:g} epochs, "
+            f"{len(p.ft_lrs)} learning rates, {len(p.ft_seeds)} seed(s))")
 
 
 _GLUE = dict(reads=("glue", "glue_predictions"), section="de-glue", unit="%")
