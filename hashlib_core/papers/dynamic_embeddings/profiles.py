@@ -167,17 +167,18 @@ PROFILES: ProfileSet[DynamicEmbeddingsProfile] = ProfileSet(
     smoke=DynamicEmbeddingsProfile(name="smoke", budget_minutes=1.0, corpus_max_words=40_000, seq_len=32,
                                    pt_steps=20, pt_batch=8, ft_train_examples=128, ft_eval_examples=128,
                                    ft_max_len=48, random_pairs=200, trend_pt_steps=(10,)),
-    # cpu: two CPU cores, at most three hours for the chapter, no experiment over an hour. ESTIMATE, NOT YET TIMED, from
-    # the HashFormers chapter's committed cpu run (its 4 x 128 BERT-MLM, a full softmax over 50,265 pieces at every
-    # position: 1,200 steps of 32 x 64 in about five minutes; its GLUE runs under half a minute each): the four models
-    # pre-trained for 6,000 MLM steps of 32 x 64 tokens on Penn Treebank's train split and WikiText-2's validation split
-    # (about 1.4M WordPiece tokens: some eight passes), the vocabulary softmax at the masked positions only (about 40
+    # cpu: two CPU cores, at most three hours for the chapter, no experiment over an hour. Sized from two timed probes
+    # on two cores (python -m hashlib_core.papers.dynamic_embeddings --profile cpu --only pretraining --pt_steps=150
+    # --models=BERT-tiny,EELBERT-tiny, then --only glue on SST-2 alone): 150 pre-training steps of 32 x 64 tokens in
+    # about 21 s for either model, an SST-2 run on 3,000 examples for 5 epochs in about half a minute. So: the four
+    # models pre-trained for 5,000 MLM steps on Penn Treebank's train split and WikiText-2's validation split (about
+    # 1.36M WordPiece tokens: some seven passes), the vocabulary softmax at the masked positions only (about 45
     # minutes); fine-tuned on SST-2, CoLA, MRPC, STS-B and RTE with the HashFormers chapter's protocol (3,000 training
     # examples per task and 500 more held out, at most 5 epochs, patience 2, three learning rates swept on SST-2, three
-    # seeds at the chosen rate, scored on the whole dev splits; about 35 minutes); the trend at 1,000 and 3,000 steps on
-    # SST-2 (about 20 minutes).
-    cpu=DynamicEmbeddingsProfile(name="cpu", budget_minutes=180.0, seq_len=64, pt_steps=6000, pt_batch=32,
-                                 pt_lr=1e-3, pt_warmup=300, tasks=_GLUE5, ft_train_examples=3000,
+    # seeds at the chosen rate, scored on the whole dev splits; about 40 minutes); the trend at 1,000 and 3,000 steps on
+    # SST-2 (about 25 minutes).
+    cpu=DynamicEmbeddingsProfile(name="cpu", budget_minutes=180.0, seq_len=64, pt_steps=5000, pt_batch=32,
+                                 pt_lr=1e-3, pt_warmup=250, tasks=_GLUE5, ft_train_examples=3000,
                                  ft_validation_examples=500, ft_eval_examples=0, ft_epochs=5.0, ft_patience=2,
                                  ft_lrs=(1e-4, 3e-4, 1e-3), ft_sweep_task="sst2", ft_seeds=(0, 1, 2),
                                  trend_pt_steps=(1000, 3000), trend_tasks=("sst2",)),
