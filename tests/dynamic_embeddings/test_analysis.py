@@ -59,7 +59,7 @@ class FakeShown:
         return self.jsons[name]
 
 
-def _shown(with_md5: bool = True, trend: bool = True) -> FakeShown:
+def _shown(with_md5: bool = True, trend: bool = True, scratch: tuple[int, int] | None = None) -> FakeShown:
     main = {"BERT-tiny": (160, 160), "EELBERT-tiny": (150, 152)}
     if with_md5:
         main["EELBERT-tiny (MD5)"] = (120, 122)
@@ -76,6 +76,10 @@ def _shown(with_md5: bool = True, trend: bool = True) -> FakeShown:
                                     trend_name("EELBERT-tiny", 300): (140, 140)})
         tables_["trend_pretraining"] = pd.DataFrame({"name": sorted(set(t_runs["name"])), "final_loss": 5.0})
         jsons["trend_predictions"] = t_record
+    if scratch is not None:     # correct items of BERT-tiny and EELBERT-tiny from random weights (both seeds)
+        _, s_record = _record({trend_name("BERT-tiny", 0): (scratch[0],) * 2,
+                               trend_name("EELBERT-tiny", 0): (scratch[1],) * 2})
+        jsons["scratch_predictions"] = s_record
     return FakeShown(tables_, jsons=jsons)
 
 
@@ -110,6 +114,25 @@ def test_trend_view_reads_each_length_then_the_profiles_own():
                                           jsons=_shown().jsons))
     assert empty.empty and "cannot be read" in analysis.trend_quoted(empty)["trend_direction"]
     assert analysis.trend_figure(empty, 4.0).axes[0].texts
+
+
+def test_scratch_view_says_what_the_pre_training_adds():
+    # pre-trained: BERT-tiny 80.0, EELBERT-tiny 75.5 on SST-2 (CoLA never learns)
+    view = analysis.scratch_view(_shown(scratch=(100, 100)))
+    assert view["model"].tolist() == ["BERT-tiny", "EELBERT-tiny"]
+    assert view["pre-trained"].tolist() == pytest.approx([80.0, 75.5])
+    assert view["random weights"].tolist() == pytest.approx([50.0, 50.0])
+    assert view["pre-training adds (points)"].tolist() == pytest.approx([30.0, 25.5]) and (view["low"] > 0).all()
+    words = analysis.scratch_quoted(view)
+    assert "BERT-tiny 80.0 pre-trained against 50.0 from random weights (+30.0 points [" in words["scratch_adds"]
+    assert words["scratch_reading"].startswith("the pre-training helps both models")
+    # random weights as good as the pre-trained ones: the comparison measures training from scratch
+    same = analysis.scratch_quoted(analysis.scratch_view(_shown(scratch=(160, 151))))
+    assert "adds nothing measurable" in same["scratch_reading"]
+    partly = analysis.scratch_quoted(analysis.scratch_view(_shown(scratch=(100, 151))))
+    assert "helps BERT-tiny (interval above zero) but not measurably EELBERT-tiny" in partly["scratch_reading"]
+    assert analysis.scratch_view(_shown()).empty       # no control run
+    assert "cannot be read" in analysis.scratch_quoted(analysis.scratch_view(_shown()))["scratch_reading"]
 
 
 def test_protocol_quoted_says_how_far_the_models_trained():

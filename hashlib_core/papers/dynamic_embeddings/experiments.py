@@ -25,6 +25,9 @@ Each writes ``results/dynamic_embeddings/<profile>/<name>.csv``; run them with
 ``trend``
     BERT-tiny and EELBERT-tiny pre-trained for the profile's shorter lengths (``trend_pt_steps``) and fine-tuned the
     same way on the trend's tasks: how the gap moves with pre-training.
+``scratch``
+    The trend's pair fine-tuned from random weights (no pre-training) on the trend's tasks with the same protocol:
+    what the pre-training adds to each model (the diagnosis of the GLUE comparison).
 ``claims``
     Every claim of the EELBERT abstract and the blog with its computed verdict (registered last: it reads the rest).
 """
@@ -131,6 +134,23 @@ def _trend(ctx: RunContext) -> dict:
             record["runs"] += preds["runs"]
     return {"trend_pretraining": pd.DataFrame(rows), "trend_runs": pd.concat(runs, ignore_index=True),
             "trend_predictions": record}
+
+
+@CHAPTER.experiment("scratch", outputs=("scratch_runs", "scratch_predictions"), independent_of=_PROPERTIES,
+                    when=lambda p: bool(p.trend_pt_steps))
+def _scratch(ctx: RunContext) -> dict:
+    """BERT-tiny and EELBERT-tiny from random weights (the seed's initialisation, no pre-training), fine-tuned on
+    the trend's tasks exactly as the pre-trained ones (named ``<model> @ 0 steps``)."""
+    from hashlib_core.papers.dynamic_embeddings.training import finetune_tasks, random_weights
+
+    res, tasks = ctx.resources, ctx.profile.task_keys(trend=True)
+    runs, record = [], {"labels": {}, "runs": []}
+    for spec in TREND_MODELS:
+        table, preds = finetune_tasks(spec, random_weights(spec, res), res, ctx, tasks, pretrained_steps=0)
+        runs.append(table.assign(pt_steps=0))
+        record["labels"].update(preds["labels"])
+        record["runs"] += preds["runs"]
+    return {"scratch_runs": pd.concat(runs, ignore_index=True), "scratch_predictions": record}
 
 
 from hashlib_core.papers.dynamic_embeddings.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)

@@ -41,7 +41,8 @@ from hashlib_core.training import TrainConfig, train
 from hashlib_core.tuning import predictions_record, tuned_tasks
 from hashlib_core.wordpiece import bert_tokenizer
 
-__all__ = ["Resources", "model_config", "pretrain", "finetune_model", "finetune_tasks", "trend_name"]
+__all__ = ["Resources", "model_config", "pretrain", "random_weights", "finetune_model", "finetune_tasks",
+           "trend_name"]
 
 
 class Resources(GlueSplits):
@@ -132,6 +133,13 @@ def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | None
            "wall_time_s": result.wall_time_s}
     curve = [{"name": name, "step": s, "loss": loss} for s, loss in result.losses]
     return model, row, curve
+
+
+def random_weights(spec: ModelSpec, res: Resources) -> nn.Module:
+    """A model initialised as ``pretrain`` initialises it (the profile's seed) and not trained: the from-scratch
+    control."""
+    seed_everything(res.profile.seed)
+    return DynamicBertForMaskedLM(model_config(spec, res.profile, res.vocab_tokens, res.tokenizer.pad_token_id))
 
 
 def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task: str, seed: int, lr: float,
