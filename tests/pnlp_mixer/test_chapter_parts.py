@@ -371,7 +371,7 @@ def test_figures_on_fixed_inputs():
     two = pd.concat([curves.assign(task="mtop-en"), curves, curves.assign(projection="binary")])
     fig = figures.validation_curves(two, "projection")
     assert [len(ax.lines) for ax in fig.axes] == [1, 2]
-    assert [ax.get_title() for ax in fig.axes] == ["MTOP-EN validation: slot exact match (%)",
+    assert [ax.get_title() for ax in fig.axes] == ["MTOP EN validation: slot exact match (%)",
                                                    "ATIS validation: intent accuracy (%)"]
     assert list(fig.axes[0].lines[0].get_ydata()) == [40.0, 60.0, 70.0]
     with pytest.raises(ValueError, match="no comparison task"):

@@ -18,7 +18,7 @@ METRICS = {"val_intent_acc": ("intent accuracy", "atis", "multiATIS_EN_Intent_Ac
            "val_exact_match": ("slot exact match", "mtop-en", "MTOP_EN_Exact_Match_Acc")}
 #: the per-sentence record of each metric (``table1_items``)
 _ITEM_KEY = {"val_intent_acc": "intent", "val_exact_match": "exact_match"}
-_TASK_LABEL = {"atis": "ATIS", "mtop-en": "MTOP EN", "snips": "SNIPS"}
+_TASK_LABEL = tables.TASK_LABELS
 _T1, _T2 = tables.paper_rows("projection")[1], tables.paper_rows("encoder")[1]
 
 

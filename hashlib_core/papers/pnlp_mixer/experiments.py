@@ -6,13 +6,17 @@ Each writes ``results/pnlp_mixer/<profile>/<name>.csv``; run them with
 ``sizes``
     Table 2's ``#Param.`` column and the model sizes in bytes (float32 and 8-bit), counted from instantiated models
     with an 18-intent head (multiATIS, as the paper counts them).
+``mixer_<task>``, ``projections_<task>``, ``architectures_<task>`` (``<task>``: ``mtop_en``, ``atis``, ``snips``)
+    The parts Tables 1 and 2 are trained in, per comparison task (:mod:`~hashlib_core.papers.pnlp_mixer.comparisons`):
+    the MinHash Mixer (a row of both tables), the other §5.1 projections with the Mixer, the other §5.2 encoders on
+    MinHash. MTOP EN's are joint models chosen on slot exact match, ATIS's and SNIPS's intent models; each is scored
+    on the task's validation split. A headline row is tuned and trained with every seed
+    (:meth:`~hashlib_core.papers.pnlp_mixer.runs.Resources.row_runs`).
 ``projections``
-    Table 1: the Mixer with each §5.1 projection, trained on each comparison task (MTOP EN: joint models chosen on
-    slot exact match; ATIS: intent models), scored on its validation split. A headline row is tuned and trained with
-    every seed (:meth:`~hashlib_core.papers.pnlp_mixer.runs.Resources.row_runs`); ``table1`` has one row per run,
-    ``table1_items`` each chosen run's per-sentence validation correctness (for paired bootstraps).
+    Table 1, merged from the parts: ``table1`` has one row per run, ``table1_curves`` the chosen runs' validation
+    curves, ``table1_items`` each chosen run's per-sentence validation correctness (for paired bootstraps).
 ``architectures``
-    Table 2: each §5.2 encoder on the MinHash projection, same tasks and protocol.
+    Table 2, merged likewise.
 ``test_intent``
     Table 3 analog: Table 1's ATIS MinHash Mixer (an intent model, tuned on validation, every seed at the chosen
     point) scored on the ATIS test split (multiATIS EN's test sentences) in float32 and 8-bit; ``tuning``: its
@@ -39,8 +43,11 @@ from typing import Any
 import pandas as pd
 
 from hashlib_core.chapter import Chapter, RunContext
+from hashlib_core.papers.pnlp_mixer.comparisons import (MERGES, PART_KINDS, merge_parts, part_enabled, part_name,
+                                                        run_part)
 from hashlib_core.papers.pnlp_mixer.fit import predict, score
-from hashlib_core.papers.pnlp_mixer.profiles import MODEL_SHAPE, PROFILES, TUNED, PNLPMixerProfile
+from hashlib_core.papers.pnlp_mixer.profiles import (COMPARISON_TASKS, MODEL_SHAPE, PROFILES, TUNED,
+                                                     PNLPMixerProfile)
 from hashlib_core.papers.pnlp_mixer.runs import Resources, objective
 
 __all__ = ["CHAPTER", "Resources"]
@@ -57,30 +64,6 @@ _ATIS_SCHEDULE = ("max_epochs", "patience")
 _MTOP_SCHEDULE = ("mtop_max_epochs", "mtop_patience", "mtop_train_examples")
 _TUNING = ("tuning", "seeds")
 _TRAINING = ("batch_size", "learning_rate", "weight_decay", "dropout", "train_examples", "eval_examples", "seed")
-
-
-def _curves(runs: list[tuple[dict, dict]]) -> pd.DataFrame:
-    """The per-epoch validation curves of the chosen point's first-seed run of every row."""
-    return pd.DataFrame([{"task": r["task"], "projection": r["projection"], "encoder": r["encoder"], **point}
-                         for r, s in runs if r["chosen"] and r["seed"] == runs[0][0]["seed"] for point in s["curve"]])
-
-
-def items_record(runs: list[tuple[dict, dict]]) -> dict[str, Any]:
-    """The chosen runs' per-sentence validation correctness (``"0110..."`` per metric, one character per
-    sentence): what a paired bootstrap over the validation sentences reads (:mod:`hashlib_core.claims`)."""
-    return {"runs": [{k: r[k] for k in ("task", "projection", "encoder", "seed")} | {"items": s["items"]}
-                     for r, s in runs if r["chosen"]]}
-
-
-def _comparison(ctx: RunContext, which: str) -> dict:
-    res: Resources = ctx.resources
-    p = res.profile
-    pairs = ([(name, "mixer") for name in p.projections] if which == "projection"
-             else [("minhash", name) for name in p.encoders])
-    runs = [run for task in p.comparison_tasks for proj, enc in pairs for run in res.row_runs(task, proj, enc)]
-    stem = "table1" if which == "projection" else "table2"
-    return {stem: pd.DataFrame([r for r, _ in runs]), f"{stem}_curves": _curves(runs),
-            f"{stem}_items": items_record(runs)}
 
 
 #: intents of multiATIS, the size the paper's intent models are counted at (Table 2's #Param.)
@@ -110,16 +93,48 @@ def _sizes(ctx: RunContext) -> dict:
     return {"sizes": encoder_sizes(ctx.profile, ctx.profile.encoders)}
 
 
-@CHAPTER.experiment("projections", outputs=("table1", "table1_curves", "table1_items"),
-                    independent_of=_LANGUAGES + _T2_ROWS)
-def _projections(ctx: RunContext) -> dict:
-    return _comparison(ctx, "projection")
+def _part_independent_of(kind: str, task: str) -> tuple[str, ...]:
+    """What a part never reads: the multilingual tables' settings, the other tasks' schedules, the other table's
+    rows (the MinHash Mixer is a headline row of both tables whatever their settings)."""
+    source = task.split("-")[0]
+    schedules = {"mtop": _ATIS_SCHEDULE + ("snips_max_epochs",), "atis": _MTOP_SCHEDULE + ("snips_max_epochs",),
+                 "snips": _MTOP_SCHEDULE}[source]
+    rows = {"mixer": _T1_ROWS + _T2_ROWS, "projections": _T2_ROWS, "architectures": _T1_ROWS}[kind]
+    return _LANGUAGES + schedules + rows + ("comparison_tasks",)
 
 
-@CHAPTER.experiment("architectures", outputs=("table2", "table2_curves", "table2_items"),
-                    independent_of=_LANGUAGES + _T1_ROWS)
-def _architectures(ctx: RunContext) -> dict:
-    return _comparison(ctx, "encoder")
+def _part(kind: str, task: str):
+    def run(ctx: RunContext) -> dict:
+        return run_part(ctx.resources, kind, task)
+    run.__doc__ = f"The {kind} part of Tables 1-2 on {task} (:func:`~.comparisons.run_part`)."
+    return run
+
+
+def _merge(merge: str):
+    def run(ctx: RunContext) -> dict:
+        return merge_parts(ctx.evidence(), ctx.profile, merge)
+    run.__doc__ = f"Merge the {merge} parts into {MERGES[merge][0]} (:func:`~.comparisons.merge_parts`)."
+    return run
+
+
+def _register_comparisons() -> None:
+    """Every part of every comparison task (enabled when the profile compares on the task and the part has rows),
+    then the two merges, each reading the MinHash Mixer's parts and its own."""
+    outputs: dict[str, tuple[str, ...]] = {}
+    for task in COMPARISON_TASKS:
+        for kind in PART_KINDS:
+            name = part_name(kind, task)
+            outputs[name] = (f"{name}_runs", f"{name}_curves", f"{name}_items")
+            CHAPTER.experiment(name, outputs=outputs[name], independent_of=_part_independent_of(kind, task),
+                               when=lambda profile, k=kind, t=task: part_enabled(profile, k, t))(_part(kind, task))
+    for merge, (stem, _, kind) in MERGES.items():
+        reads = tuple(o for name, outs in outputs.items() if name.startswith(("mixer_", f"{kind}_")) for o in outs)
+        CHAPTER.experiment(merge, outputs=(stem, f"{stem}_curves", f"{stem}_items"), reads=reads,
+                           independent_of=_LANGUAGES + (_T2_ROWS if kind == "projections" else _T1_ROWS))(
+            _merge(merge))
+
+
+_register_comparisons()
 
 
 def test_rows(res: Resources, task_name: str, seed_offset: int = 0,

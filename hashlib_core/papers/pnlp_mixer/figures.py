@@ -7,6 +7,7 @@ import pandas as pd
 from hashlib_core.papers.pnlp_mixer.tables import (
     ENCODER_LABELS,
     PROJECTION_LABELS,
+    TASK_LABELS,
     paper_number,
     paper_rows,
     scaling_view,
@@ -60,7 +61,8 @@ def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str | None
             if t == tasks[0]:
                 ax.annotate(label, (params[encoder], ours[encoder]),
                             textcoords="offset points", xytext=(5, -11), fontsize=8)
-        ax.scatter([], [], s=45, color="grey", marker=_TASK_MARKERS.get(t, "o"), label=f"ours ({t.upper()} validation)")
+        ax.scatter([], [], s=45, color="grey", marker=_TASK_MARKERS.get(t, "o"),
+                   label=f"ours ({TASK_LABELS.get(t, t)} validation)")
     ax.scatter([], [], s=45, facecolors="none", edgecolors="grey", label="paper (multiATIS EN validation)")
     ax.set_xscale("log")
     ax.set_xlabel("parameters (18-intent head)")
@@ -83,7 +85,7 @@ def validation_curves(curves: pd.DataFrame, by: str, task: str | None = None):
         for name, g in curves[curves["task"] == t].groupby(by, sort=False):
             ax.plot(g["epoch"], g[metric], marker="o", ms=3, label=labels.get(name, name))
         ax.set_xlabel("epoch")
-        ax.set_title(f"{t.upper()} validation: {title}", fontsize=9)
+        ax.set_title(f"{TASK_LABELS.get(t, t)} validation: {title}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.xaxis.get_major_locator().set_params(integer=True)
     axes[0][0].legend(fontsize=8)

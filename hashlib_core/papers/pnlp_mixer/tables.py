@@ -37,14 +37,16 @@ from hashlib_core.papers.pnlp_mixer.tables_tests import (
 )
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
+__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "TASK_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
            "snips_sentence", "snips_schedule", "head_gap", "head_gap_sentence", "sizes_view", "test_view", "mtop_view",
            "massive_view", "chosen_summary", "quantization_view", "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence",
            "matmul_sentence", "share_sentence", "scaling_view", "scaling_facts", "tuning_view", "tuning_facts",
-           "intent_quoted", "at_last_epoch", "quoted"]
+           "intent_quoted", "mtop_training_facts", "at_last_epoch", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
+#: the comparison tasks as the page names them
+TASK_LABELS = {"mtop-en": "MTOP EN", "atis": "ATIS", "snips": "SNIPS"}
 #: each comparison task's score (the one its models are chosen on) and the paper's column it is read against
 TASK_SCORE = {"mtop-en": ("val_exact_match", "MTOP_EN_Exact_Match_Acc"),
               "atis": ("val_intent_acc", "multiATIS_EN_Intent_Acc"), "snips": ("val_intent_acc", None)}
@@ -105,7 +107,7 @@ def comparison_view(results: pd.DataFrame, which: str, sizes: pd.DataFrame | Non
             if (task, name) not in summary.index:
                 continue
             r = summary.loc[(task, name)]
-            short = task.upper().replace("MTOP-EN", "MTOP EN")
+            short = TASK_LABELS[task]
             row[f"{short} (ours)"] = r[metric]
             if column is not None:
                 row[f"{short} (paper)"] = paper_number(paper.loc[label, column])
@@ -191,8 +193,8 @@ def head_gap(table2: pd.DataFrame, sizes: pd.DataFrame) -> dict[str, list[int]]:
 def head_gap_sentence(table2: pd.DataFrame, sizes: pd.DataFrame) -> str:
     """The prose's account of Table 2's two parameter columns (see :func:`head_gap`)."""
     gaps = head_gap(table2, sizes)
-    parts = [f"{g[0]:,} more on {task.upper()}" if len(g) == 1 else f"{g[0]:,} to {g[-1]:,} more on {task.upper()}"
-             for task, g in gaps.items()]
+    parts = [f"{g[0]:,} more on {TASK_LABELS.get(task, task)}" if len(g) == 1
+             else f"{g[0]:,} to {g[-1]:,} more on {TASK_LABELS.get(task, task)}" for task, g in gaps.items()]
     same = all(len(g) == 1 for g in gaps.values())
     return " and ".join(parts) + (", the same for every architecture" if same else ", depending on the architecture")
 
@@ -204,6 +206,20 @@ def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
     out["parameters (paper)"] = out["model"].map(paper)
     return out[["model", "parameters", "parameters (paper)", "float32_bytes", "int8_bytes"]].rename(
         columns={"parameters": "parameters (ours)", "float32_bytes": "float32 (bytes)", "int8_bytes": "8-bit (bytes)"})
+
+
+def mtop_training_facts(t4: pd.DataFrame, profile) -> dict[str, str]:
+    """What the page says of Table 4's training data: §4's printed number of training sentences per language, the
+    range the models of ``t4`` were trained on, and the profile's cap on them."""
+    from hashlib_core.papers.pnlp_mixer.data import PAPER_MTOP_TRAIN
+
+    trained = t4["train_sentences"]
+    caps = [n for n in (profile.train_examples, profile.mtop_train_examples) if n > 0]
+    return {"mtop_paper_train": PAPER_MTOP_TRAIN,
+            "mtop_train": (f"{int(trained.min()):,} to {int(trained.max()):,}" if trained.min() != trained.max()
+                           else f"{int(trained.min()):,}"),
+            "mtop_train_cap": (f"at most {min(caps):,} of each language's training sentences" if caps
+                               else "every training sentence")}
 
 
 def at_last_epoch(*tables: pd.DataFrame) -> str:
@@ -263,7 +279,7 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
     spread = tuning["val_intent_acc"].max() - tuning["val_intent_acc"].min()
     out["tune_apart"] = str(round(spread * atis["validation_sentences"] / 100))
     out["t3i_schedule"] = f"at most {p.max_epochs} epochs with a patience of {p.patience}"
-    from hashlib_core.papers.pnlp_mixer.data import PAPER_MTOP_TRAIN, UNSEEN, load_task, outside_only_share
+    from hashlib_core.papers.pnlp_mixer.data import UNSEEN, load_task, outside_only_share
 
     atis_task = load_task("atis")
     test_intents = atis_task.test.intents
@@ -279,13 +295,7 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                                                                          snips_task.test)),
                snips_intents=str(snips_task.num_intents))
     t4 = shown.table("table4")
-    trained = t4["train_sentences"]
-    caps = [n for n in (p.train_examples, p.mtop_train_examples) if n > 0]
-    out.update(mtop_paper_train=PAPER_MTOP_TRAIN,
-               mtop_train=(f"{int(trained.min()):,} to {int(trained.max()):,}" if trained.min() != trained.max()
-                           else f"{int(trained.min()):,}"),
-               mtop_train_cap=(f"at most {min(caps):,} of each language's training sentences" if caps
-                               else "every training sentence"))
+    out.update(mtop_training_facts(t4, p))
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
     floors = [outside_only_share(load_task(task)) for task in t4["task"].unique()]
     out["t4_all_o"] = f"{np.mean(floors):.1f}"
