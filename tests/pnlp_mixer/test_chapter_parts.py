@@ -287,7 +287,7 @@ def test_test_mtop_massive_and_quantization_views():
     assert q["ratio"].tolist() == [0.275, 0.275] and q["intent acc. change"].iloc[0] == pytest.approx(-0.1)
     assert pd.isna(q["exact match change"].iloc[0]) and q["exact match change"].iloc[1] == pytest.approx(-1.0)
     facts = tables.quantization_facts(q)
-    assert facts["q_met"] == "1 of 2" and facts["q_worst"] == "98.2" and facts["q_worst_task"] == "MTOP-DE"
+    assert facts["q_met"] == "1 of 2" and facts["q_worst"] == "98.2" and facts["q_worst_task"] == "MTOP DE"
     assert facts["q_ratio"] == "0.275" and facts["q_goal"] == "99" and facts["q_em_change"] == "1.0"
 
 

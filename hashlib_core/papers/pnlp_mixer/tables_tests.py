@@ -90,7 +90,7 @@ def quantization_view(*tables: pd.DataFrame) -> pd.DataFrame:
             g = g[g["seed"] == g["seed"].min()]
         f, q = g.set_index("precision").loc["float32"], g.set_index("precision").loc["int8"]
         joint = "exact_match" in g and not pd.isna(q.get("exact_match"))
-        rows.append({"task": task.upper(), "float32 (bytes)": int(f["size_bytes"]),
+        rows.append({"task": task.upper().replace("-", " "), "float32 (bytes)": int(f["size_bytes"]),
                      "8-bit (bytes)": int(q["size_bytes"]), "ratio": q["size_bytes"] / f["size_bytes"],
                      "intent acc. change": q["intent_acc"] - f["intent_acc"],
                      "exact match change": q["exact_match"] - f["exact_match"] if joint else np.nan,
