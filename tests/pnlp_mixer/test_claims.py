@@ -1,9 +1,9 @@
-"""pNLP-Mixer's claims on fixed inputs (every effect hand-checkable), their NotTestable paths, the claims on the
-committed results, and the chapter's fixes: Table 2's two parameter counts, the intent-only model's size, MTOP's
-training split as the paper prints it, an honest introduction."""
+"""pNLP-Mixer's claims on fixed inputs (every effect hand-checkable: merged Tables 1-2 with one row per run and
+per-sentence validation records), their NotTestable paths, the claims on the committed results, and the chapter's
+fixes: Table 2's two parameter counts, the intent-only model's size, MTOP's training sentences beside the paper's
+printed number, an honest introduction."""
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path

@@ -22,11 +22,11 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, kendall_tau, ordering,
-                                 proportion_interval, ratio, stratified_bootstrap, value, within)
+from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, ordering, proportion_interval, ratio,
+                                 value, within)
 from hashlib_core.papers.pnlp_mixer import tables
-from hashlib_core.papers.pnlp_mixer.claims_comparison import (_TASK_LABEL, _T1, _T2, _best_of, _mixer_minus,
-                                                             _paper_gap, _t1_order, convergence)
+from hashlib_core.papers.pnlp_mixer.claims_comparison import (_TASK_LABEL, _T2, _best_of, _mixer_minus, _paper_gap,
+                                                             _t1_order, convergence)
 from hashlib_core.papers.pnlp_mixer.profiles import MODEL_SHAPE, PNLPMixerProfile
 from hashlib_core.results import load_paper_table, parse_printed
 
