@@ -38,6 +38,7 @@ import pandas as pd
 
 from hashlib_core.profiles import RUN_SETTINGS, Profile, ProfileSet, seed_everything, select_device
 from hashlib_core.results import store as results_store
+from hashlib_core.results.banner import results_banner
 from hashlib_core.results.store import ResultsStore, repo_root, to_jsonable
 from hashlib_core.training import config_digest
 
@@ -68,6 +69,9 @@ class Experiment:
     #: results of other experiments this one derives its outputs from (e.g. the claims' verdicts): a run that
     #: rewrites one of them reruns this experiment too, and its outputs are stale once one of them changed
     reads: tuple[str, ...] = ()
+    #: profile settings only this experiment reads (e.g. a diagnosis's own sizes): every other experiment's results
+    #: are independent of them, and its checkpoint folders are not keyed by them
+    owns: frozenset[str] = frozenset()
 
     @property
     def doc(self) -> str:
@@ -89,6 +93,8 @@ class RunContext:
         self.results_root = results_root
         #: seconds of compute an experiment reused from finished runs of earlier processes (see :meth:`reuse`)
         self.reused_s = 0.0
+        #: the experiment running now (None outside :meth:`Chapter.run`)
+        self.experiment: Experiment | None = None
 
     def reuse(self, seconds: float) -> None:
         """Report that a finished run's outcome was read back instead of computed (a resumed chapter run): its
@@ -124,9 +130,14 @@ class RunContext:
 
     def checkpoint_dir(self, name: str, *parts: Any, settings: Sequence[str] | None = None) -> Path:
         """``checkpoints/<slug>/<profile>/<name>-<digest>``: the digest covers the profile's weight settings
-        (:meth:`Profile.weight_settings`, or only ``settings``) and ``parts`` (e.g. a ``TrainConfig``), so a run
-        resumes from, and reuses, exactly the checkpoints written under the same weight-affecting settings."""
-        digest = config_digest({"profile": self.profile.weight_settings(settings),
+        (:meth:`Profile.weight_settings` less those other experiments own, or only ``settings``) and ``parts`` (e.g. a
+        ``TrainConfig``), so a run resumes from, and reuses, exactly the checkpoints written under the same
+        weight-affecting settings."""
+        weights = self.profile.weight_settings(settings)
+        if settings is None:
+            foreign = self.chapter.owned_settings() - (self.experiment.owns if self.experiment else frozenset())
+            weights = {k: v for k, v in weights.items() if k not in foreign}
+        digest = config_digest({"profile": weights,
                                 "parts": [to_jsonable(p.__dict__ if hasattr(p, "__dataclass_fields__") else p)
                                           for p in parts]})
         safe = "".join(c if c.isalnum() or c in "+-_" else "_" for c in name)
@@ -169,13 +180,14 @@ class Chapter:
 
     # ------------------------------------------------------------------------------------------------ declaring
     def experiment(self, name: str, outputs: Sequence[str], *, when: Callable[[Profile], bool] | None = None,
-                   independent_of: Sequence[str] = (), reads: Sequence[str] = ()):
+                   independent_of: Sequence[str] = (), reads: Sequence[str] = (), owns: Sequence[str] = ()):
         """Decorator registering ``fn(ctx) -> {output name: DataFrame or JSON-able}`` as experiment ``name``.
 
         ``independent_of``: profile settings the experiment never reads (e.g. another experiment's epochs), so that
         changing one of them does not make this experiment's committed results stale. ``reads``: results of the
         experiments registered before this one that it derives its outputs from (through ``ctx.evidence()``); each
-        output records their digests, and is stale once one of them changes."""
+        output records their digests, and is stale once one of them changes. ``owns``: profile settings no other
+        experiment reads; the others' results stay current when one changes, and their checkpoints are kept."""
         if name in self.experiments:
             raise ValueError(f"chapter {self.slug!r} already has an experiment {name!r}")
         taken = {o for e in self.experiments.values() for o in e.outputs}
@@ -189,9 +201,13 @@ class Chapter:
 
         def register(fn: Callable[[RunContext], Mapping[str, Any]]):
             self.experiments[name] = Experiment(name, tuple(outputs), fn, when, frozenset(independent_of),
-                                                tuple(reads))
+                                                tuple(reads), frozenset(owns))
             return fn
         return register
+
+    def owned_settings(self) -> frozenset[str]:
+        """The settings some experiment declares its own (``owns``)."""
+        return frozenset(k for e in self.experiments.values() for k in e.owns)
 
     # ------------------------------------------------------------------------------------------------ selecting
     def selected(self, profile: Profile, only: Iterable[str] | None = None) -> list[Experiment]:
@@ -238,6 +254,7 @@ class Chapter:
         for exp in self.with_dependents(profile, self.selected(profile, only)):
             ctx.log(f"{exp.name}: running")
             ctx.reused_s = 0.0
+            ctx.experiment = exp
             start = time.perf_counter()
             produced = dict(exp.fn(ctx))
             if set(produced) != set(exp.outputs):
@@ -309,7 +326,8 @@ class Chapter:
         changed or vanished since it was computed: it is listed with ``"evidence: <name>"``."""
         store = self.store(profile_name, results_root)
         current = to_jsonable(self.profiles.get(profile_name).to_dict())
-        ignored = {o: e.independent_of for e in self.experiments.values() for o in e.outputs}
+        owned = self.owned_settings()
+        ignored = {o: e.independent_of | (owned - e.owns) for e in self.experiments.values() for o in e.outputs}
         reads = {o: e.reads for e in self.experiments.values() for o in e.outputs}
         out: dict[str, list[str]] = {}
         for name in store.names():
@@ -368,32 +386,7 @@ class Chapter:
         # one metadata file per experiment (its outputs share the experiment's wall time and commit)
         metas = [store.read_meta(o) for e in self.selected(profile)
                  for o in [next((o for o in e.outputs if store.exists(o)), None)] if o is not None]
-        if not metas:
-            return f"**Results:** `{profile.name}` profile (no results file)."
-        first = metas[0]
-        minutes = sum(float(m.get("wall_time_s") or 0.0) for m in metas) / 60.0
-        commits = list(dict.fromkeys(str(m.get("git_commit") or "unknown")[:10] for m in metas))
-        commit = "`, `".join(commits)
-        # every device the experiments ran on (a GPU run counts its parameters on the CPU), the accelerator first
-        places = list(dict.fromkeys(
-            f"{m.get('device')} ({m.get('device_name') or m.get('device')}"
-            f"{', ' + str(m['cpu_capability']) if m.get('cpu_capability') else ''}"
-            f"{', ' + str(m['cpu_count']) + ' cores' if m.get('cpu_count') else ''})"
-            for m in sorted(metas, key=lambda m: str(m.get("device")) == "cpu")))
-        where = f"`results/{self.slug}/{profile.name}/`"
-        what = {"smoke": "tiny models that prove the code runs; its numbers are not meant to match the paper",
-                "cpu": "models sized for two CPU cores and at most three hours",
-                "small": "reduced-scale models on one GPU",
-                "paper": "the paper's hyper-parameters"}[profile.name]
-        if source == "committed":
-            lead = f"**Results shown:** the committed `{profile.name}` profile ({what}), {where}"
-        else:
-            lead = (f"**Results shown:** a live run of the `{profile.name}` profile ({what}); no committed results "
-                    f"were available")
-        return (f"{lead}. Computed on {' and '.join(places)}, torch "
-                f"{first.get('packages', {}).get('torch')}, seed {first.get('seed')}, "
-                f"commit{'s' if len(commits) > 1 else ''} `{commit}`, "
-                f"{first.get('created_utc', '')[:10]}; {minutes:.1f} minutes of experiments in all.")
+        return results_banner(self.slug, profile.name, metas, source)
 
     # ------------------------------------------------------------------------------------------------ command line
     def main(self, argv: Sequence[str] | None = None) -> int:

@@ -304,7 +304,7 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
              seed: int, output_dir: str | Path | None = None, mixed_precision: str = "no",
              device: Any = None, progress: bool = False, validation: tuple[list[Any], np.ndarray] | None = None,
              patience: int = 0, return_predictions: bool = False,
-             on_reuse: Callable[[float], None] | None = None) -> Any:
+             on_reuse: Callable[[float], None] | None = None, score_train: bool = False) -> Any:
     """Fine-tune ``model`` on ``train`` and score it on ``dev`` with the task's metric (x 100).
 
     The optimisation is HashFormers' Table 5: AdamW (eps 1e-6, no weight decay), cosine schedule with hard
@@ -321,6 +321,9 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     ``output_dir`` its outcome (the row and the predictions) is written there when it ends, and a later call with
     the same ``output_dir`` returns it without training again (``on_reuse(seconds)`` is then told the wall time the
     reused run took, e.g. :meth:`hashlib_core.chapter.RunContext.reuse`).
+
+    ``score_train``: the row also gives the kept model's score on the examples it trained on (``train_score``):
+    how far the model fits its training data, beside how far it generalises.
     """
     import copy
     import hashlib
@@ -343,13 +346,14 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     # name is the caller's: it need not say all of them)
     dev_items = data_digest(dev)
     dev_digest = digest(dev_items, data_digest(train), data_digest(validation) if validation else None,
-                        task, epochs, batch_size, learning_rate, seed, patience, mixed_precision)
+                        task, epochs, batch_size, learning_rate, seed, patience, mixed_precision,
+                        *(("score_train",) if score_train else ()))
     # outcomes written before the digest covered the optimisation name the dev items only (this same digest of
     # them); their folder (the caller's) names the rest, as every caller in this repository does
     legacy_digest = dev_items
     if outcome is not None and outcome.is_file():
         saved = json.loads(outcome.read_text(encoding="utf-8"))
-        if saved.get("dev_digest") in (dev_digest, legacy_digest):
+        if saved.get("dev_digest") in ((dev_digest,) if score_train else (dev_digest, legacy_digest)):
             done = dict(saved["row"])                     # stored as pairs: the columns keep their order
             if on_reuse is not None:
                 on_reuse(float(done.get("wall_time_s") or 0.0))
@@ -388,6 +392,8 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
         row = {"validation_examples": len(validation[0]),
                "validation_score": 100.0 * best["score"] if math.isfinite(best["score"]) else math.nan,
                "best_epoch": best["epoch"], "epochs_run": len(best["history"]), "max_epochs": epochs}
+    if score_train:
+        row["train_score"] = 100.0 * glue_metric(key, predict(model, encode, train[0]), train[1])["score"]
     logits = predict(model, encode, dev[0])
     scores = glue_metric(key, logits, dev[1])
     row = {"task": key, "seed": seed, "score": 100.0 * scores["score"],

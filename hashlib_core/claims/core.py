@@ -260,7 +260,7 @@ def ratio(id: str, statement: str, *, at_least: float | None = None, above: floa
 def printed_region(text: str) -> Region:
     """The values a printed figure stands for: within half a unit of its last significant place. An integer's
     trailing zeros are read as not significant ("110M": [105M, 115M); "200K": [150K, 250K); "30%": [25%, 35%)),
-    digits after a decimal point as significant ("1.0M": [0.95M, 1.05M); "23.4M": [23.35M, 23.45M))."""
+    digits after a decimal point as significant ("2.0M": [1.95M, 2.05M); "23.4M": [23.35M, 23.45M))."""
     from hashlib_core.results.paper import parse_printed
 
     number = parse_printed(text)

@@ -120,6 +120,10 @@ INPUT_COLUMNS = {
     # Superbloom: settings and ids (vocabulary sizes of §4, the paper's page count, a test segment's target id)
     "bigrams", "unigrams", "wordpiece_pieces", "vocabulary", "train_windows", "#samples", "hash_tokens", "ids",
     "target", "label_frequency", "num_sampled", "num_ids",
+    # the size of an id set (a property of the staged data, like a split's sentence count), a test segment's index
+    # and how many ids its beam scored (per-item records for the paired bootstrap), the step cap a profile sets and
+    # the evaluation step a run kept (a point on the profile's evaluation grid)
+    "data_ids", "segment", "scored", "max_steps", "best_step",
 }
 
 

@@ -210,3 +210,31 @@ def test_settings_an_experiment_is_independent_of_never_make_it_stale(tmp_path, 
     assert chapter.stale("cpu", tmp_path) == {"echo": ["tasks"]}
     chapter.run(PROFILES.cpu.override(width=5), progress=False, results_root=tmp_path)
     assert chapter.stale("cpu", tmp_path) == {"squares": ["width"], "echo": ["width"]}
+
+
+def test_settings_an_experiment_owns_leave_the_others_current_and_their_checkpoints_kept(tmp_path, clean_commit):
+    chapter = Chapter("toy", "A toy chapter", PROFILES)
+    folders = {}
+
+    @chapter.experiment("square", outputs=("squares",))
+    def square(ctx: RunContext):
+        folders.setdefault("square", []).append(ctx.checkpoint_dir("w"))
+        return {"squares": pd.DataFrame({"y": [ctx.profile.width ** 2]})}
+
+    @chapter.experiment("echo", outputs=("echo",), owns=("tasks",))
+    def echo(ctx: RunContext):
+        folders.setdefault("echo", []).append(ctx.checkpoint_dir("w"))
+        return {"echo": {"tasks": list(ctx.profile.tasks)}}
+
+    assert chapter.owned_settings() == frozenset({"tasks"})
+    chapter.run(PROFILES.cpu.override(tasks=("b",)), progress=False, results_root=tmp_path)
+    chapter.run(PROFILES.cpu, progress=False, results_root=tmp_path, only=["square"])
+    # only echo reads tasks: square's results and checkpoint folder do not depend on them, echo's do
+    assert chapter.stale("cpu", tmp_path) == {"echo": ["tasks"]}
+    assert folders["square"][0] == folders["square"][1]
+    chapter.run(PROFILES.cpu, progress=False, results_root=tmp_path, only=["echo"])
+    assert folders["echo"][0] != folders["echo"][1] and chapter.stale("cpu", tmp_path) == {}
+    # outside a run every owned setting is left out of the digest
+    outside = RunContext(chapter, PROFILES.cpu.override(tasks=("c",)), checkpoint_root=tmp_path)
+    assert outside.checkpoint_dir("w").name == RunContext(chapter, PROFILES.cpu, checkpoint_root=tmp_path
+                                                          ).checkpoint_dir("w").name

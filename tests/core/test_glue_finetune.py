@@ -90,3 +90,22 @@ def test_held_out_splits_the_training_split_without_overlap(mirror):
 def test_predictions_are_classes_or_scores():
     assert glue.predictions("sst2", np.array([[0.1, 0.9], [2.0, -1.0]])).tolist() == [1, 0]
     assert glue.predictions("stsb", np.array([[3.5], [1.25]])).tolist() == [3.5, 1.25]
+
+
+def test_score_train_adds_the_fit_on_the_training_examples_and_keys_the_cache(tmp_path, monkeypatch):
+    torch.manual_seed(0)
+    train, validation, dev = data(64, 1), data(32, 2), data(40, 3)
+    kwargs = dict(epochs=30, batch_size=16, learning_rate=0.05, seed=0, validation=validation, patience=2,
+                  output_dir=tmp_path / "run")
+    plain = glue.finetune(Toy(), encode, "sst2", train, dev, **kwargs)
+    assert "train_score" not in plain
+    torch.manual_seed(0)
+    model = Toy()
+    row = glue.finetune(model, encode, "sst2", train, dev, **kwargs, score_train=True)
+    # a run without train_score in its outcome is not reused for one that asks for it: it trained again
+    expected = 100.0 * glue.glue_metric("sst2", glue.predict(model, encode, train[0]), train[1])["score"]
+    assert row["train_score"] == pytest.approx(expected) and row["train_score"] == 100.0
+    import hashlib_core.training as training
+
+    monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("a finished run must not train again"))
+    assert glue.finetune(Toy(), encode, "sst2", train, dev, **kwargs, score_train=True) == row

@@ -19,7 +19,7 @@ def micro_profile(**overrides) -> HashFormersProfile:
         pt_warmup=0, tasks=("stsb", "rte"), ft_train_examples=16, ft_validation_examples=8, ft_eval_examples=16,
         ft_epochs=2.0, ft_patience=1, ft_lrs=(1e-3, 3e-3), ft_batch=8,
         ft_max_len=24, models=MICRO_VARIANTS, timing_repeats=1, timing_batch=2, timing_examples=4,
-        trend_pt_steps=(1,), trend_tasks=("rte",),
+        trend_pt_steps=(1,), trend_tasks=("rte",), diag_tasks=("rte",), diag_train_examples=(12, 16),
     )
     settings.update(overrides)
     return PROFILES.get("smoke", **settings)

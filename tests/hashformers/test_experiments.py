@@ -36,7 +36,8 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
              for kind in ("summary", "runs", "predictions")}
     assert parts and {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves",
                       "glue_runs", "glue", "glue_predictions", "add_parts", "add_codebooks", "table6",
-                      "table6_predictions", "trend_runs", "trend_predictions", "timing", "claims"} | parts == set(names)
+                      "table6_predictions", "trend_runs", "trend_predictions", "timing", "claims", "majority_floor",
+                      "majority_runs", "majority_bags"} | parts == set(names)
     merged = store.read_table("glue_runs")
     assert len(merged) == sum(len(store.read_table(p)) for p in parts if p.endswith("_runs"))
     for name in names:
@@ -385,10 +386,13 @@ def test_the_page_reads_every_quoted_number_from_the_results(micro_run):
 
     profile, root, _ = micro_run
     from hashlib_core.papers.hashformers.protocol import protocol_quoted
+    from hashlib_core.papers.hashformers.tables_majority import majority_quoted
     from hashlib_core.papers.hashformers.trend import trend_quoted, trend_view
 
     shown = Shown(profile, CHAPTER.store("smoke", root=root), "live", "")
-    quoted = {**tables.quoted(shown), **protocol_quoted(shown), **trend_quoted(trend_view(shown))}
+    quoted = {**tables.quoted(shown), **protocol_quoted(shown), **trend_quoted(trend_view(shown)),
+              **majority_quoted(shown.table("majority_floor"), shown.table("majority_runs"),
+                                shown.table("majority_bags"))}
     page = (repo_root() / "book" / "src" / "hashformers.md").read_text()
     keys = set(re.findall(r"\{glue:text\}`([^`]+)`", page))
     assert keys and keys <= set(quoted), sorted(keys - set(quoted))

@@ -13,19 +13,25 @@ from hashlib_core.chapter import Shown
 from hashlib_core.claims import NotTestable
 from hashlib_core.papers.superbloom import tables
 from hashlib_core.claims import printed_region
-from hashlib_core.papers.superbloom.claims import CLAIMS, check_similar_sizes, family
+from hashlib_core.papers.superbloom.claims import CLAIMS, check_similar_sizes
 from hashlib_core.papers.superbloom.experiments import CHAPTER
 from hashlib_core.papers.superbloom.language import TEST_FREQUENCY, TRAINING_FREQUENCY, context_free_recall
 from hashlib_core.papers.superbloom.params import count, matched_width
 
 CPU = CHAPTER.profiles.get("cpu")
-NAMES = ("baseline-L1", "superbloom-a50m2-L1", "baseline-L4", "superbloom-a50m2-L4", "sampled-softmax-L4")
+SMOKE = CHAPTER.profiles.get("smoke")
+ROLES = SMOKE.roles()
+#: (role, name, alpha, layers, sampled) of the smoke profile's models
+INFO = {"superbloom_shallow": (50, 1, 0), "baseline_shallow": (1, 1, 0), "superbloom_deep": (50, 2, 0),
+        "baseline_deep": (1, 2, 0), "superbloom_one_layer": (50, 1, 0), "baseline_wide": (1, 2, 0),
+        "superbloom_matched": (50, 2, 0), "sampled": (1, 2, 1640)}
+MATCHED = ("superbloom_one_layer", "baseline_wide", "superbloom_matched", "sampled")
 
 
 @dataclass
 class FakeEvidence:
     tables: dict
-    profile: object = field(default_factory=lambda: CPU)
+    profile: object = field(default_factory=lambda: SMOKE)
 
     def has(self, name):
         return name in self.tables
@@ -37,21 +43,36 @@ class FakeEvidence:
         return self.tables[name]
 
 
-def models_frame(sizes=(2_000_000, 300_000, 2_700_000, 900_000, 2_700_000), names=NAMES):
-    info = {"baseline-L1": (1, 1, 0), "superbloom-a50m2-L1": (50, 1, 0), "baseline-L4": (1, 4, 0),
-            "superbloom-a50m2-L4": (50, 4, 0), "sampled-softmax-L4": (1, 4, 364)}
-    return pd.DataFrame([{"name": n, "alpha": info[n][0], "layers": info[n][1], "num_sampled": info[n][2],
-                          "total_params": s} for n, s in zip(names, sizes)])
+SIZES = {"superbloom_shallow": 300_000, "baseline_shallow": 310_000, "superbloom_deep": 900_000,
+         "baseline_deep": 920_000, "superbloom_one_layer": 905_000, "baseline_wide": 2_700_000,
+         "superbloom_matched": 2_650_000, "sampled": 20_000_000}
+
+
+def models_frame(sizes=SIZES, roles=tuple(INFO), seeds=1):
+    rows = [{"name": ROLES[r], "alpha": INFO[r][0], "layers": INFO[r][1], "num_sampled": INFO[r][2],
+             "total_params": sizes[r], "seed": seed} for r in roles for seed in range(seeds)]
+    return pd.DataFrame(rows)
 
 
 def segments_frame(hit1: dict, n=10):
-    """Per-segment hits: ``hit1[name]`` the number of the first segments each model gets right at rec@1."""
+    """Per-segment hits: ``hit1[role]`` the number of the first segments the model gets right at rec@1 (a list:
+    one count per seed)."""
     rows = []
-    for name, right in hit1.items():
-        for i in range(n):
-            rows.append({"name": name, "target": 100 + i, "hit@1": i < right, "hit@10": True, "hit@100": True,
-                         "certified": True, "scored": 100, "label_frequency": i})
+    for r, right in hit1.items():
+        for seed, n_right in enumerate(right if isinstance(right, list) else [right]):
+            for i in range(n):
+                rows.append({"name": ROLES[r], "seed": seed, "segment": i, "target": 100 + i, "hit@1": i < n_right,
+                             "hit@10": True, "hit@100": True, "certified": True, "scored": 100,
+                             "label_frequency": i})
     return pd.DataFrame(rows)
+
+
+def split(models, segments):
+    """The frames as the two experiments write them."""
+    names = {ROLES[r] for r in MATCHED}
+    return {"models": models[~models["name"].isin(names)], "matched_models": models[models["name"].isin(names)],
+            "recall_segments": segments[~segments["name"].isin(names)],
+            "matched_segments": segments[segments["name"].isin(names)]}
 
 
 def evaluate(tables_, **kw):
@@ -60,57 +81,71 @@ def evaluate(tables_, **kw):
     return table
 
 
-HITS = {"baseline-L1": 5, "superbloom-a50m2-L1": 2, "baseline-L4": 6, "superbloom-a50m2-L4": 8,
-        "sampled-softmax-L4": 1}
+HITS = {"baseline_shallow": 5, "superbloom_shallow": 2, "baseline_deep": 6, "superbloom_deep": 8,
+        "superbloom_one_layer": 3, "baseline_wide": 7, "superbloom_matched": 9, "sampled": 1}
 
 
 def test_recall_claims_on_hand_checkable_segments():
-    t = evaluate({"models": models_frame(), "recall_segments": segments_frame(HITS)})
+    t = evaluate(split(models_frame(), segments_frame(HITS)))
     # depth: superbloom 20% -> 80% (+60), baseline 50% -> 60% (+10): the difference is +50 points
     assert t.loc["depth-gap", "estimate"] == pytest.approx(50.0)
     assert t.loc["depth-gap", "verdict"] == "holds"
     assert t.loc["depth-superbloom", "estimate"] == pytest.approx(60.0)
-    assert t.loc["beats-sampled", "estimate"] == pytest.approx(70.0) and t.loc["beats-sampled", "verdict"] == "holds"
-    assert t.loc["sampled-worse", "estimate"] == pytest.approx(50.0)
+    assert t.loc["beats-similar", "estimate"] == pytest.approx(20.0)
+    assert t.loc["beats-similar-large", "estimate"] == pytest.approx(20.0)
+    # the sampled-softmax model is the much larger one at Superbloom-matched's width (the paper's "same budget")
+    assert t.loc["beats-sampled", "estimate"] == pytest.approx(80.0) and t.loc["beats-sampled", "verdict"] == "holds"
+    assert t.loc["sampled-worse", "estimate"] == pytest.approx(60.0)
+    assert t.loc["deep-vs-wide", "estimate"] == pytest.approx(50.0)
     assert "paired bootstrap over 10 test segments" in t.loc["beats-sampled", "method"]
-    # the two "similar size" claims: 0.9M against 2.7M parameters is not similar
-    for cid in ("beats-similar", "all-deciles"):
-        assert t.loc[cid, "verdict"] == "not testable here"
-        assert t.loc[cid, "reason"].startswith("sizes differ: superbloom-a50m2-L4 900.00K vs baseline-L4 2.70M")
+    assert f"{ROLES['superbloom_matched']}: 1 seed" in t.loc["beats-sampled", "method"]
+
+
+def test_seeds_are_averaged_per_segment():
+    hits = {**HITS, "superbloom_deep": [8, 4, 6], "baseline_deep": [6, 6, 6]}
+    t = evaluate(split(models_frame(), segments_frame(hits)))
+    assert t.loc["beats-similar", "estimate"] == pytest.approx(0.0)            # (8 + 4 + 6) / 3 = 6 segments
+    assert "superbloom-L2: 3 seeds" in t.loc["beats-similar", "method"]
 
 
 def test_a_reversed_depth_effect_does_not_hold():
-    hits = {**HITS, "superbloom-a50m2-L1": 7, "baseline-L1": 0}         # superbloom +1 segment, baseline +6
-    t = evaluate({"models": models_frame(), "recall_segments": segments_frame(hits)})
+    hits = {**HITS, "superbloom_shallow": 7, "baseline_shallow": 0}         # superbloom +1 segment, baseline +6
+    t = evaluate(split(models_frame(), segments_frame(hits)))
     assert t.loc["depth-gap", "estimate"] == pytest.approx(10.0 - 60.0)
     assert t.loc["depth-gap", "verdict"] == "does not hold"
 
 
-def test_similar_sizes_are_compared_and_deciles_bootstrapped():
-    sizes = (2_000_000, 300_000, 2_700_000, 2_650_000, 2_700_000)        # deep models within 5% of each other
-    segs = segments_frame({**HITS, "superbloom-a50m2-L4": 10, "baseline-L4": 0}, n=20)
-    t = evaluate({"models": models_frame(sizes), "recall_segments": segs})
+def test_similar_sizes_are_checked_and_deciles_bootstrapped():
+    segs = segments_frame({**HITS, "superbloom_deep": 10, "baseline_deep": 0}, n=20)
+    t = evaluate(split(models_frame(), segs))
     assert t.loc["beats-similar", "estimate"] == pytest.approx(50.0) and t.loc["beats-similar", "verdict"] == "holds"
     # two segments per decile; superbloom gets the first ten right, the baseline none: deciles 6-10 tie at 0
     assert t.loc["all-deciles", "estimate"] == pytest.approx(0.0)
     assert t.loc["all-deciles", "verdict"] == "does not hold"
+    far = {**SIZES, "baseline_deep": 2_700_000}
+    t = evaluate(split(models_frame(far), segs))
+    for cid in ("beats-similar", "all-deciles"):
+        assert t.loc[cid, "verdict"] == "not testable here"
+        assert t.loc[cid, "reason"].startswith("sizes differ: superbloom-L2 900.00K vs baseline-L2 2.70M")
     check_similar_sizes(pd.Series({"a": 100.0, "b": 105.0}), "a", "b")
     with pytest.raises(NotTestable, match="sizes differ"):
         check_similar_sizes(pd.Series({"a": 100.0, "b": 105.5}), "a", "b")
 
 
 def test_missing_models_are_not_testable():
-    names = NAMES[:4]
-    t = evaluate({"models": models_frame(names=names), "recall_segments": segments_frame(
-        {n: HITS[n] for n in names})})
-    for cid in ("beats-sampled", "sampled-worse"):
-        assert t.loc[cid, "reason"] == "no sampled-softmax model is trained in this profile"
+    roles = tuple(r for r in INFO if r not in MATCHED)
+    t = evaluate(split(models_frame(roles=roles), segments_frame({r: HITS[r] for r in roles})))
+    assert t.loc["beats-sampled", "reason"] == "no superbloom matched model is trained in this profile"
+    assert t.loc["sampled-worse", "reason"] == "no baseline wide model is trained in this profile"
+    assert t.loc["deep-vs-wide", "reason"] == "no superbloom one layer model is trained in this profile"
     assert t.loc["depth-gap", "verdict"] == "holds"
+    one_depth = FakeEvidence({}, profile=CHAPTER.profiles.get("smoke", depths=(2,)))
     with pytest.raises(NotTestable, match="one depth only"):
-        family(models_frame(names=NAMES[2:]), "baseline", "shallow")
+        from hashlib_core.papers.superbloom.claims import _depth
+        _depth(one_depth, "baseline")
     # a larger superbloom than the sampled-softmax model is not the paper's comparison
-    big = models_frame((2_000_000, 300_000, 2_700_000, 3_000_000, 2_700_000))
-    t = evaluate({"models": big, "recall_segments": segments_frame(HITS)})
+    big = models_frame({**SIZES, "superbloom_matched": 30_000_000})
+    t = evaluate(split(big, segments_frame(HITS)))
     assert "is not larger than" in t.loc["beats-sampled", "reason"]
     # results never written: every claim reading them says which
     t = evaluate({})
@@ -122,11 +157,14 @@ def test_decoding_beam_and_parameter_claims():
                              "certified_exact_share": [1.0, 1.0], "speedup_median_paired": [40.0, 12.0],
                              "speedup_min_paired": [30.0, 9.0], "speedup_max_paired": [50.0, 13.0],
                              "exhaustive_ms_per_position": 5.0, "beam_ms_per_position": [0.1, 0.4]})
-    beam = pd.DataFrame({"name": "sb", "beam": [1, 10, 100], "rec@1": [9.0, 10.0, 10.0], "rec@100": [11.0, 15.0, 20.0]})
-    recall = pd.DataFrame({"name": ["sb"], "rec@1": [10.0], "rec@100": [20.0]})
+    beam = pd.DataFrame({"name": "sb", "seed": 0, "beam": [1, 10, 100], "rec@1": [9.0, 10.0, 10.0],
+                         "rec@100": [11.0, 15.0, 20.0]})
+    # the certified search's hits of the same model and seed: 1 of 10 at rec@1, 2 of 10 at rec@100
+    recall = pd.DataFrame({"name": "sb", "seed": 0, "segment": range(10), "target": range(10),
+                           "hit@1": [True] + [False] * 9, "hit@100": [True, True] + [False] * 8})
     params = pd.DataFrame({"table": "Table 1", "reading": "same width", "model": ["superbloom"], "ids": [5_281_889],
                            "alpha": [50], "m": [2], "#samples": [211_276]})
-    t = evaluate({"decoding_trained": decoding, "beam_width": beam, "recall": recall, "params": params})
+    t = evaluate({"decoding_trained": decoding, "beam_width": beam, "recall_segments": recall, "params": params})
     assert t.loc["certificate", "verdict"] == "holds"
     assert t.loc["certificate", "ours"].startswith("100% of 96 certified answers")
     # the slowest k: median 12x, its slowest pair 9x reaches below the paper's 10x
@@ -165,20 +203,27 @@ def test_language_claims_need_matched_pairs():
 
 
 def test_claims_on_the_committed_results():
+    """The committed cpu results answer every claim that is not untestable by design (sizes matched, so the "similar
+    size" claims get verdicts), and every number the page quotes is computed from them."""
+    import re
+
+    from hashlib_core.papers.superbloom import tables
+    from hashlib_core.results import ResultsStore, repo_root
+
     shown = Shown(CPU, CHAPTER.store("cpu"), "committed", "")
-    if not all(shown.has(name) for name in CLAIMS.reads):
-        pytest.skip("the committed cpu results lack a result the claims read")
+    assert all(shown.has(name) for name in CLAIMS.reads), [n for n in CLAIMS.reads if not shown.has(n)]
     t = CLAIMS.evaluate(shown).set_index("id")
     assert len(t) == len(CLAIMS.claims)
-    answered = {"beats-sampled", "depth-gap", "depth-superbloom", "sampled-worse", "certificate", "speed", "beam-k",
-                "softmax-200K"}
-    assert (t.loc[sorted(answered), "verdict"] != "not testable here").all(), t.loc[sorted(answered), "reason"]
-    # our models are not size-matched, so the "similar size" claims say so instead of comparing
-    for cid in ("beats-similar", "all-deciles", "lm-similar", "lm-smaller"):
-        assert t.loc[cid, "reason"].startswith("sizes differ"), cid
-    assert set(t.index) - answered - {"beats-similar", "all-deciles", "lm-similar", "lm-smaller"} == {
-        c.id for c in CLAIMS.claims if c.untestable}
-    assert t.loc["beats-sampled", "method"].startswith("paired bootstrap over 1,419 test segments")
+    testable = sorted(c.id for c in CLAIMS.claims if not c.untestable)
+    assert (t.loc[testable, "verdict"] != "not testable here").all(), t.loc[testable, "reason"]
+    assert t.loc["beats-sampled", "method"].startswith("paired bootstrap over ")
+    assert f"{CPU.roles()['superbloom_deep']}: {CPU.seeds} seeds" in t.loc["beats-similar", "method"]
+    bench = ResultsStore("benchmarks", "quick").read_json("superbloom_decoding")
+    quoted = tables.quoted(shown, bench)
+    page = (repo_root() / "book" / "src" / "superbloom.md").read_text()
+    keys = set(re.findall(r"\{glue:text\}`([^`]+)`", page))
+    assert keys and keys <= set(quoted), sorted(keys - set(quoted))
+    assert all(isinstance(v, str) and v for v in quoted.values())
 
 
 # --------------------------------------------------------------------------------------------------- the fixes

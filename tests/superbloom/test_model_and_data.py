@@ -24,6 +24,7 @@ from hashlib_core.papers.superbloom.data import (  # noqa: E402
 from hashlib_core.papers.superbloom.modeling import SuperbloomConfig, SuperbloomForMaskedLM  # noqa: E402
 from hashlib_core.papers.superbloom.params import paper_params  # noqa: E402
 from hashlib_core.papers.superbloom.profiles import PROFILES  # noqa: E402
+from hashlib_core.papers.superbloom.training import model_config  # noqa: E402
 
 SHAPE = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
 
@@ -72,6 +73,21 @@ def test_sampled_softmax_changes_the_training_loss_only():
     assert torch.isfinite(sampled) and sampled < full          # fewer competitors, smaller cross-entropy
 
 
+def test_sampled_loss_scores_only_its_columns_and_equals_the_full_logits_path():
+    """The fast path (only the sampled columns of the output layer) equals the reference: the full logits, then the
+    same columns, under the same draw."""
+    model = _model(num_sampled=7)
+    hidden = torch.randn(6, model.config.hidden_size)
+    targets = torch.randint(model.maps.offset(0), model.config.vocab_size, (6,))
+    torch.manual_seed(3)
+    fast = model._sampled_loss(hidden, targets)
+    torch.manual_seed(3)
+    sample = torch.randint(model.maps.offset(0), model.config.vocab_size, (7,))
+    columns, inverse = torch.unique(torch.cat([targets, sample]), return_inverse=True)
+    reference = torch.nn.functional.cross_entropy(model.scores(hidden)[:, columns], inverse[:6])
+    assert torch.allclose(fast, reference, atol=1e-6)
+
+
 def test_item_masking_statistics():
     maps = BloomHashMaps(1000, 10, 2)
     collate = ItemMaskingCollator(maps, seed=1)
@@ -91,8 +107,12 @@ def test_item_masking_statistics():
 
 def test_segments_and_splits():
     sets = IdSets("toy", [str(i) for i in range(50)], [np.arange(i, i + 40) % 50 for i in range(20)])
-    train, test = split_pages(sets, 0.1, seed=0)
-    assert len(test) == 2 and sorted(train + test) == list(range(20))
+    train, validation, test = split_pages(sets, 0.1, seed=0)
+    assert len(test) == 2 and validation == [] and sorted(train + test) == list(range(20))
+    train2, validation2, test2 = split_pages(sets, 0.1, seed=0, validation_share=0.25)
+    assert test2 == test and len(validation2) == 5 and sorted(train2 + validation2) == train
+    with pytest.raises(ValueError, match="too few"):
+        split_pages(IdSets("tiny", ["a", "b"], [np.arange(2)] * 2), 0.4, 0, validation_share=0.5)
     segs = ItemSets(sets, train, 16, seed=0)
     assert all(2 <= len(s) <= 16 for s in segs.segments)
     t = held_out_segments(sets, test, 16, seed=0)
@@ -148,45 +168,142 @@ def test_tables_and_figures_on_fixed_inputs():
     assert sorted(deciles["decile"].unique()) == list(range(1, 11))
     for _, g in deciles.groupby("name"):
         assert g["decile"].tolist() == list(range(1, 11))            # in order: the figure draws lines through them
-    models = pd.DataFrame({"name": ["baseline-L1", "baseline-L4", "superbloom-a50m2-L1", "superbloom-a50m2-L4"],
+    models = pd.DataFrame({"name": ["baseline-L1", "baseline-L4", "superbloom-L1", "superbloom-L4"],
                            "layers": [1, 4, 1, 4], "vocab_size": [100, 100, 20, 20], "total_params": [9, 10, 3, 4],
                            "num_ids": [96] * 4})
-    rec = pd.DataFrame({"name": models["name"], "rec@1": [40.0, 42.0, 10.0, 30.0], "segments": [5] * 4})
-    depth = tables.depth_effect(rec, models).set_index("model")
-    assert depth.loc["superbloom", "ours: gain"] == 20.0
+    rec = pd.DataFrame({"name": models["name"], "rec@1": [40.0, 42.0, 10.0, 30.0], "segments": [5] * 4,
+                        "layers": [1, 4, 1, 4], "hidden": [2, 3, 8, 8], "total_params": [9, 10, 9, 10],
+                        "sd rec@1": [1.0, np.nan, 2.0, 0.5], "seeds": [3, 1, 3, 3], "learning_rate": 1e-3,
+                        "converged": [True, False, True, True], "certified": 100.0, "mean_scored": 7.0,
+                        "matched_to": ["superbloom-L1", "superbloom-L4", "", ""],
+                        "size_vs_matched": [0.01, -0.02, np.nan, np.nan]})
+    rec = pd.concat([rec, rec.iloc[[3]].assign(name="superbloom-wide-L1", layers=1, hidden=20, **{"rec@1": 20.0})],
+                    ignore_index=True)
+    depth = tables.depth_effect(rec).set_index("model")
+    assert depth.loc["superbloom", "ours: gain"] == 20.0 and depth.loc["superbloom", "ours: layers"] == "1 -> 4"
     assert depth.loc["superbloom", "paper: gain"] == pytest.approx(43.4 - 17.8)
+    view = tables.depth_view(rec).set_index("layers")               # the wide model is not a depth row
+    assert view.loc[1, "Superbloom rec@1"] == "10.0 ± 2.0" and view.loc[4, "baseline rec@1"] == "42.0"
+    assert view.loc[4, "Superbloom - baseline"] == -12.0 and len(view) == 2
+    shown = tables.recall_view(rec).set_index("model")
+    assert shown.loc["baseline-L1", "size vs its match"] == "+1.0% vs superbloom-L1"
+    assert shown.loc["baseline-L4", "best before the cap"] == "no (at the cap)"
+    assert shown.loc["superbloom-L1", "size vs its match"] == ""
+    q = tables._depth_quoted(rec, models)
+    assert q["base_widths"] == "2, 3" and q["depth_gap_max"] == "2.0%"
+    assert q["wide_verdict"] == "the deep model is ahead"
+    assert q["depth_verdict"].startswith("depth helps Superbloom more") and q["at_cap"] == "1"
+    sweep = pd.DataFrame({"name": ["a", "a"], "learning_rate": [1e-3, 3e-3], "best_validation": [-5.0, -4.5],
+                          "best_step": [200, 400], "steps": [800, 400], "converged": [True, False],
+                          "chosen": [False, True]})
+    assert tables.sweep_view(sweep).to_dict("records") == [
+        {"model": "a", "learning rate": "0.001", "validation loss (nats)": 5.0, "best step": "200 of 800",
+         "chosen": ""},
+        {"model": "a", "learning rate": "0.003", "validation loss (nats)": 4.5, "best step": "400 of 400 (cap)",
+         "chosen": "yes"}]
     assert len(figures.recall_by_decile(deciles).axes[0].lines) == 2
+    depth_fig = figures.recall_by_depth(rec)
+    assert len(depth_fig.axes[0].containers) == 3                  # two families and the one-layer wide model
+    lm = pd.DataFrame({"name": ["baseline-d8"] * 3 + ["superbloom-matched-d8"] * 3, "step": [1, 2, 3] * 2,
+                       "loss": [9.0, 8.0, 7.5, 12.0, 11.0, 10.0]})
+    prior = pd.DataFrame({"name": ["test-target frequency (oracle)", "training-token frequency"],
+                          "entropy_nats": [5.0, 7.0]})
+    assert tables.training_entropy(prior) == 7.0
+    fig = figures.language_curves(lm, tables.training_entropy(prior))
+    assert len(fig.axes[0].lines) == 2 and fig.axes[0].lines[1].get_ydata()[0] == 7.0   # baselines only, the line
     beam = pd.DataFrame({"beam": [1, 10], "rec@1": [1.0, 2.0], "rec@10": [3.0, 4.0], "mean_scored": [10, 100]})
     assert len(figures.beam_width(beam).axes) == 2
     other = pd.DataFrame({"dataset": "Last.fm", "name": ["baseline-L4", "superbloom-a50m2-L4"],
                           "rec@1": [7.0, 9.5], "rec@10": [20.0, 15.0], "segments": [300, 300]})
     other_models = pd.DataFrame({"dataset": "Last.fm", "name": other["name"], "num_ids": 17632,
-                                 "train_pages": 1700, "test_pages": 190})
-    view = tables.datasets_view(rec, models, other, other_models, "FB15k-237")
+                                 "train_pages": 1700, "test_pages": 190, "alpha": [1, 50], "num_hashes": [1, 2],
+                                 "best_validation": [-9.0, -11.0]})
+    models = models.assign(alpha=[1, 1, 50, 50], num_hashes=[1, 1, 2, 2], best_validation=-4.0)
+    popularity = pd.DataFrame([{"name": "popularity (no model)", "rec@1": 1.0, "segments": 5}])
+    view = tables.datasets_view(rec[rec["name"] != "superbloom-L4"], models, other, other_models, "FB15k-237",
+                                popularity)
+    below = view.pop("below uniform (nats)").tolist()
     assert view.to_dict("records") == [
         {"dataset": "FB15k-237", "ids": 96, "name": "baseline-L4", "rec@1": 42.0, "test segments": 5},
-        {"dataset": "FB15k-237", "ids": 96, "name": "superbloom-a50m2-L4", "rec@1": 30.0, "test segments": 5},
+        {"dataset": "FB15k-237", "ids": 96, "name": "popularity (no model)", "rec@1": 1.0, "test segments": 5},
         {"dataset": "Last.fm", "ids": 17632, "name": "baseline-L4", "rec@1": 7.0, "test segments": 300},
         {"dataset": "Last.fm", "ids": 17632, "name": "superbloom-a50m2-L4", "rec@1": 9.5, "test segments": 300}]
+    # what each model learned: its validation loss below a uniform guess over its softmax (none for the ranking)
+    assert below[0] == pytest.approx(np.log(96) - 4.0) and np.isnan(below[1])
+    assert below[3] == pytest.approx(2 * np.log(-(-17632 // 50)) - 11.0)
     assert tables.datasets_quoted(other, other_models) == {
-        "other_dataset": "Last.fm", "other_ids": "17,632", "other_train_pages": "1,700", "other_test_segments": "300",
-        "other_base_rec1": "7.0", "other_sb_rec1": "9.5", "other_top": "rec@10", "other_base_top": "20.0",
-        "other_sb_top": "15.0", "other_verdict": "the baseline is ahead of Superbloom"}
+        "other_count": "1", "other_top": "rec@10", "other_ahead_rec1": "1 of 1 (Last.fm)", "other_ahead_top": "0 of 1",
+        "other_above_prior": "0 of 1"}
+    with_prior = pd.concat([other, pd.DataFrame([{"dataset": "Last.fm", "name": "popularity (no model)",
+                                                  "rec@1": 1.0, "rec@10": 18.0, "segments": 300}])])
+    assert tables.datasets_quoted(with_prior, other_models)["other_above_prior"] == "1 of 1 (Last.fm)"
 
 
 def test_profiles():
-    cpu = PROFILES.get("cpu")
+    cpu = PROFILES.get("cpu", depths=(1, 2, 4, 8))
     names = [m.name for m in cpu.models()]
-    assert names[:4] == ["baseline-L1", "superbloom-a50m2-L1", "baseline-L4", "superbloom-a50m2-L4"]
-    assert names[4] == "sampled-softmax-L4"
+    assert names[:8] == ["superbloom-L1", "baseline-L1", "superbloom-L2", "baseline-L2", "superbloom-L4",
+                         "baseline-L4", "superbloom-L8", "baseline-L8"]
+    assert names[8:] == ["superbloom-wide-L1", f"baseline-d{cpu.baseline_hidden}-L8", "superbloom-matched-L8",
+                         "sampled-softmax-L8"]
+    assert {m.name: m.match for m in cpu.models() if m.match} == {
+        "baseline-L1": "superbloom-L1", "baseline-L2": "superbloom-L2", "baseline-L4": "superbloom-L4",
+        "baseline-L8": "superbloom-L8", "superbloom-wide-L1": "superbloom-L8",
+        "superbloom-matched-L8": f"baseline-d{cpu.baseline_hidden}-L8"}
+    assert set(cpu.seeded()) == set(names) - {"superbloom-L2", "baseline-L2", "superbloom-L4", "baseline-L4"}
+    assert [m.name for m in cpu.deep_models()] == ["superbloom-L8", "baseline-L8"]
+    assert cpu.dataset == "fb15k237" and {"gowalla", "diginetica", "wikispeedia"} <= set(cpu.other_datasets)
+    assert PROFILES.get("small").dataset == "gowalla"                 # small (one GPU) keeps the 41K-id set as main
+    lm = cpu.language_models()
+    assert [(m.name, m.hidden, m.match) for m in lm] == [
+        (f"baseline-d{d}", d, "") if i % 2 == 0 else (f"superbloom-matched-d{d}", 0, f"baseline-d{d}")
+        for d in cpu.lm_baseline_dims for i in range(2)]
+    assert all(m.use_positions and m.layers == cpu.lm_layers for m in lm)
     with pytest.raises(ValueError, match="dataset"):
         PROFILES.get("smoke", dataset="wikipedia")
-    assert [m.name for m in cpu.deep_models()] == ["baseline-L4", "superbloom-a50m2-L4"]
-    assert cpu.other_datasets == ("lastfm",)
     with pytest.raises(ValueError, match="repeats the main dataset"):
-        PROFILES.get("smoke", other_datasets=("fb15k237",))
-    with pytest.raises(ValueError, match="other_datasets must be"):
+        PROFILES.get("smoke", other_datasets=("gowalla",))
+    with pytest.raises(ValueError, match="other_datasets must be among"):
         PROFILES.get("smoke", other_datasets=("movielens",))
+    with pytest.raises(ValueError, match="depths must list increasing"):
+        PROFILES.get("smoke", depths=(2, 1))
+    with pytest.raises(ValueError, match="validation_share"):
+        PROFILES.get("smoke", validation_share=0.0)
+    with pytest.raises(ValueError, match="baseline_hidden"):
+        PROFILES.get("smoke", baseline_hidden=0)
+    assert "sampled" not in PROFILES.get("smoke", baseline_hidden=0, sampled=False).roles()
+
+
+@pytest.mark.parametrize("name", ["cpu", "small"])
+def test_size_matched_widths_come_within_five_percent(name):
+    """The profiles' matches at the main data's 40,981 ids (Gowalla) and at Wikispeedia's 4,598: every matched pair
+    within 5%, the counts those of the instantiated models."""
+    from hashlib_core.papers.superbloom.training import resolve, size_of
+
+    profile = PROFILES.get(name)
+    for ids in (40_981, 4_598):
+        specs = {s.name: s for s in resolve(profile.models(), profile, ids)}
+        for spec in specs.values():
+            if spec.match:
+                ratio = size_of(spec, profile, ids) / size_of(specs[spec.match], profile, ids)
+                assert abs(ratio - 1) <= 0.05, (name, ids, spec.name, ratio)
+        roles = profile.roles()
+        sampled, matched = specs[roles["sampled"]], specs[roles["superbloom_matched"]]
+        assert sampled.hidden == matched.hidden and sampled.layers == matched.layers          # the same Transformer
+        assert sampled.num_sampled == profile.num_hashes * -(-ids // profile.alpha)           # Superbloom's tokens
+        much = 3 if name == "cpu" and ids > 10_000 else 1            # "much larger" where the id table dominates
+        assert size_of(sampled, profile, ids) > much * size_of(matched, profile, ids)
+    smoke = PROFILES.get("smoke")
+    specs = resolve(smoke.models(), smoke, 300)
+    for spec in specs:
+        model = SuperbloomForMaskedLM(model_config(spec, smoke, 300))
+        assert size_of(spec, smoke, 300) == sum(p.numel() for p in model.parameters()), spec.name
+
+
+def test_heads_divide_any_matched_width():
+    from hashlib_core.papers.superbloom.training import heads_for
+
+    assert [heads_for(w, 4) for w in (1, 2, 3, 6, 9, 64)] == [1, 2, 3, 3, 3, 4]
 
 
 def test_language_vocabulary_and_greedy_tokenisation():
@@ -300,3 +417,19 @@ def test_decoding_and_example_knobs_are_checked():
     with pytest.raises(ValueError, match="decode_positions"):
         PROFILES.get("smoke", decode_positions=0)
     assert PROFILES.get("cpu").decode_ids == 1_000_000 and PROFILES.get("smoke").decode_ids > 0
+
+
+def test_table3_parts_partition_the_recall_models_of_every_profile():
+    from hashlib_core.papers.superbloom import experiments as ex
+
+    for name in ex.PROFILES.names:
+        profile = ex.PROFILES.get(name)
+        parts = [ex._part_names(profile, part) for part in ex._RECALL_PARTS]
+        flat = [n for names in parts for n in names]
+        assert sorted(flat) == sorted(ex._recall_names(profile)) and len(flat) == len(set(flat)), name
+    cpu = ex.PROFILES.get("cpu")
+    assert ex._part_names(cpu, "recall_L4") == ["superbloom-L4", "baseline-L4"]
+    assert ex._part_names(cpu, "recall_wide") == ["superbloom-wide-L1"]
+    assert ex._part_names(cpu, "recall_L8") == []          # a depth only other profiles train
+    registered = set(ex.CHAPTER.experiments)
+    assert {"recall_L1", "recall_L2", "recall_L4", "recall_L8", "recall_L12", "recall_wide"} <= registered

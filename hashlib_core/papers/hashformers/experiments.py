@@ -29,6 +29,10 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
     Table 6: MD/LSH Emb and Proj with BPE subwords as the hashed units instead of words.
 ``trend``
     The headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs: which way the gap moves.
+``majority``
+    Why the BERT baselines stay at the majority class on CoLA and MRPC: BERT-MLM's masked-piece loss beside the
+    no-context floor, BERT-MLM fine-tuned on more data from pre-trained and from random weights (training, held-out
+    and dev scores), and a bag-of-pieces logistic regression (:mod:`~hashlib_core.papers.hashformers.majority`).
 ``timing``
     Table 3: pre-training and inference time per sample (:mod:`~hashlib_core.papers.hashformers.timing`).
 ``claims``
@@ -48,9 +52,11 @@ from hashlib_core.papers.hashformers.analysis import bucket_sharing, md5_example
 from hashlib_core.papers.hashformers.data import Resources
 from hashlib_core.papers.hashformers.finetuning import (finetune_tasks, glue_runs, glue_table, predictions_record,
                                                         trend_name)
+from hashlib_core.papers.hashformers.majority import bag_reference, diagnosis_runs, mlm_floor
 from hashlib_core.papers.hashformers.pretraining import pretrain
-from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, LSH_GROUP, MD_GROUP, PRETRAINING_SETTINGS,
-                                                      PROFILES, TABLE6_MODELS, TREND_MODELS, HashFormersProfile)
+from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, LSH_GROUP, MD_GROUP, MODELS,
+                                                      PRETRAINING_SETTINGS, PROFILES, TABLE6_MODELS, TREND_MODELS,
+                                                      HashFormersProfile)
 from hashlib_core.profiles import RUN_SETTINGS
 from hashlib_core.papers.hashformers.table2 import hashformers_table2
 from hashlib_core.papers.hashformers.timing import timing_table
@@ -58,6 +64,9 @@ from hashlib_core.papers.hashformers.timing import timing_table
 __all__ = ["CHAPTER"]
 
 CHAPTER = Chapter("hashformers", "HashFormers", PROFILES, resources=lambda ctx: Resources(ctx.profile))
+
+#: the majority diagnosis's own settings: no other experiment reads them
+_DIAGNOSIS_SETTINGS = ("diag_tasks", "diag_train_examples", "diag_epochs", "diag_patience")
 
 #: settings pre-training never reads (fine-tuning, scoring, the trend's and Table 3's): changing one leaves the
 #: pre-training results current
@@ -186,6 +195,29 @@ def _trend(ctx: RunContext) -> dict:
             preds.update({(trend_name(spec.name, steps), task, seed): p for (task, seed), p in by_task.items()})
             del model
     return {"trend_runs": pd.DataFrame(rows), "trend_predictions": predictions_record(preds, res, tasks)}
+
+
+def _diagnosed(profile) -> bool:
+    return bool(profile.diag_tasks) and any(m.name == "BERT-MLM" for m in profile.selected())
+
+
+@CHAPTER.experiment("majority", outputs=("majority_floor", "majority_runs", "majority_bags"), when=_diagnosed,
+                    reads=("glue_baselines_runs",), owns=_DIAGNOSIS_SETTINGS)
+def _majority(ctx: RunContext) -> dict:
+    """Why the baselines stay at the majority class: BERT-MLM's masked-piece loss beside the no-context floor, BERT-MLM
+    fine-tuned at the learning rate its sweep chose (Table 1's runs) on ``diag_train_examples`` examples of each
+    ``diag_tasks`` task from its pre-trained and from random weights, and a bag-of-pieces logistic regression."""
+    res = ctx.resources
+    spec = next(m for m in MODELS if m.name == "BERT-MLM")
+    runs = ctx.evidence().table("glue_baselines_runs")
+    chosen = runs[(runs["name"] == spec.name) & runs["chosen"].astype(bool)]
+    if chosen.empty:
+        raise RuntimeError("the majority diagnosis fine-tunes BERT-MLM at the learning rate its sweep chose: run the "
+                           "experiment glue_baselines first (--only glue_baselines,majority)")
+    model, summary, curve = pretrain(spec, res, ctx)
+    return {"majority_floor": mlm_floor(res, summary, curve),
+            "majority_runs": diagnosis_runs(spec, model, res, ctx, float(chosen["learning_rate"].iloc[0])),
+            "majority_bags": bag_reference(res, ctx.profile.diag_task_keys())}
 
 
 @CHAPTER.experiment("timing", outputs=("timing",))

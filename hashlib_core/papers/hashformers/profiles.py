@@ -168,6 +168,13 @@ class HashFormersProfile(Profile):
     #: Table 6 (BPE units for HashFormers), and the tasks its four models are fine-tuned on (empty: ``tasks``)
     table6: bool = True
     table6_tasks: tuple[str, ...] = ()
+    #: why a baseline stays at the majority class (the majority diagnosis, :mod:`~hashlib_core.papers.hashformers.
+    #: majority`): its tasks (empty: no diagnosis), its training sizes (examples per task after the held-out part;
+    #: 0: every one), the cap on epochs and the patience of its runs (BERT-MLM at its chosen rate, the first seed)
+    diag_tasks: tuple[str, ...] = ()
+    diag_train_examples: tuple[int, ...] = ()
+    diag_epochs: float = 10.0
+    diag_patience: int = 3
     #: Table 3: repetitions per measurement, batch size, dev examples for inference; and the same models at
     #: BERT-base's width (12 x 768, sequence 512, random weights): repetitions (0: not timed there) and pre-training
     #: batch
@@ -199,7 +206,16 @@ class HashFormersProfile(Profile):
 
         if self.corpus not in (*CORPUS_NAMES, "wikipedia+bookcorpus"):
             raise ValueError(f"corpus must be one of {(*CORPUS_NAMES, 'wikipedia+bookcorpus')}, got {self.corpus!r}")
-        check_finetuning_settings((*self.tasks, *self.table6_tasks, *self.trend_tasks), self.ft_seeds)
+        check_finetuning_settings((*self.tasks, *self.table6_tasks, *self.trend_tasks, *self.diag_tasks),
+                                  self.ft_seeds)
+        if self.diag_tasks and (not self.diag_train_examples or len(set(self.diag_train_examples)) !=
+                                len(self.diag_train_examples) or any(isinstance(n, bool) or not isinstance(n, int)
+                                                                     or n < 0 for n in self.diag_train_examples)):
+            raise ValueError("diag_train_examples must list distinct training sizes >= 0 (0: every example not held "
+                             f"out) when diag_tasks is set, got {self.diag_train_examples!r}")
+        if self.diag_epochs <= 0 or self.diag_patience < 0:
+            raise ValueError(f"diag_epochs must be > 0 and diag_patience >= 0, got {self.diag_epochs} and "
+                             f"{self.diag_patience}")
         if any(not 0 < s < self.pt_steps for s in self.trend_pt_steps) or \
                 list(self.trend_pt_steps) != sorted(set(self.trend_pt_steps)):
             raise ValueError(f"trend_pt_steps must be increasing step counts below pt_steps ({self.pt_steps}), got "
@@ -227,6 +243,10 @@ class HashFormersProfile(Profile):
         """The models of Tables 1/2 this profile trains."""
         return [m for m in MODELS if not self.models or m.name in self.models]
 
+    def diag_task_keys(self) -> list[str]:
+        """Canonical names of the majority diagnosis's tasks."""
+        return [normalize_task(t) for t in self.diag_tasks]
+
     def task_keys(self, table6: bool = False, trend: bool = False) -> list[str]:
         """Canonical task names (Table 6's, or the trend's, own list when it has one)."""
         tasks = self.tasks
@@ -242,14 +262,17 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     # examples, 128 dev), Emb (50K) at N = 4,096. Proves every code path; its scores are not meant to be read.
     smoke=HashFormersProfile(name="smoke", corpus_max_words=40_000, budget_minutes=1.0, seq_len=32, pt_batch=8,
                              pt_steps=20, ft_train_examples=128, ft_eval_examples=128, ft_max_len=48,
-                             timing_repeats=2),
+                             timing_repeats=2, diag_tasks=("sst2",), diag_train_examples=(64, 128), diag_epochs=2.0,
+                             diag_patience=1),
     # Two CPU cores, at most three hours for the chapter (each experiment under an hour): a 4 x 128 encoder,
     # roberta-base's BPE (50,265 pieces) for the baselines and the LSH features, Emb (50K) at the paper's N = 50,260,
     # pt_steps pre-training steps of 32 x 64 units on Penn Treebank's train split and WikiText-2's validation split
     # (about 1.1M words: S+R's loss has flattened by then, measured on LSH-Proj and MD-Emb, and is still falling at
     # the trend's 150 and 400 steps); fine-tuning on 1,500 training examples per task with 500 more held out for early
     # stopping (at most 5 epochs, patience 2), three learning rates swept on SST-2 for every model, three seeds at
-    # the chosen rate, scored on the whole dev splits. The wall time of the committed run is in its meta files.
+    # the chosen rate, scored on the whole dev splits. The majority diagnosis fine-tunes BERT-MLM on CoLA and MRPC
+    # with 1,500 and with every training example, from its pre-trained and from random weights (at most 10 epochs,
+    # patience 3). The wall time of the committed run is in its meta files.
     cpu=HashFormersProfile(
         name="cpu", budget_minutes=180.0, corpus="ptb-train+wikitext2-validation", corpus_max_words=0, bpe_vocab=0,
         emb_buckets=50260, emb_buckets_small=1000, sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
@@ -257,7 +280,8 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
         pt_lr_mlm=5e-4, pt_warmup=60, tasks=("sst2", "cola", "mrpc", "stsb", "rte"), ft_train_examples=1500,
         ft_validation_examples=500, ft_eval_examples=0, ft_epochs=5.0, ft_patience=2, ft_batch=32,
         ft_lrs=(1e-4, 3e-4, 1e-3), ft_sweep_task="sst2", ft_max_len=64, ft_seeds=(0, 1, 2), table6_tasks=("sst2",),
-        trend_pt_steps=(150, 400), trend_tasks=("sst2",), timing_repeats=3, timing_batch=8, timing_examples=64,
+        trend_pt_steps=(150, 400), trend_tasks=("sst2",), diag_tasks=("cola", "mrpc"), diag_train_examples=(1500, 0),
+        diag_epochs=10.0, diag_patience=3, timing_repeats=3, timing_batch=8, timing_examples=64,
         timing_base_repeats=3, timing_base_batch=1,
     ),
     # One GPU, about 10 minutes for the whole chapter (18 models): 4 x 256 encoder, N = 50,260 as the paper, a

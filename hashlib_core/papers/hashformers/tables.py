@@ -20,8 +20,8 @@ from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
 
 __all__ = ["shown_name", "shown_names", "paper_row_label", "pretraining_view", "table2_comparison", "table2_matrix",
-           "table2_notes_view", "glue_comparison", "glue_side_by_side", "glue_view", "at_majority", "ordering",
-           "paper_points", "table3_comparison", "table6_comparison", "table6_quoted", "add_parts_view", "add_scores",
+           "table2_notes_view", "glue_comparison", "glue_side_by_side", "glue_view", "chance_floor", "at_majority",
+           "ordering", "paper_points", "table3_comparison", "table6_comparison", "table6_quoted", "add_parts_view", "add_scores",
            "add_quoted", "quoted"]
 
 #: N of the paper's "Emb (50K)" rows (§4.2: 50,260 buckets; the ``paper`` profile's ``emb_buckets``).
@@ -211,6 +211,17 @@ def glue_view(glue: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def chance_floor(task: str, majority: float) -> float:
+    """The best score of a constant prediction: the majority class's (0 for CoLA's MCC and when unknown), and on a
+    two-class accuracy task also the other class's (the dev split's majority can differ from the training split's)."""
+    key = normalize_task(task)
+    if pd.isna(majority):
+        return 0.0
+    if PRIMARY_METRIC[key] == "accuracy" and num_labels(key) == 2:
+        return max(float(majority), 100.0 - float(majority))
+    return float(majority)
+
+
 def at_majority(glue: pd.DataFrame, tasks: Sequence[str], margin: float = MAJORITY_MARGIN,
                 with_spread: bool = False) -> pd.DataFrame:
     """(model, task) pairs whose mean score is within ``margin`` points of the majority-class score (or, for STS-B,
@@ -220,12 +231,9 @@ def at_majority(glue: pd.DataFrame, tasks: Sequence[str], margin: float = MAJORI
     the margin is at least the model's own standard deviation over seeds."""
     rows = []
     for t in tasks:
-        key = normalize_task(t)
-        c = PAPER_TASK_COLUMN[key]
+        c = PAPER_TASK_COLUMN[normalize_task(t)]
         base = glue[f"{c}_majority"].iloc[0]
-        floor = 0.0 if pd.isna(base) else base
-        if not pd.isna(base) and PRIMARY_METRIC[key] == "accuracy" and num_labels(key) == 2:
-            floor = max(base, 100.0 - base)
+        floor = chance_floor(t, base)
         for _, r in glue.iterrows():
             spread = r[f"{c}_std"] if with_spread and not pd.isna(r[f"{c}_std"]) else 0.0
             if pd.isna(r[c]) or r[c] <= floor + max(margin, spread):

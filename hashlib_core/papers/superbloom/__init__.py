@@ -13,11 +13,11 @@ Where each part is implemented (the chapter: ``book/superbloom.ipynb``; run it w
 §2, Fig. 1, the model            :class:`~hashlib_core.papers.superbloom.modeling.SuperbloomForMaskedLM`
 §2.4, masked items, m-hash loss  :class:`~hashlib_core.papers.superbloom.data.ItemMaskingCollator`, ``SuperbloomForMaskedLM.forward``
 §2.5, Algorithm 1                :func:`hashlib_core.decoding.beam.beam_topk` (certificate), :func:`~hashlib_core.decoding.beam.exhaustive_topk`
-§3.1, data (stand-ins)           :mod:`~hashlib_core.papers.superbloom.data` (FB15k-237 neighbour sets, Last.fm
-                                 user sets: the ``other_datasets`` experiment)
+§3.1, data (stand-ins)           :mod:`~hashlib_core.papers.superbloom.data` (FB15k-237 neighbour sets; Gowalla,
+                                 Diginetica, Wikispeedia and Last.fm sets: the ``other_datasets`` experiment)
 Tables 1-3, Fig. 3, App. B       :mod:`~hashlib_core.papers.superbloom.experiments`, :mod:`~hashlib_core.papers.superbloom.params`
-App. E, example predictions      :func:`~hashlib_core.papers.superbloom.training.example_predictions` (Last.fm artist
-                                 names: :func:`~hashlib_core.papers.superbloom.data.display_names`)
+App. E, example predictions      :func:`~hashlib_core.papers.superbloom.training.example_predictions` (Wikispeedia
+                                 page titles, Last.fm artist names: :func:`~hashlib_core.papers.superbloom.data.display_names`)
 §2.5, "10 times faster"          :mod:`hashlib_core.benchmarks.superbloom_decoding` (synthetic distributions) and the
                                  ``decoding`` experiment (a model trained inside a 1M-id space)
 §4, a context-free yardstick     :func:`~hashlib_core.papers.superbloom.language.context_free_recall` (the

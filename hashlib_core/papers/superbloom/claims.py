@@ -1,10 +1,12 @@
-"""The Superbloom chapter's claims: the abstract's three comparisons first, then Tables 1-3, Fig. 3, Algorithm 1,
+"""The Superbloom chapter's claims: the abstract's comparisons first, then Tables 1-3, Fig. 3, Algorithm 1,
 Appendix B and §4, each with its effect computed from the chapter's results of one profile.
 
-Recall comparisons read ``recall_segments`` (one masked id per test segment, the same targets for every model) and
-take a paired bootstrap over the test segments; the difference of two depth gains ("hashing needs depth") is
-bootstrapped the same way, per segment. A comparison the paper makes between models "of a similar size" is only
-tested when our two models' parameter counts (``models`` / ``language_models``) agree within
+Recall comparisons read the per-segment hits (``recall_segments`` and ``matched_segments``: one masked id per test
+segment, the same targets for every model and seed), average each model's hits over its seeds per segment, and take a
+paired bootstrap over the test segments; the difference of two depth gains ("hashing needs depth") is bootstrapped
+the same way, per segment. The models compared are the profile's roles
+(:meth:`~hashlib_core.papers.superbloom.profiles.SuperbloomProfile.roles`). A comparison the paper makes between
+models "of a similar size" is only tested when our two models' parameter counts agree within
 :data:`SIZE_TOLERANCE`; otherwise it is not testable here, with both sizes given.
 """
 from __future__ import annotations
@@ -18,43 +20,62 @@ from hashlib_core.claims import ClaimSet, Effect, Interval, NotTestable, better,
 from hashlib_core.params import humanize
 from hashlib_core.papers.superbloom.data import DATASET_NAMES
 
-__all__ = ["CLAIMS", "SIZE_TOLERANCE", "family", "hits", "check_similar_sizes"]
+__all__ = ["CLAIMS", "SIZE_TOLERANCE", "role", "models", "segments", "hits", "check_similar_sizes"]
 
 #: two models are "of a similar size" when the larger has at most this share more parameters than the smaller
 SIZE_TOLERANCE = 0.05
-#: the items a paired bootstrap resamples; each model is trained once, so it covers the choice of test segments only
-_ITEMS = "test segments (one trained model each: training variation not covered)"
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
-def family(models: pd.DataFrame, kind: str, depth: str = "deep") -> str:
-    """The name of the ``kind`` model ("baseline", "superbloom", "sampled-softmax") at ``depth`` ("deep": most
-    layers, "shallow": fewest); NotTestable when the profile trained none, or only one depth of it."""
-    sampled = models["num_sampled"] > 0
-    rows = models[{"baseline": (models["alpha"] == 1) & ~sampled, "superbloom": models["alpha"] > 1,
-                   "sampled-softmax": sampled}[kind]]
-    if rows.empty:
-        raise NotTestable(f"no {kind} model is trained in this profile")
-    if depth == "shallow" and rows["layers"].nunique() < 2:
-        raise NotTestable(f"the {kind} model is trained at one depth only in this profile")
-    pick = rows["layers"].idxmax() if depth == "deep" else rows["layers"].idxmin()
-    return str(rows.loc[pick, "name"])
+def _both(ev: Any, *names: str) -> pd.DataFrame:
+    frames = [ev.table(n) for n in names if ev.has(n)]
+    if not frames:
+        raise NotTestable(f"none of {', '.join(names)} is in this profile's results")
+    return pd.concat(frames, ignore_index=True)
 
 
-def hits(segments: pd.DataFrame, name: str, k: int = 1) -> np.ndarray:
-    """Per test segment: 100 if ``name`` ranked the masked id among its best ``k``, else 0 (in points)."""
-    rows = segments[segments["name"] == name]
+def models(ev: Any) -> pd.DataFrame:
+    """One row per trained model and seed, of ``recall`` and ``matched``."""
+    return _both(ev, "models", "matched_models")
+
+
+def segments(ev: Any) -> pd.DataFrame:
+    """Per-segment hits of every model and seed, of ``recall`` and ``matched``."""
+    return _both(ev, "recall_segments", "matched_segments")
+
+
+def role(ev: Any, key: str) -> str:
+    """The name of the model playing ``key`` (see ``roles``); NotTestable when the profile trains none."""
+    name = ev.profile.roles().get(key)
+    if name is None or name not in set(models(ev)["name"]):
+        raise NotTestable(f"no {key.replace('_', ' ')} model is trained in this profile")
+    return name
+
+
+def hits(table: pd.DataFrame, name: str, k: int = 1) -> np.ndarray:
+    """Per test segment (in segment order): the share of ``name``'s seeds that ranked the masked id among their best
+    ``k``, in points (100: every seed)."""
+    rows = table[table["name"] == name]
     if rows.empty:
         raise NotTestable(f"{name} has no scored test segments in this profile")
-    return 100.0 * rows[f"hit@{k}"].to_numpy(dtype=float)
+    return 100.0 * rows.groupby("segment", sort=True)[f"hit@{k}"].mean().to_numpy(dtype=float)
 
 
-def _paired(segments: pd.DataFrame, *names: str, k: int = 1) -> list[np.ndarray]:
+def _seeds(table: pd.DataFrame, *names: str) -> str:
+    counts = {n: table.loc[table["name"] == n, "seed"].nunique() for n in names}
+    return ", ".join(f"{n}: {c} seed{'s' if c > 1 else ''}" for n, c in counts.items())
+
+
+def _items(table: pd.DataFrame, *names: str) -> str:
+    return f"test segments (each model's hits averaged over its seeds per segment; {_seeds(table, *names)})"
+
+
+def _paired(table: pd.DataFrame, *names: str, k: int = 1) -> list[np.ndarray]:
     """Per-segment hits of ``names``, checked to be scored on the same targets in the same order."""
-    targets = [segments.loc[segments["name"] == n, "target"].to_numpy() for n in names]
+    targets = [table[table["name"] == n].groupby("segment", sort=True)["target"].first().to_numpy() for n in names]
     if any(len(t) != len(targets[0]) or not np.array_equal(t, targets[0]) for t in targets):
         raise NotTestable(f"{', '.join(names)} were not scored on the same test segments")
-    return [hits(segments, n, k) for n in names]
+    return [hits(table, n, k) for n in names]
 
 
 def check_similar_sizes(sizes: pd.Series, a: str, b: str) -> None:
@@ -70,73 +91,70 @@ def _recall_text(a: str, ra: float, b: str, rb: float, k: int = 1) -> str:
 
 
 # ----------------------------------------------------------------------------------------------------- effects
-def _versus(kind: str, *, similar: bool = False, larger: bool = False):
-    """Deep Superbloom minus the deep ``kind`` model, rec@1, paired bootstrap over the test segments."""
+def _sizes(ev: Any) -> pd.Series:
+    return models(ev).groupby("name")["total_params"].first()
+
+
+def _versus(a_role: str, b_role: str, *, similar: bool = False, larger: bool = False):
+    """Model ``a_role`` minus model ``b_role``, rec@1, paired bootstrap over the test segments."""
     def effect(ev: Any) -> Effect:
-        models = ev.table("models")
-        sb, other = family(models, "superbloom"), family(models, kind)
-        sizes = models.set_index("name")["total_params"]
+        a_name, b_name = role(ev, a_role), role(ev, b_role)
+        sizes = _sizes(ev)
         if similar:
-            check_similar_sizes(sizes, sb, other)
-        if larger and not sizes[other] > sizes[sb]:
-            raise NotTestable(f"{other} ({humanize(sizes[other], 2)}) is not larger than {sb} "
-                              f"({humanize(sizes[sb], 2)}): the claim is about a much larger sampled-softmax model")
-        a, b = _paired(ev.table("recall_segments"), sb, other)
-        size = f"; {sb} {humanize(sizes[sb], 2)} vs {other} {humanize(sizes[other], 2)} parameters"
-        return Effect(paired_bootstrap(a, b, items=_ITEMS), _recall_text(sb, a.mean(), other, b.mean()) + size,
-                      unit="points")
+            check_similar_sizes(sizes, a_name, b_name)
+        if larger and not sizes[b_name] > sizes[a_name]:
+            raise NotTestable(f"{b_name} ({humanize(sizes[b_name], 2)}) is not larger than {a_name} "
+                              f"({humanize(sizes[a_name], 2)}): the claim is about a much larger sampled-softmax "
+                              "model")
+        table = segments(ev)
+        a, b = _paired(table, a_name, b_name)
+        size = (f"; {a_name} {humanize(sizes[a_name], 2)} vs {b_name} {humanize(sizes[b_name], 2)} parameters")
+        return Effect(paired_bootstrap(a, b, items=_items(table, a_name, b_name)),
+                      _recall_text(a_name, a.mean(), b_name, b.mean()) + size, unit="points")
     return effect
 
 
-def _depth(ev: Any, *kinds: str) -> tuple[list[np.ndarray], list[str]]:
-    """Per-segment rec@1 hits of each ``kinds`` model, deep then shallow, and a text per kind."""
-    models = ev.table("models")
-    names = [family(models, kind, depth) for kind in kinds for depth in ("deep", "shallow")]
-    scores = _paired(ev.table("recall_segments"), *names)
-    layers = models.set_index("name")["layers"]
-    texts = [f"{kind} {layers[names[2 * i + 1]]} -> {layers[names[2 * i]]} layers: {scores[2 * i + 1].mean():.1f}% "
-             f"-> {scores[2 * i].mean():.1f}%" for i, kind in enumerate(kinds)]
-    return scores, texts
+def _depth(ev: Any, *families: str) -> tuple[list[np.ndarray], list[str], pd.DataFrame, list[str]]:
+    """Per-segment rec@1 of each family's deep and shallow model, a text per family, the table and the names."""
+    if ev.profile.depths[0] == ev.profile.deep:
+        raise NotTestable("the profile trains one depth only")
+    names = [role(ev, f"{family}_{depth}") for family in families for depth in ("deep", "shallow")]
+    table = segments(ev)
+    scores = _paired(table, *names)
+    layers = models(ev).groupby("name")["layers"].first()
+    texts = [f"{family} {layers[names[2 * i + 1]]} -> {layers[names[2 * i]]} layers: "
+             f"{scores[2 * i + 1].mean():.1f}% -> {scores[2 * i].mean():.1f}%" for i, family in enumerate(families)]
+    return scores, texts, table, names
 
 
 def _depth_gap(ev: Any) -> Effect:
     """(Superbloom deep - shallow) - (baseline deep - shallow), rec@1, bootstrapped per segment."""
-    (sd, ss, bd, bs), (sb_text, base_text) = _depth(ev, "superbloom", "baseline")
-    iv = paired_bootstrap(sd - ss, bd - bs, items=_ITEMS)
+    (sd, ss, bd, bs), (sb_text, base_text), table, names = _depth(ev, "superbloom", "baseline")
+    iv = paired_bootstrap(sd - ss, bd - bs, items=_items(table, *names))
     return Effect(iv, f"gain from depth: {sb_text} ({(sd - ss).mean():+.1f}); {base_text} ({(bd - bs).mean():+.1f})",
-                  unit="points")
+                  unit="points", note="each baseline has its Superbloom row's parameter count")
 
 
 def _superbloom_depth(ev: Any) -> Effect:
-    (d, s), (text,) = _depth(ev, "superbloom")
-    return Effect(paired_bootstrap(d, s, items=_ITEMS), text, unit="points")
-
-
-def _sampled_below_baseline(ev: Any) -> Effect:
-    models = ev.table("models")
-    base, ss = family(models, "baseline"), family(models, "sampled-softmax")
-    a, b = _paired(ev.table("recall_segments"), base, ss)
-    sizes = models.set_index("name")["total_params"]
-    return Effect(paired_bootstrap(a, b, items=_ITEMS), _recall_text(base, a.mean(), ss, b.mean()), unit="points",
-                  note=f"ours are of one size ({humanize(sizes[ss], 2)} and {humanize(sizes[base], 2)} parameters); "
-                       f"the paper's sampled-softmax model is much larger than its baseline")
+    (d, s), (text,), table, names = _depth(ev, "superbloom")
+    return Effect(paired_bootstrap(d, s, items=_items(table, *names)), text, unit="points")
 
 
 def _all_deciles(ev: Any) -> Effect:
-    """The smallest, over the ten label-frequency deciles, of deep Superbloom's rec@1 minus the deep baseline's."""
-    models = ev.table("models")
-    sb, base = family(models, "superbloom"), family(models, "baseline")
-    check_similar_sizes(models.set_index("name")["total_params"], sb, base)
-    segments = ev.table("recall_segments")
-    a, b = _paired(segments, sb, base)
-    frequency = segments.loc[segments["name"] == sb, "label_frequency"]
+    """The smallest, over the ten label-frequency deciles, of deep Superbloom's rec@1 minus the baseline's of its
+    size."""
+    sb, base = role(ev, "superbloom_deep"), role(ev, "baseline_deep")
+    check_similar_sizes(_sizes(ev), sb, base)
+    table = segments(ev)
+    a, b = _paired(table, sb, base)
+    frequency = table[table["name"] == sb].groupby("segment", sort=True)["label_frequency"].first()
     bucket = pd.qcut(frequency.rank(method="first"), 10, labels=False).to_numpy()     # Fig. 3's deciles
 
     def worst(idx: np.ndarray) -> float:            # deciles a resample happens to miss are skipped
         diff, where = a[idx] - b[idx], bucket[idx]
         return float(min(diff[where == d].mean() for d in np.unique(where)))
 
-    iv = paired_bootstrap(metric=worst, metric_b=lambda idx: 0.0, n_items=len(a), items=_ITEMS)
+    iv = paired_bootstrap(metric=worst, metric_b=lambda idx: 0.0, n_items=len(a), items=_items(table, sb, base))
     return Effect(iv, f"{sb} minus {base}, rec@1 in its worst decile: {iv.estimate:+.1f} points", unit="points")
 
 
@@ -168,14 +186,17 @@ def _speed(ev: Any) -> Effect:
 
 
 def _beam_k(ev: Any) -> Effect:
-    """The smallest, over k, of rec@k after one iteration at B = k minus the certified search's rec@k."""
+    """The smallest, over k, of rec@k after one iteration at B = k minus the certified search's rec@k (the same
+    model and seed)."""
     beam = ev.table("beam_width")
-    name = str(beam["name"].iloc[0])
-    exact = ev.table("recall").set_index("name").loc[name]
+    name, seed = str(beam["name"].iloc[0]), int(beam["seed"].iloc[0])
+    table = segments(ev)
+    exact = table[(table["name"] == name) & (table["seed"] == seed)]
     ks = [k for k in (int(c[4:]) for c in beam.columns if c.startswith("rec@")) if k in set(beam["beam"])]
-    if not ks:
-        raise NotTestable("no beam width equal to a recall cut-off was run")
-    gaps = {k: float(beam.loc[beam["beam"] == k, f"rec@{k}"].iloc[0] - exact[f"rec@{k}"]) for k in ks}
+    if not ks or exact.empty:
+        raise NotTestable("no beam width equal to a recall cut-off was run, or its model was not scored")
+    gaps = {k: float(beam.loc[beam["beam"] == k, f"rec@{k}"].iloc[0] - 100.0 * exact[f"hit@{k}"].mean())
+            for k in ks}
     k = min(gaps, key=gaps.get)
     return Effect(Interval(gaps[k], method="one run, per-segment hits of the beam widths not kept: no interval"),
                   f"{name}: one iteration at B = k against the certified search: "
@@ -224,21 +245,31 @@ def _language_smaller(ev: Any) -> Effect:
 
 # ------------------------------------------------------------------------------------------------------ claims
 def _scale(p: Any) -> str:
-    return (f"{p.name} profile: {DATASET_NAMES[p.dataset]} id sets, width {p.hidden}, {p.layers_shallow} and "
-            f"{p.layers_deep} layers, alpha = {p.alpha}, m = {p.num_hashes}, {p.steps:,} steps of {p.batch} segments, "
-            f"one seed; decoding in an id space of {p.decode_ids:,}; §4 on WikiText-2 ({p.lm_steps:,} steps)")
+    return (f"{p.name} profile: {DATASET_NAMES[p.dataset]} id sets, Superbloom at width {p.hidden} and "
+            f"{', '.join(map(str, p.depths))} layers beside baselines of its size; Table 1 beside a width-"
+            f"{p.baseline_hidden} baseline; alpha = {p.alpha}, m = {p.num_hashes}; early stopping on validation "
+            f"loss (at most {p.steps:,} steps of {p.batch} segments), learning rates "
+            f"{', '.join(f'{lr:g}' for lr in p.learning_rates)}, {p.seeds} seed{'s' if p.seeds > 1 else ''} for "
+            f"the compared models; decoding in an id space of {p.decode_ids:,}; §4 on WikiText-2 ({p.lm_steps:,} "
+            "steps)")
 
 
 _ABSTRACT = ("They outperform models of a similar size without hashing and, to a large degree, models of a much larger "
              "size trained using sampled softmax with the same computational budget.")
+_READS = ("models", "recall_segments", "matched_models", "matched_segments")
 
 CLAIMS = ClaimSet("superbloom", "Superbloom", [
-    better("beats-similar", "Superbloom beats an unhashed model of similar size", headline=True, where="Abstract",
-           quote=_ABSTRACT, effect=_versus("baseline", similar=True), reads=("models", "recall_segments"),
-           section="sb-recall", unit="points"),
+    better("beats-similar", "Superbloom beats an unhashed model of similar size (at Superbloom's size)",
+           headline=True, where="Abstract", quote=_ABSTRACT,
+           effect=_versus("superbloom_deep", "baseline_deep", similar=True), reads=_READS, section="sb-recall",
+           unit="points"),
+    better("beats-similar-large", "Superbloom beats an unhashed model of similar size (at the baseline's size)",
+           headline=True, where="Abstract", quote=_ABSTRACT,
+           effect=_versus("superbloom_matched", "baseline_wide", similar=True), reads=_READS, section="sb-matched",
+           unit="points"),
     better("beats-sampled", "Superbloom beats a much larger sampled-softmax model", headline=True, where="Abstract",
-           quote=_ABSTRACT, effect=_versus("sampled-softmax", larger=True), reads=("models", "recall_segments"),
-           section="sb-recall", unit="points"),
+           quote=_ABSTRACT, effect=_versus("superbloom_matched", "sampled", larger=True), reads=_READS,
+           section="sb-matched", unit="points"),
     better("depth-gap", "Going deeper helps Superbloom far more than the unhashed baseline", headline=True,
            where="Introduction; §3.4, Table 3",
            quote=("For instance, we find that the model quality gap between a one layer and a twelve layer "
@@ -253,16 +284,16 @@ CLAIMS = ClaimSet("superbloom", "Superbloom", [
     better("sampled-worse", "The sampled-softmax model recalls worse than the unhashed baseline",
            where="§3.3, Table 2",
            quote=("We note that the sampled-softmax model has much worse rec@k than the other two models, and this gap "
-                  "is larger for smaller k."), effect=_sampled_below_baseline, reads=("models", "recall_segments"),
-           section="sb-recall", unit="points"),
+                  "is larger for smaller k."), effect=_versus("baseline_wide", "sampled"),
+           reads=_READS, section="sb-matched", unit="points"),
     better("all-deciles", "Superbloom beats the baseline of similar size in every label-frequency decile",
            where="§3.3, Fig. 3", quote="We can observe that Superbloom is more accurate than the baseline in all the "
            "buckets.", effect=_all_deciles, reads=("models", "recall_segments"), section="sb-recall", unit="points"),
     better("deep-vs-wide", "A deep Superbloom model beats a one-layer one of the same size", where="§3.4, Table 3",
            quote=("The multi-layer model also performs much better than the single layer model with the same size "
                   "(superbloom-d384l1)."),
-           untestable=("needs a one-layer Superbloom model as large as the deep one (Table 3's superbloom-d384l1); no "
-                       "profile trains one")),
+           effect=_versus("superbloom_deep", "superbloom_one_layer", similar=True), reads=_READS,
+           section="sb-recall", unit="points"),
     value("certificate", "Every answer Algorithm 1 certifies is the exact top k", between=(100.0, 100.0),
           where="§2.5, Algorithm 1",
           quote=("If the best scored element s := arg max s∈S b γ(s) satisfies γ(s ) ≥ j log p b j , then we have "
@@ -276,7 +307,7 @@ CLAIMS = ClaimSet("superbloom", "Superbloom", [
     within("beam-k", "One search iteration at beam B = k already reaches the exact search's rec@k", tolerance=0,
            one_sided=True, where="Table 1 caption; Appendix B",
            quote=("our experiments suggest that it is sufficient to set B = k in order to achieve the best rec@k "
-                  "metric"), effect=_beam_k, reads=("beam_width", "recall"), section="sb-beam", unit="points"),
+                  "metric"), effect=_beam_k, reads=("beam_width", "recall_segments"), section="sb-beam", unit="points"),
     value("softmax-200K", "Superbloom's softmax at the paper's vocabulary has about 200K hash tokens (2N / alpha)",
           printed="200K", where="Table 1 caption",
           quote=("For baseline and superbloom, since there is no sampling, this number corresponds to the full "

@@ -1,19 +1,25 @@
 """The Superbloom chapter's data: sets of opaque ids standing in for Wikipedia pages' links, and item masking.
 
 The paper's data (§3.1) is the set of entities each English Wikipedia page links to (5.3M entities). Not available
-here; two stand-ins with the same shape, **far smaller** (this changes what hashing buys: with so few ids even the
-unhashed model is small, and α-to-one hashing saves little memory at this size):
+here; stand-ins with the same shape (a context and its set of ids), far smaller than 5.3M but large enough that the
+unhashed table dominates an unhashed model's parameters (the regime hashing is for):
 
+* **Gowalla** (:func:`gowalla_sets`, the main data): a "page" is a user, its "links" the 40,981 location ids the user
+  checked in at (the LightGCN split's three files pooled: 29,858 sets, 34 ids on average).
+* **Diginetica** (:func:`session_sets`): a "page" is a shopping session, its "links" the items viewed in it
+  (43,097 item ids; sessions are short: 4 distinct items on average).
+* **Wikispeedia** (:func:`wikispeedia_sets`): real Wikipedia pages (the selection for schools) and the pages they
+  link to: the paper's own kind of data at 4.6K pages, with names for Appendix E's predictions.
 * **FB15k-237** (:func:`fb15k237_sets`): a "page" is an entity, its "links" the entities it shares a triple with
-  (either direction, any relation; the three splits pooled, so every entity of any split is an id: 14,541, of
-  which 14,505 occur in the train split, the count the dataset's manifest gives; ``fb15k237_sets().num_ids``
-  computes it and a test checks it). 10% of the pages (seeded) are held out as test pages.
+  (either direction, any relation; the three splits pooled: 14,541 ids, of which 14,505 occur in the train split,
+  the count the dataset's manifest gives; a test checks it).
 * **Last.fm HetRec 2011** (:func:`lastfm_sets`): a "page" is a user, its "links" the artists they listened to.
 
-Ids are numbered ``0 .. N-1`` in sorted order of their original names. :class:`ItemSets` cuts each training page's
-set into shuffled segments of at most ``segment`` items (§3.1: 32); :func:`held_out_segments` draws one segment per test
-page and masks one of its ids (seeded). :class:`ItemMaskingCollator` is BERT's masking over **items**: 15% of a
-segment's items (at least one) are chosen; 80% become the m ``[MASK_j]`` tokens, 10% another item's digest, 10%
+Ids are numbered ``0 .. N-1`` in sorted order of their original names. Pages are split (seeded) into training,
+validation (early stopping) and test pages (:func:`split_pages`). :class:`ItemSets` cuts each training page's set into
+shuffled segments of at most ``segment`` items (§3.1: 32); :func:`held_out_segments` draws one segment per validation
+or test page and masks one of its ids (seeded). :class:`ItemMaskingCollator` is BERT's masking over **items**: 15% of
+a segment's items (at least one) are chosen; 80% become the m ``[MASK_j]`` tokens, 10% another item's digest, 10%
 stay; labels are the chosen items' m hash tokens.
 """
 from __future__ import annotations
@@ -26,8 +32,9 @@ import torch
 
 from hashlib_core.hashing.bloom import BloomHashMaps
 
-__all__ = ["DATASET_NAMES", "IdSets", "fb15k237_sets", "lastfm_sets", "display_names", "split_pages", "ItemSets",
-           "TestSegments", "held_out_segments", "ItemMaskingCollator", "encode_segments"]
+__all__ = ["DATASET_NAMES", "IdSets", "load_sets", "gowalla_sets", "session_sets", "wikispeedia_sets", "fb15k237_sets",
+           "lastfm_sets", "display_names", "split_pages", "ItemSets", "TestSegments", "held_out_segments",
+           "ItemMaskingCollator", "encode_segments"]
 
 
 @dataclass
@@ -44,7 +51,8 @@ class IdSets:
 
 
 #: display name of each id-set dataset a profile can name
-DATASET_NAMES = {"fb15k237": "FB15k-237", "lastfm": "Last.fm"}
+DATASET_NAMES = {"gowalla": "Gowalla", "diginetica": "Diginetica", "wikispeedia": "Wikispeedia",
+                 "fb15k237": "FB15k-237", "lastfm": "Last.fm"}
 
 
 def _number(pages: np.ndarray, links: np.ndarray, name: str) -> IdSets:
@@ -83,6 +91,48 @@ def lastfm_sets() -> IdSets:
                    DATASET_NAMES["lastfm"])
 
 
+def gowalla_sets() -> IdSets:
+    """Every Gowalla user's set of locations (train, validation and test files pooled: the split is ours)."""
+    from hashlib_core.data import load_gowalla
+
+    users, items = [], []
+    for split in load_gowalla().values():
+        for user, row in zip(split["user_id"], split["items"]):
+            users.append(np.full(len(row), user, dtype=np.int64))
+            items.append(np.asarray(row, dtype=np.int64))
+    return _number(np.concatenate(users), np.concatenate(items), DATASET_NAMES["gowalla"])
+
+
+def session_sets(name: str = "diginetica") -> IdSets:
+    """Every training session's set of distinct items (``diginetica``; the test file's prefixes are SR-GNN's
+    next-item task, not a set: the split into pages is ours)."""
+    from hashlib_core.data import load_sessions
+
+    sessions = load_sessions(name)["train"]["items"]
+    pages = np.concatenate([np.full(len(s), i, dtype=np.int64) for i, s in enumerate(sessions)])
+    return _number(pages, np.concatenate([np.asarray(s, dtype=np.int64) for s in sessions]), DATASET_NAMES[name])
+
+
+def wikispeedia_sets() -> IdSets:
+    """Every Wikispeedia page's set of outgoing links; the ids are page names (URL-decoded)."""
+    from hashlib_core.data import load_wikispeedia
+
+    links = load_wikispeedia("links")
+    return _number(np.asarray(links["source"], dtype=object), np.asarray(links["target"], dtype=object),
+                   DATASET_NAMES["wikispeedia"])
+
+
+_LOADERS = {"gowalla": gowalla_sets, "diginetica": session_sets, "wikispeedia": wikispeedia_sets,
+            "fb15k237": lambda: fb15k237_sets(), "lastfm": lambda: lastfm_sets()}
+
+
+def load_sets(name: str) -> IdSets:
+    """The id sets of a profile's dataset name (a key of :data:`DATASET_NAMES`)."""
+    if name not in _LOADERS:
+        raise ValueError(f"unknown id-set dataset {name!r}; choose one of {list(DATASET_NAMES)}")
+    return _LOADERS[name]()
+
+
 def display_names(sets: IdSets) -> tuple[list[str], str]:
     """How to show each id of ``sets`` to a reader, and where those labels come from: Last.fm's artist names when
     the names file is at hand (it is not staged: cache or download), otherwise the original ids (FB15k-237's
@@ -96,16 +146,25 @@ def display_names(sets: IdSets) -> tuple[list[str], str]:
             return [f"artist {n}" for n in sets.names], f"artist ids (names not available: {type(exc).__name__})"
         by_id = dict(zip((str(i) for i in artists["artist_id"]), artists["name"]))
         return [by_id.get(n, f"artist {n}") for n in sets.names], "Last.fm artist names (artists.dat)"
+    if sets.name == DATASET_NAMES["wikispeedia"]:
+        return [n.replace("_", " ") for n in sets.names], "Wikipedia page titles (Wikispeedia)"
     return list(sets.names), "original ids (no names in the data)"
 
 
-def split_pages(sets: IdSets, test_share: float, seed: int) -> tuple[list[int], list[int]]:
-    """Page indices for training and testing: ``test_share`` of the pages, drawn with ``seed``."""
-    if not 0 < test_share < 1:
-        raise ValueError(f"test_share must be in (0, 1), got {test_share!r}")
+def split_pages(sets: IdSets, test_share: float, seed: int, validation_share: float = 0.0
+                ) -> tuple[list[int], list[int], list[int]]:
+    """Page indices ``(train, validation, test)``: ``test_share`` and ``validation_share`` of the pages, drawn with
+    ``seed`` (the test pages are the same whatever ``validation_share`` is; validation 0: an empty list)."""
+    if not 0 < test_share < 1 or not 0 <= validation_share < 1 or test_share + validation_share >= 1:
+        raise ValueError(f"test_share must be in (0, 1) and validation_share in [0, 1) with a sum below 1, got "
+                         f"{test_share!r} and {validation_share!r}")
     order = np.random.default_rng(seed).permutation(len(sets.sets))
     cut = max(1, int(round(test_share * len(order))))
-    return sorted(order[cut:].tolist()), sorted(order[:cut].tolist())
+    held = int(round(validation_share * len(order))) if validation_share else 0
+    if cut + held >= len(order):
+        raise ValueError(f"{len(order)} pages are too few to hold out {cut} test and {held} validation pages")
+    return (sorted(order[cut + held:].tolist()), sorted(order[cut:cut + held].tolist()),
+            sorted(order[:cut].tolist()))
 
 
 class ItemSets(torch.utils.data.Dataset):

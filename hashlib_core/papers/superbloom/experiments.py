@@ -3,19 +3,30 @@
 Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``python -m hashlib_core.papers.superbloom --profile P [--only a,b]``.
 
+``recall_L<depth>``, ``recall_wide``
+    Table 3's models trained in parts (each under an hour in the cpu profile): the matched pair at each depth, and
+    the one-layer Superbloom as large as the deepest; ``recall`` merges them.
 ``recall``
-    Table 3 analog ("hashing needs depth"): the baseline and Superbloom at two depths, trained with item masking,
-    scored by recall@k on one masked id per test segment (Algorithm 1, beam = k); per-segment hits with the target's
-    label frequency (for Fig. 3's deciles), the models' sizes, and their training curves.
+    Table 3 analog ("hashing needs depth"): Superbloom at each of the profile's depths and, beside it, the unhashed
+    baseline of its size, and the one-layer Superbloom as large as the deepest (Table 3's d384l1), each trained until
+    its validation loss stops improving at every learning rate of the sweep; the best rate on validation is kept and
+    the rows the claims read get more seeds. Scored by recall@k on one masked id per test segment (Algorithm 1,
+    beam = k): per-segment hits with the target's label frequency (Fig. 3's deciles), the sweep, the models' sizes,
+    their training and validation curves, and the popularity ranking's recall (no model).
+``matched``
+    Table 1 at the baseline's size, the same way: an unhashed baseline whose id table dominates it, Superbloom at the
+    width that saved table pays for, and the sampled-softmax model: unhashed at that Superbloom's width (much
+    larger), trained on as many sampled ids as Superbloom scores hash tokens.
 ``beam_width``
-    Appendix B: the deep Superbloom model's recall@k and candidates scored when Algorithm 1 stops after one
+    Appendix B: the deepest Superbloom model's recall@k and candidates scored when Algorithm 1 stops after one
     iteration at beam widths 1 .. k (approximate), against the certified search.
 ``other_datasets``
-    The deep baseline and the deep Superbloom model trained and scored the same way on each of the profile's
-    ``other_datasets`` (Last.fm's user -> artist sets), with their training curves, and Appendix E's examples: the
-    first ``examples`` test segments with each model's best five ids, named where the data has names.
+    The deepest matched pair trained (at the learning rates chosen on the main data, one seed) and scored the same
+    way on each of the profile's ``other_datasets``, with Appendix E's examples: the first ``examples`` test
+    segments with each model's best five ids, named where the data has names (Wikispeedia's pages, Last.fm's
+    artists).
 ``decoding``
-    §2.5 at the paper's |S| with a trained model: the deep Superbloom model trained again inside an id space of
+    §2.5 at the paper's |S| with a trained model: the deepest Superbloom model trained again inside an id space of
     ``decode_ids`` ids, its recall, and exhaustive scoring against certified beam search timed on its distributions.
 ``params``
     Tables 1 and 3's parameter columns at the paper's vocabularies (meta device).
@@ -39,72 +50,179 @@ import torch
 
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.superbloom.data import display_names
-from hashlib_core.papers.superbloom.profiles import PROFILES
+from hashlib_core.papers.superbloom.profiles import PROFILES, ModelSpec
 from hashlib_core.papers.superbloom.tables import EXAMPLE_COLUMNS, example_row, recall_table
 from hashlib_core.papers.superbloom.training import (
     Resources,
     evaluate,
     example_predictions,
     label_frequency,
+    popularity_recall,
+    resolve,
+    size_of,
     test_log_probs,
-    train_model,
+    train_fixed,
+    train_run,
 )
 
 __all__ = ["CHAPTER"]
 
 
 class _Resources(Resources):
-    """Also keeps each trained model for the run's other experiments."""
+    """Also keeps each trained model (by name, learning rate and seed) and each model's chosen learning rate for the
+    run's other experiments."""
 
-    def trained(self, spec) -> tuple[Any, dict, list]:
-        cache = self.__dict__.setdefault("_trained", {})
-        if spec.name not in cache:
-            cache[spec.name] = train_model(spec, self, self.ctx)
-        return cache[spec.name]
+    def fit(self, spec: ModelSpec, learning_rate: float, seed: int) -> tuple[Any, dict, list]:
+        cache = self.__dict__.setdefault("_fits", {})
+        key = (spec.name, learning_rate, seed)
+        if key not in cache:
+            cache[key] = train_run(spec, self, self.ctx, learning_rate, seed)
+        return cache[key]
+
+    def sweep(self, spec: ModelSpec) -> tuple[float, list[dict], list[dict]]:
+        """Every learning rate of the profile at seed ``seed``: the rate with the best validation score (ties: the
+        first listed), the rows and the curves."""
+        rows, curves = [], []
+        for lr in self.profile.learning_rates:
+            _, row, curve = self.fit(spec, lr, self.profile.seed)
+            rows.append(row)
+            curves += curve
+        best = max(range(len(rows)), key=lambda i: (rows[i]["best_validation"], -i))
+        for i, row in enumerate(rows):
+            row["chosen"] = i == best
+        return rows[best]["learning_rate"], rows, curves
+
+    def chosen(self, spec: ModelSpec) -> float:
+        return self.sweep(spec)[0]
 
 
 CHAPTER = Chapter("superbloom", "Superbloom", PROFILES, resources=_Resources)
 
 
 _LANGUAGE_ONLY = ("lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_alpha", "lm_window", "lm_baseline_dims",
-                  "lm_superbloom_dims", "lm_layers", "lm_steps", "lm_batch", "lm_test_windows")
+                  "lm_layers", "lm_steps", "lm_batch", "lm_learning_rate", "lm_test_windows")
 _DECODE_ONLY = ("decode_ids", "decode_steps", "decode_positions", "decode_repeats")
 _MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, *_DECODE_ONLY, "other_datasets", "other_steps", "examples")
 #: Appendix E's examples: the best ids shown per example, and the depth within which the target's rank is given
 _SHOWN, _RANK_WITHIN = 5, 100
 
 
-@CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "curves"),
-                    independent_of=_MAIN_SETS_ONLY)
-def _recall(ctx: RunContext) -> dict:
+def _fit_group(ctx: RunContext, names: list[str]) -> dict[str, pd.DataFrame]:
+    """The models ``names``: the learning-rate sweep (seed ``seed``), then the claims' models again with more seeds
+    at the chosen rate, each scored on the test segments. Returns the sweep rows, one row per (model, seed) at its
+    chosen rate, the per-segment hits, the summary and the curves."""
     res: _Resources = ctx.resources
-    ks = res.profile.recall_at
+    p = res.profile
+    ks = p.recall_at
     frequency = label_frequency(res)
-    rows, segs, curves = [], [], []
-    for spec in res.profile.models():
-        model, row, curve = res.trained(spec)
-        hits = evaluate(model.to(ctx.device), res, ks)
-        hits.insert(0, "name", spec.name)
-        hits["label_frequency"] = frequency[hits["target"].to_numpy()]
-        rows.append(row)
-        segs.append(hits)
-        curves += curve
+    seeded = set(p.seeded())
+    sweep, rows, segs, curves = [], [], [], []
+    for name in names:
+        spec = res.specs[name]
+        lr, swept, swept_curves = res.sweep(spec)
+        sweep += swept
+        curves += swept_curves
+        seeds = [p.seed + i for i in range(p.seeds if name in seeded else 1)]
+        for seed in seeds:
+            model, row, curve = res.fit(spec, lr, seed)
+            if seed != p.seed:
+                curves += curve
+            hits = evaluate(model.to(ctx.device), res, ks)
+            hits.insert(0, "seed", seed)
+            hits.insert(0, "name", name)
+            hits["label_frequency"] = frequency[hits["target"].to_numpy()]
+            rows.append({**row, "matched_params": (size_of(res.specs[spec.match], p, res.sets.num_ids)
+                                                   if spec.match else np.nan)})
+            segs.append(hits)
+    # runs read back from a finished earlier process still cost this experiment their training time (each once)
+    runs = {(r["name"], r["learning_rate"], r["seed"]): r for r in [*sweep, *rows]}
+    ctx.reuse(sum(float(r["wall_time_s"]) for r in runs.values() if r.get("restored")))
     segments = pd.concat(segs, ignore_index=True)
-    return {"recall": recall_table(segments, ks), "recall_segments": segments, "models": pd.DataFrame(rows),
-            "curves": pd.DataFrame(curves)}
+    models = pd.DataFrame(rows)
+    return {"sweep": pd.DataFrame(sweep), "models": models, "segments": segments,
+            "recall": recall_table(segments, ks, models), "curves": pd.DataFrame(curves)}
+
+
+def _recall_names(profile) -> list[str]:
+    """Table 3's models: the matched pair at every depth and the one-layer Superbloom as large as the deepest."""
+    roles = profile.roles()
+    return [m.name for m in profile.models() if m.name.startswith(("superbloom-L", "baseline-L"))
+            or m.name == roles.get("superbloom_one_layer")]
+
+
+#: Table 3's models are trained in parts, each under an hour in the cpu profile: the matched pair at each depth
+#: (``recall_L<depth>``, for every depth some profile has) and the one-layer Superbloom as large as the deepest
+#: (``recall_wide``); ``recall`` merges them
+_PART_KINDS = ("models", "sweep", "curves", "segments")
+_DEPTH_PARTS = {f"recall_L{d}": d for d in sorted({d for n in PROFILES.names for d in PROFILES.get(n).depths})}
+_RECALL_PARTS = (*_DEPTH_PARTS, "recall_wide")
+
+
+def _part_names(profile, part: str) -> list[str]:
+    """The models of one part of Table 3's training (a profile's names; empty when the part is not in it)."""
+    names = _recall_names(profile)
+    if part == "recall_wide":
+        wide = profile.roles().get("superbloom_one_layer")
+        return [wide] if wide in names else []
+    return [n for n in names if n in (f"superbloom-L{_DEPTH_PARTS[part]}", f"baseline-L{_DEPTH_PARTS[part]}")]
+
+
+def _recall_part(part: str):
+    def run(ctx: RunContext) -> dict:
+        """Train and score one part of Table 3's models (the sweep, then the claims' seeds at the chosen rate)."""
+        out = _fit_group(ctx, _part_names(ctx.profile, part))
+        return {f"{part}_{kind}": out[kind] for kind in _PART_KINDS}
+    return run
+
+
+for _part in _RECALL_PARTS:
+    CHAPTER.experiment(_part, outputs=tuple(f"{_part}_{kind}" for kind in _PART_KINDS),
+                       when=lambda profile, part=_part: bool(_part_names(profile, part)),
+                       independent_of=_MAIN_SETS_ONLY)(_recall_part(_part))
+
+
+@CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "sweep", "curves", "popularity"),
+                    independent_of=_MAIN_SETS_ONLY,
+                    reads=tuple(f"{part}_{kind}" for part in _RECALL_PARTS for kind in _PART_KINDS))
+def _recall(ctx: RunContext) -> dict:
+    """Table 3's parts merged (no training) and scored, and the popularity ranking's recall (no model)."""
+    evidence = ctx.evidence()
+    parts = [part for part in _RECALL_PARTS if _part_names(ctx.profile, part)]
+    missing = [part for part in parts if not evidence.has(f"{part}_models")]
+    if missing:
+        raise RuntimeError(f"Table 3's parts {missing} have no results: run them first (--only "
+                           f"{','.join(parts)},recall)")
+    merged = {kind: pd.concat([evidence.table(f"{part}_{kind}") for part in parts], ignore_index=True)
+              for kind in _PART_KINDS}
+    popularity = pd.DataFrame([popularity_recall(ctx.resources, ctx.profile.recall_at)])
+    return {"recall": recall_table(merged["segments"], ctx.profile.recall_at, merged["models"]),
+            "recall_segments": merged["segments"], "models": merged["models"], "sweep": merged["sweep"],
+            "curves": merged["curves"], "popularity": popularity}
+
+
+@CHAPTER.experiment("matched", outputs=("matched", "matched_segments", "matched_models", "matched_sweep",
+                                        "matched_curves"),
+                    when=lambda profile: len(profile.models()) > len(_recall_names(profile)),
+                    independent_of=_MAIN_SETS_ONLY)
+def _matched(ctx: RunContext) -> dict:
+    recall = set(_recall_names(ctx.profile))
+    out = _fit_group(ctx, [m.name for m in ctx.profile.models() if m.name not in recall])
+    return {"matched": out["recall"], "matched_segments": out["segments"], "matched_models": out["models"],
+            "matched_sweep": out["sweep"], "matched_curves": out["curves"]}
 
 
 @CHAPTER.experiment("beam_width", outputs=("beam_width",), independent_of=_MAIN_SETS_ONLY)
 def _beam_width(ctx: RunContext) -> dict:
     res: _Resources = ctx.resources
-    spec = [s for s in res.profile.models() if s.alpha > 1][-1]          # the deep Superbloom model
-    model, _, _ = res.trained(spec)
+    spec = res.specs[res.profile.roles()["superbloom_deep"]]
+    model, _, _ = res.fit(spec, res.chosen(spec), res.profile.seed)
     ks = res.profile.recall_at
     widths = sorted({1, 2, 5, *ks})
     rows = []
     for width in widths:
         hits = evaluate(model.to(ctx.device), res, ks, beam=width, max_iterations=1)
-        rows.append({"name": spec.name, "beam": width, **{f"rec@{k}": 100.0 * hits[f"hit@{k}"].mean() for k in ks},
+        rows.append({"name": spec.name, "seed": res.profile.seed, "beam": width,
+                     **{f"rec@{k}": 100.0 * hits[f"hit@{k}"].mean() for k in ks},
                      "certified_%": 100.0 * hits["certified"].mean(), "mean_scored": hits["scored"].mean()})
     return {"beam_width": pd.DataFrame(rows)}
 
@@ -112,37 +230,44 @@ def _beam_width(ctx: RunContext) -> dict:
 @CHAPTER.experiment("other_datasets", outputs=("recall_datasets", "datasets_models", "datasets_curves",
                                                "datasets_examples"),
                     when=lambda profile: bool(profile.other_datasets),
-                    independent_of=(*_LANGUAGE_ONLY, *_DECODE_ONLY, "dataset"))
+                    independent_of=(*_LANGUAGE_ONLY, *_DECODE_ONLY))
 def _other_datasets(ctx: RunContext) -> dict:
-    """The deep baseline and deep Superbloom model on each of ``other_datasets`` (trained and scored as ``recall``),
-    and Appendix E's examples: the first ``examples`` test segments with each model's best ids, named."""
+    """The deepest matched pair on each of ``other_datasets`` (at the learning rates chosen on the main data, seed
+    ``seed``; widths matched on each dataset's ids), trained and scored as ``recall``, and Appendix E's examples."""
+    main: _Resources = ctx.resources
     ks = ctx.profile.recall_at
     recalls, rows, curves, examples = [], [], [], []
     for dataset in ctx.profile.other_datasets:
         res = Resources(ctx, dataset)
         names, labels = display_names(res.sets)
-        segs = []
-        for spec in ctx.profile.deep_models():
-            model, row, curve = train_model(spec, res, ctx, steps=ctx.profile.other_steps or None)
+        segs, dataset_rows = [], []
+        for deep in res.profile.deep_models():
+            spec = res.specs[deep.name]
+            lr = main.chosen(main.specs[deep.name])
+            model, row, curve = train_run(spec, res, ctx, lr, res.profile.seed, steps=ctx.profile.other_steps or None)
             hits = evaluate(model.to(ctx.device), res, ks)
+            hits.insert(0, "seed", res.profile.seed)
             hits.insert(0, "name", spec.name)
             segs.append(hits)
             if ctx.profile.examples:
                 shown = example_predictions(model, res, ctx.profile.examples, _SHOWN, _RANK_WITHIN)
                 examples += [example_row(res.sets.name, spec.name, ex, names, labels) for ex in shown]
-            rows.append({"dataset": res.sets.name, "train_pages": len(res.pages[0]), "test_pages": len(res.pages[1]),
-                         "test_segments": len(res.test.segments), **row})
+            dataset_rows.append({"dataset": res.sets.name, "train_pages": len(res.pages[0]),
+                                 "validation_pages": len(res.pages[1]), "test_pages": len(res.pages[2]),
+                                 "test_segments": len(res.test.segments), **row})
             curves += [{"dataset": res.sets.name, **c} for c in curve]
-        table = recall_table(pd.concat(segs, ignore_index=True), ks)
+        table = recall_table(pd.concat(segs, ignore_index=True), ks, pd.DataFrame(dataset_rows))
+        table = pd.concat([table, pd.DataFrame([popularity_recall(res, ks)])], ignore_index=True)
         table.insert(0, "dataset", res.sets.name)
         recalls.append(table)
+        rows += dataset_rows
     return {"recall_datasets": pd.concat(recalls, ignore_index=True), "datasets_models": pd.DataFrame(rows),
             "datasets_curves": pd.DataFrame(curves),
             "datasets_examples": pd.DataFrame(examples, columns=EXAMPLE_COLUMNS)}
 
 
 @CHAPTER.experiment("decoding", outputs=("decoding_trained",), when=lambda profile: profile.decode_ids > 0,
-                    independent_of=(*_LANGUAGE_ONLY, "other_datasets", "other_steps", "examples"))
+                                    independent_of=(*_LANGUAGE_ONLY, "other_datasets", "other_steps", "examples"))
 def _decoding(ctx: RunContext) -> dict:
     """§2.5 at the paper's |S| with a trained model: the deep Superbloom model trained on the main dataset's sets in
     an id space of ``decode_ids`` ids, scored like ``recall`` (certified beam search), then exhaustive scoring and
@@ -151,8 +276,9 @@ def _decoding(ctx: RunContext) -> dict:
 
     res: _Resources = ctx.resources
     p = res.profile
-    spec = [s for s in p.deep_models() if s.alpha > 1][-1]
-    model, row, _ = train_model(spec, res, ctx, steps=p.decode_steps or None, num_ids=p.decode_ids)
+    spec = res.specs[p.roles()["superbloom_deep"]]
+    model, row, _ = train_run(spec, res, ctx, res.chosen(spec), p.seed, steps=p.decode_steps or None,
+                              num_ids=p.decode_ids)
     model = model.to(ctx.device)
     hits = evaluate(model, res, p.recall_at)
     log_probs = test_log_probs(model, res, p.decode_positions)
@@ -167,15 +293,15 @@ def _decoding(ctx: RunContext) -> dict:
                      "recall_certified_%": 100.0 * hits["certified"].mean(),
                      "recall_mean_scored": hits["scored"].mean(), **timing,
                      "speedup_min_paired": low, "speedup_max_paired": high,
-                     "train_wall_time_s": row["wall_time_s"], "train_resumed_from_step": row["resumed_from_step"],
+                     "train_wall_time_s": row["wall_time_s"], "train_converged": row["converged"],
                      "torch_threads": torch.get_num_threads()})
     return {"decoding_trained": pd.DataFrame(rows)}
 
 
-@CHAPTER.experiment("params", outputs=("params",), independent_of=(
-    "dataset", "test_share", "segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
-    "layers_deep", "steps", "batch", "learning_rate", "warmup", "sampled_share", "recall_at", "test_pages", "seed",
-    *_MAIN_SETS_ONLY))
+_PROFILE_KEYS = tuple(PROFILES.get("smoke").to_dict())
+
+
+@CHAPTER.experiment("params", outputs=("params",), independent_of=_PROFILE_KEYS)
 def _params(ctx: RunContext) -> dict:
     """Tables 1 and 3's parameter columns at the paper's vocabularies (meta device)."""
     from hashlib_core.papers.superbloom.params import paper_params
@@ -183,9 +309,10 @@ def _params(ctx: RunContext) -> dict:
     return {"params": paper_params()}
 
 
-_SET_ONLY = ("dataset", "other_datasets", "other_steps", "examples", *_DECODE_ONLY, "test_share",
-             "segment", "alpha", "hidden", "intermediate", "layers_shallow", "layers_deep",
-             "steps", "batch", "sampled_share", "test_pages")
+#: what the text models read besides their own (``lm_*``) knobs: the seed, the hashing's m, the heads, the warm-up and
+#: the segment length (the position table's size)
+_SET_ONLY = tuple(k for k in _PROFILE_KEYS if not k.startswith("lm_") and k not in (
+    "seed", "num_hashes", "heads", "warmup", "segment", "recall_at"))
 
 
 @CHAPTER.experiment("language", outputs=("language", "language_models", "language_curves"),
@@ -197,8 +324,8 @@ def _language(ctx: RunContext) -> dict:
     res = LanguageResources(ctx)
     p = res.profile
     rows, segs, curves = [], [], []
-    for spec in p.language_models():
-        model, row, curve = train_model(spec, res, ctx, steps=p.lm_steps, batch=p.lm_batch)
+    for spec in resolve(p.language_models(), p, res.sets.num_ids):
+        model, row, curve = train_fixed(spec, res, ctx, p.lm_steps, p.lm_batch, p.lm_learning_rate)
         hits = evaluate(model.to(ctx.device), res, p.recall_at)
         hits.insert(0, "name", spec.name)
         rows.append({**row, "vocabulary": len(res.vocab), "wordpiece_pieces": res.vocab.pieces,
@@ -215,7 +342,7 @@ _PRIOR_READS = ("lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_window", "lm_te
 
 
 @CHAPTER.experiment("language_prior", outputs=("language_prior",), independent_of=tuple(
-    k for k in PROFILES.get("smoke").to_dict() if k not in _PRIOR_READS))
+    k for k in _PROFILE_KEYS if k not in _PRIOR_READS))
 def _language_prior(ctx: RunContext) -> dict:
     """§4's yardstick: recall@k of the context-free rankings (training-token frequency; test-target frequency, an
     oracle) on the ``language`` experiment's test windows; no model is trained."""

@@ -4,7 +4,34 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-__all__ = ["recall_by_decile", "beam_width", "training_curves"]
+__all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves", "language_curves"]
+
+
+def recall_by_depth(recall: pd.DataFrame, k: int = 1):
+    """Table 3 as a figure: rec@k against depth for Superbloom and the unhashed baseline of its size (mean of the
+    seeds, bars one standard deviation), and the one-layer Superbloom as large as the deepest, where trained."""
+    from hashlib_core.papers.superbloom.tables import depth_rows
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    rows = depth_rows(recall)
+    for family, label, marker in (("superbloom", "Superbloom", "o"), ("baseline", "unhashed, Superbloom's size", "s")):
+        g = rows[rows["family"] == family].sort_values("layers")
+        ax.errorbar(g["layers"], g[f"rec@{k}"], yerr=g[f"sd rec@{k}"].fillna(0.0), marker=marker, ms=4, capsize=3,
+                    label=label)
+    wide = recall[recall["name"] == "superbloom-wide-L1"]
+    if len(wide):
+        width = int(wide["hidden"].iloc[0])
+        ax.errorbar([1], wide[f"rec@{k}"], yerr=wide[f"sd rec@{k}"].fillna(0.0), marker="^", ms=6, capsize=3,
+                    ls="none", color="grey", label=f"one-layer Superbloom as large as the deepest (d = {width})")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(rows["layers"].unique()))
+    ax.get_xaxis().set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("layers")
+    ax.set_ylabel(f"rec@{k} (%)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
 
 
 def recall_by_decile(deciles: pd.DataFrame, k: int = 1):
@@ -43,7 +70,23 @@ def beam_width(beam: pd.DataFrame):
 
 
 def training_curves(curves: pd.DataFrame):
-    """Training loss (summed over the m hashes) against step, one line per model."""
+    """Validation loss (summed over the m hashes) against step, one line per model."""
     from hashlib_core.book import loss_curves
 
-    return loss_curves(curves, "masked-item loss (nats, summed over hashes)")
+    return loss_curves(curves, "validation masked-item loss (nats, summed over hashes)")
+
+
+def language_curves(curves: pd.DataFrame, entropy: float):
+    """§4's unhashed baselines: training loss against step, beside ``entropy`` (nats), the loss of predicting the
+    training tokens' frequencies whatever the context: a curve that flattens on that line learned no context, one
+    still falling when training stops was stopped early."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for name, g in curves[curves["name"].str.startswith("baseline")].groupby("name", sort=False):
+        ax.plot(g["step"], g["loss"], label=name, lw=1)
+    ax.axhline(entropy, color="black", ls="--", lw=1, label="training-token frequencies (no context)")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("masked-token loss (nats)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

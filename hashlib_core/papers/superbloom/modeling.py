@@ -164,26 +164,28 @@ class SuperbloomForMaskedLM(SuperbloomPreTrainedModel):
                          f"{tuple(labels.shape)} (-100 where nothing is predicted)")
         keep = labels != -100
         # the output layer runs at the masked positions only (about 15% of them): logits is None in training
-        logits = self.scores(out.last_hidden_state[keep])
+        hidden = out.last_hidden_state[keep]
         targets = labels[keep]
         if not targets.numel():
-            loss = logits.sum() * 0.0                                 # nothing masked in this batch
+            loss = self.scores(hidden).sum() * 0.0                    # nothing masked in this batch
         elif self.config.num_sampled and self.training:
-            loss = self._sampled_loss(logits, targets)
+            loss = self._sampled_loss(hidden, targets)
         else:
-            loss = nn.functional.cross_entropy(logits.float(), targets)
+            loss = nn.functional.cross_entropy(self.scores(hidden).float(), targets)
         loss = loss * self.config.num_hashes                          # summed over the m hashes of an item
-        logits = None
-        return SuperbloomOutput(loss=loss, logits=logits, hidden_states=out.hidden_states)
+        return SuperbloomOutput(loss=loss, logits=None, hidden_states=out.hidden_states)
 
-    def _sampled_loss(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    def _sampled_loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Cross-entropy over the batch's targets plus ``num_sampled`` uniformly drawn item tokens (one shared
-        sample; uniform proposals need no log-Q correction). Only the loss changes: evaluation uses every token."""
-        logits = logits.float()
+        sample; uniform proposals need no log-Q correction). Only those columns of the output layer are computed,
+        so a step costs what scoring ``num_sampled`` tokens costs (the paper's "same computational budget"); only
+        the loss changes: evaluation uses every token."""
         first = self.maps.offset(0)
-        sample = torch.randint(first, self.config.vocab_size, (self.config.num_sampled,), device=logits.device)
+        sample = torch.randint(first, self.config.vocab_size, (self.config.num_sampled,), device=hidden.device)
         columns, inverse = torch.unique(torch.cat([targets, sample]), return_inverse=True)
-        return nn.functional.cross_entropy(logits[:, columns], inverse[: targets.shape[0]])
+        weight = self.superbloom.word_embeddings.weight[columns]
+        logits = self.transform(hidden) @ weight.T + self.output_bias[columns]
+        return nn.functional.cross_entropy(logits.float(), inverse[: targets.shape[0]])
 
     def hash_log_probs(self, hidden: torch.Tensor) -> torch.Tensor:
         """``(batch, m, d)`` hidden states at a masked item's m positions -> ``(batch, m, T)`` log-probabilities,

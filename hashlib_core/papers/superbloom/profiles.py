@@ -1,10 +1,21 @@
 """The Superbloom chapter's models and four profiles: one comment on every knob.
 
-Each model is a row of the paper's comparisons: the **baseline** (no hashing: ``alpha = 1``, one token per id, a full
-softmax) and **Superbloom** (``m`` hashes, ``alpha`` ids per token), each at ``layers_shallow`` and
-``layers_deep`` Transformer layers (Table 3: "hashing needs depth"), and the **sampled-softmax** model of Table 1
-(unhashed, deep, its training loss over the targets and ``sampled_share`` of the ids drawn uniformly per batch: the
-paper samples 128K of 5.3M, 2.5%).
+The comparisons are the paper's, at **matched sizes** (parameters within a few percent, printed beside every row):
+
+* **Table 3, "hashing needs depth"**: Superbloom (``m`` hashes, ``alpha`` ids per token) at width ``hidden`` and each
+  of ``depths``; beside each, the unhashed **baseline** (``alpha = 1``, one token per id, a full softmax) at the
+  same depth with the width that gives it Superbloom's parameter count (``match``). Depth is then the only
+  difference between the rows of a family, and hashing the only one within a row.
+* **Table 1 at the baseline's size**: an unhashed baseline at width ``baseline_hidden`` (its id table dominates its
+  size), Superbloom at the width the saved table pays for (matched to it) and the **sampled-softmax** model (an
+  unhashed model at that Superbloom's width, so "of a much larger size", its training loss over the targets and as
+  many uniformly drawn ids as Superbloom scores hash tokens: the same Transformer and the same output computation
+  per masked item, the paper's "same computational budget"), all at the deepest depth.
+
+Every model trains until its loss on the validation pages' masked items stops improving (early stopping,
+``steps`` the cap) at each of
+``learning_rates`` (seed ``seed``); the best rate on validation is kept, and the models the claims read are
+trained again with ``seeds - 1`` more seeds at that rate.
 """
 from __future__ import annotations
 
@@ -13,78 +24,103 @@ from typing import ClassVar
 
 from hashlib_core.profiles import Profile, ProfileSet
 
-__all__ = ["ModelSpec", "SuperbloomProfile", "PROFILES"]
+__all__ = ["ModelSpec", "SuperbloomProfile", "PROFILES", "SET_DATASETS"]
+
+#: the id-set datasets a profile can name (:data:`hashlib_core.papers.superbloom.data.DATASET_NAMES`)
+SET_DATASETS = ("gowalla", "diginetica", "wikispeedia", "fb15k237", "lastfm")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One trained model: its name, hashing (``alpha``, ``num_hashes``) and depth."""
+    """One trained model: its name, hashing (``alpha``, ``num_hashes``), depth and width.
+
+    ``hidden`` 0 with ``match`` set: the width is chosen at run time (it depends on the data's number of ids) so that
+    the model's parameter count is nearest that of the model named ``match``; ``width_of`` set: the width of the
+    (resolved) model it names. ``num_sampled`` -1: sampled softmax over as many ids as the profile's Superbloom scores
+    hash tokens (resolved against the data)."""
 
     name: str
     alpha: int
     num_hashes: int
     layers: int
-    #: sampled softmax: tokens sampled per batch (0: full softmax)
     num_sampled: int = 0
-    #: width (0: the profile's ``hidden``) and position embeddings (text: True)
     hidden: int = 0
+    match: str = ""
+    width_of: str = ""
     use_positions: bool = False
 
     @property
     def slug(self) -> str:
-        return "".join(c if c.isalnum() else "-" for c in self.name.lower())
+        return "".join(c if c.isalnum() or c == "-" else "-" for c in self.name.lower())
+
+    @property
+    def family(self) -> str:
+        return "sampled softmax" if self.num_sampled else ("Superbloom" if self.alpha > 1 else "baseline")
 
 
 @dataclass(frozen=True)
 class SuperbloomProfile(Profile):
     """Knobs of the chapter."""
 
-    #: the data standing in for Wikipedia's link sets: "fb15k237" or "lastfm"
-    dataset: str = "fb15k237"
-    #: further id-set datasets on which the deep baseline and the deep Superbloom model are trained and scored too
-    #: (the ``other_datasets`` experiment; empty: none)
-    other_datasets: tuple[str, ...] = ("lastfm",)
-    #: training steps on each of them (0: ``steps``)
-    other_steps: int = 0
-    #: share of pages held out for testing, items per segment (§3.1: 32)
+    #: the data standing in for Wikipedia's link sets (one of :data:`SET_DATASETS`)
+    dataset: str = "gowalla"
+    #: further id-set datasets on which the deepest matched pair is trained and scored too (``other_datasets``)
+    other_datasets: tuple[str, ...] = ("diginetica", "wikispeedia", "fb15k237", "lastfm")
+    #: shares of pages held out for testing and for validation (early stopping, the learning rate); validation
+    #: segments scored at each evaluation (0: all); items per segment (§3.1: 32)
     test_share: float = 0.1
+    validation_share: float = 0.05
+    validation_pages: int = 0
     segment: int = 32
     #: hashing of the Superbloom models: ids per hash token (the paper: 50) and hash maps (the paper: 2)
     alpha: int = 50
     num_hashes: int = 2
-    #: model width, heads and feed-forward width (Table 1 / Table 4's d, n_A, d_F); depths of Table 3's two rows
+    #: Superbloom's width in Table 3's rows, the unhashed baseline's width in Table 1's comparison (0: not run),
+    #: attention heads (every width is a multiple of it) and feed-forward width (4 x the width when 0)
     hidden: int = 64
+    baseline_hidden: int = 32
     heads: int = 2
-    intermediate: int = 256
-    layers_shallow: int = 1
-    layers_deep: int = 2
-    #: training (§3.2: Adam, inverse-square-root decay; ours: AdamW with linear decay after warm-up)
+    intermediate: int = 0
+    #: Table 3's depths; Table 1's comparison is at the deepest
+    depths: tuple[int, ...] = (1, 2)
+    #: the sampled-softmax model of Table 1 (unhashed at the width of Superbloom matched to the baseline, scoring as
+    #: many ids as Superbloom's tokens)
+    sampled: bool = True
+    #: training (§3.2: Adam, inverse-square-root decay; ours: AdamW, linear decay after warm-up): the cap on steps,
+    #: segments per batch, warm-up steps, validation every ``eval_every`` steps, ``patience`` evaluations without
+    #: improvement stop the run; the learning rates swept for every model (seed ``seed``)
     steps: int = 30
     batch: int = 16
-    learning_rate: float = 1e-3
     warmup: int = 3
-    #: the sampled-softmax model: share of the ids sampled per batch (the paper: 128K of 5.3M)
-    sampled_share: float = 0.025
+    eval_every: int = 10
+    patience: int = 2
+    learning_rates: tuple[float, ...] = (1e-3,)
+    #: seeds of the models the claims read (the shallowest and deepest rows, Table 1's models): ``seed`` and the
+    #: next ``seeds - 1`` integers, at the learning rate chosen with ``seed``
+    seeds: int = 1
+    #: training steps on each of ``other_datasets`` (their cap; 0: ``steps``)
+    other_steps: int = 0
     #: §4, natural language: WordPiece pieces, frequent words and word pairs added, α of the Superbloom models,
-    #: window (tokens per training and test sequence), widths of the two baselines and the two Superbloom models
-    #: (Table 4: baselines d = 256 and 64, Superbloom of similar sizes), layers, steps, batch, test windows (0: all)
+    #: window (tokens per training and test sequence), widths of the unhashed baselines (Table 4: d = 256 and 64;
+    #: beside each, Superbloom at the width that gives it the baseline's parameter count, as the paper's "of
+    #: comparable size"), layers, steps, batch, test windows (0: all)
     lm_wordpiece: int = 500
     lm_unigrams: int = 1000
     lm_bigrams: int = 500
     lm_alpha: int = 40
     lm_window: int = 32
     lm_baseline_dims: tuple[int, ...] = (64, 16)
-    lm_superbloom_dims: tuple[int, ...] = (128, 64)
     lm_layers: int = 1
     lm_steps: int = 20
     lm_batch: int = 16
+    lm_learning_rate: float = 1e-3
     lm_test_windows: int = 200
-    #: evaluation: recall@k cut-offs, beam width (None: k, Appendix B), test pages scored (0: all)
+    #: evaluation: recall@k cut-offs (the validation score is recall at the largest), test pages scored (0: all)
     recall_at: tuple[int, ...] = (1, 10, 100)
     test_pages: int = 0
     #: Appendix E: test segments of each ``other_datasets`` shown with their predictions (0: none)
     examples: int = 5
-    #: decoding at the paper's |S| with a trained model: the deep Superbloom model trained on the main dataset's
+    #: decoding at the paper's |S| with a trained model: the deepest Superbloom model trained on the main dataset's
     #: sets inside an id space of ``decode_ids`` ids (0: not run; the data's ids are the first ones, the others never
     #: occur) for ``decode_steps`` steps (0: ``steps``); ``decode_positions`` test positions timed,
     #: ``decode_repeats`` paired timings (exhaustive, beam) per k
@@ -93,89 +129,148 @@ class SuperbloomProfile(Profile):
     decode_positions: int = 64
     decode_repeats: int = 5
 
-    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages", "lm_test_windows"})
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages", "lm_test_windows", "validation_pages"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows", "examples",
                                                            "decode_positions", "decode_repeats"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in (self.dataset, *self.other_datasets):
-            if name not in ("fb15k237", "lastfm"):
-                raise ValueError(f"dataset and other_datasets must be 'fb15k237' or 'lastfm', got {name!r}")
-        for name in ("examples", "decode_ids", "decode_steps"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0 (0: see its comment), got {getattr(self, name)}")
-        self.require_positive("decode_positions", "decode_repeats")
-        if self.other_steps < 0:
-            raise ValueError(f"other_steps must be >= 0 (0: the profile's steps), got {self.other_steps}")
+            if name not in SET_DATASETS:
+                raise ValueError(f"dataset and other_datasets must be among {list(SET_DATASETS)}, got {name!r}")
         if self.dataset in self.other_datasets:
             raise ValueError(f"other_datasets repeats the main dataset {self.dataset!r}; list only further ones")
-        self.require_positive("segment", "alpha", "num_hashes", "hidden", "heads", "intermediate", "layers_shallow",
-                              "layers_deep", "steps", "batch", "lm_wordpiece", "lm_alpha", "lm_window", "lm_layers",
-                              "lm_steps", "lm_batch")
-        for width in (self.hidden, *self.lm_baseline_dims, *self.lm_superbloom_dims):
+        for name in ("examples", "decode_ids", "decode_steps", "other_steps", "validation_pages", "patience",
+                     "baseline_hidden", "intermediate"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0 (0: see its comment), got {getattr(self, name)}")
+        self.require_positive("decode_positions", "decode_repeats", "segment", "alpha", "num_hashes", "hidden",
+                              "heads", "steps", "batch", "eval_every", "seeds", "lm_wordpiece", "lm_alpha",
+                              "lm_window", "lm_layers", "lm_steps", "lm_batch")
+        if not self.depths or min(self.depths) < 1 or list(self.depths) != sorted(set(self.depths)):
+            raise ValueError(f"depths must list increasing layer counts >= 1, got {self.depths}")
+        if not self.learning_rates or min(self.learning_rates) <= 0:
+            raise ValueError(f"learning_rates must list positive rates, got {self.learning_rates}")
+        if not 0 < self.validation_share < 1:
+            raise ValueError(f"validation_share must be in (0, 1): early stopping needs validation pages, got "
+                             f"{self.validation_share}")
+        for width in (self.hidden, self.baseline_hidden or self.heads, *self.lm_baseline_dims):
             if width < 1 or width % self.heads:
                 raise ValueError(f"every width ({width}) must be a positive multiple of heads ({self.heads})")
-        if not 0 <= self.sampled_share < 1:
-            raise ValueError(f"sampled_share must be in [0, 1) (0: no sampled-softmax model), got {self.sampled_share}")
+        if self.sampled and not self.baseline_hidden:
+            raise ValueError("the sampled-softmax model takes the width of Superbloom matched to the baseline: set "
+                             "baseline_hidden, or sampled=False")
         if not self.recall_at or min(self.recall_at) < 1:
             raise ValueError(f"recall_at must list cut-offs >= 1, got {self.recall_at}")
 
-    def deep_models(self) -> list[ModelSpec]:
-        """The deep baseline and the deep Superbloom model (what ``other_datasets`` trains)."""
-        return [m for m in self.models() if m.layers == self.layers_deep and m.num_sampled == 0]
+    @property
+    def deep(self) -> int:
+        """The deepest of ``depths``: Table 1's comparisons and the ``other_datasets`` are run at it."""
+        return self.depths[-1]
 
-    def models(self) -> list[ModelSpec]:
-        """Table 3's four rows (baseline and Superbloom, shallow and deep), then Table 1's sampled softmax."""
-        out = []
-        for layers in (self.layers_shallow, self.layers_deep):
-            out.append(ModelSpec(f"baseline-L{layers}", 1, 1, layers))
-            out.append(ModelSpec(f"superbloom-a{self.alpha}m{self.num_hashes}-L{layers}", self.alpha,
-                                 self.num_hashes, layers))
-        if self.sampled_share:
-            out.append(ModelSpec(f"sampled-softmax-L{self.layers_deep}", 1, 1, self.layers_deep,
-                                 num_sampled=-1))   # resolved against the number of ids by model_config
+    def superbloom_name(self, layers: int) -> str:
+        return f"superbloom-L{layers}"
+
+    def roles(self) -> dict[str, str]:
+        """The models the claims compare, by role: Superbloom and the baseline of its size at the shallowest and the
+        deepest depth; the one-layer Superbloom of the deep one's size; Table 1's wide baseline, Superbloom of its
+        size and the sampled-softmax model (absent when ``baseline_hidden`` is 0)."""
+        shallow, deep = self.depths[0], self.deep
+        out = {"superbloom_shallow": self.superbloom_name(shallow), "baseline_shallow": f"baseline-L{shallow}",
+               "superbloom_deep": self.superbloom_name(deep), "baseline_deep": f"baseline-L{deep}"}
+        if deep > 1:
+            out["superbloom_one_layer"] = "superbloom-wide-L1"
+        if self.baseline_hidden:
+            out.update(baseline_wide=f"baseline-d{self.baseline_hidden}-L{deep}",
+                       superbloom_matched=f"superbloom-matched-L{deep}")
+            if self.sampled:
+                out["sampled"] = f"sampled-softmax-L{deep}"
         return out
 
+    def models(self) -> list[ModelSpec]:
+        """Table 3's rows (per depth: Superbloom, then the baseline of its size), the one-layer Superbloom as large
+        as the deepest (Table 3's superbloom-d384l1), then Table 1's comparison at the baseline's size (the baseline,
+        Superbloom of its size, the sampled-softmax model)."""
+        roles, out = self.roles(), []
+        for layers in self.depths:
+            superbloom = ModelSpec(self.superbloom_name(layers), self.alpha, self.num_hashes, layers,
+                                   hidden=self.hidden)
+            out += [superbloom, ModelSpec(f"baseline-L{layers}", 1, 1, layers, match=superbloom.name)]
+        if "superbloom_one_layer" in roles:
+            out.append(ModelSpec(roles["superbloom_one_layer"], self.alpha, self.num_hashes, 1,
+                                 match=roles["superbloom_deep"]))
+        if "baseline_wide" in roles:
+            out += [ModelSpec(roles["baseline_wide"], 1, 1, self.deep, hidden=self.baseline_hidden),
+                    ModelSpec(roles["superbloom_matched"], self.alpha, self.num_hashes, self.deep,
+                              match=roles["baseline_wide"])]
+        if "sampled" in roles:
+            out.append(ModelSpec(roles["sampled"], 1, 1, self.deep, num_sampled=-1,
+                                 width_of=roles["superbloom_matched"]))
+        return out
+
+    def seeded(self) -> list[str]:
+        """The models trained with ``seeds`` seeds: those the claims read (:meth:`roles`)."""
+        return list(self.roles().values())
+
+    def deep_models(self) -> list[ModelSpec]:
+        """The deepest matched pair (Superbloom and the baseline of its size): what ``other_datasets`` trains."""
+        return [m for m in self.models() if m.layers == self.deep and m.name in (
+            self.superbloom_name(self.deep), f"baseline-L{self.deep}")]
+
     def language_models(self) -> list[ModelSpec]:
-        """§4's Table 4: the unhashed baselines and the Superbloom models, with positions (text)."""
-        return ([ModelSpec(f"baseline-d{d}", 1, 1, self.lm_layers, hidden=d, use_positions=True)
-                 for d in self.lm_baseline_dims]
-                + [ModelSpec(f"superbloom-d{d}", self.lm_alpha, self.num_hashes, self.lm_layers, hidden=d,
-                             use_positions=True) for d in self.lm_superbloom_dims])
+        """§4's Table 4: each unhashed baseline (with positions: text), then Superbloom matched to its size (its width
+        resolved against the vocabulary by :func:`~hashlib_core.papers.superbloom.training.resolve`)."""
+        out = []
+        for d in self.lm_baseline_dims:
+            out += [ModelSpec(f"baseline-d{d}", 1, 1, self.lm_layers, hidden=d, use_positions=True),
+                    ModelSpec(f"superbloom-matched-d{d}", self.lm_alpha, self.num_hashes, self.lm_layers,
+                              match=f"baseline-d{d}", use_positions=True)]
+        return out
 
 
 PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
-    # smoke: CPU, about a minute: 15 steps of 16 segments, width 64, 1 and 2 layers, 100 test pages; §4 on a
-    # 2,000-token vocabulary for 10 steps. Proves the code paths; its scores are not to be read.
-    smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, steps=15, batch=16, test_pages=100, lm_steps=10,
-                            lm_test_windows=100, decode_ids=20_000, decode_steps=15, decode_positions=16,
+    # smoke: CPU, about a minute: Gowalla's sets, widths 32 (Superbloom) and 16 (the wide baseline), 1 and 2 layers,
+    # at most 15 steps of 16 segments scored every 5 on 50 validation pages, 100 test pages; Wikispeedia as the other
+    # dataset; §4 on a 2,000-token vocabulary for 10 steps. Proves the code paths; its scores are not to be read.
+    smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, other_datasets=("wikispeedia",), hidden=32,
+                            baseline_hidden=16, heads=2, depths=(1, 2), steps=15, batch=16, eval_every=5,
+                            patience=2, validation_pages=50, test_pages=100, other_steps=10, lm_steps=10,
+                            lm_test_windows=100, decode_ids=100_000, decode_steps=15, decode_positions=16,
                             decode_repeats=2),
-    # cpu: two CPU cores, under an hour: 1,500 steps of 64 segments, width 128, 1 and 4 layers, α = 50 (the
-    # paper's) on FB15k-237's ids (291 tokens per map). Measured on one busy core: 0.2 s per step (1 layer)
-    # to 0.8 s (Superbloom, 4 layers: its sequences are m = 2 times longer). The committed run's wall time is in
-    # its results. Last.fm (the other dataset) trains the two deep models for 600 steps (about 20 passes over its
-    # training users' segments), to keep the chapter within the hour. The decoding experiment trains the deep
-    # Superbloom model again inside an id space of 1M ids (the paper's |S|: 20,000 tokens per map) for 600 steps.
-    cpu=SuperbloomProfile(name="cpu", budget_minutes=60.0, hidden=128, heads=4, intermediate=512,
-                          layers_shallow=1, layers_deep=4, steps=1500, batch=64, learning_rate=1e-3, warmup=100,
-                          other_steps=600, decode_ids=1_000_000, decode_steps=600,
+    # cpu: two CPU cores, at most three hours (each experiment at most one). The main data is FB15k-237 (14.5K ids:
+    # an unhashed table of them is most of a small model, and models learn beyond the popularity ranking within the
+    # budget; on the 41-43K-id sets they do not, see the other datasets), Superbloom at width 128 and 1, 2 and 4
+    # layers, each beside the unhashed baseline of its size (narrow: its id table takes most of the parameters);
+    # Table 1's comparison at 4 layers beside a width-16 baseline; at most 2,000 steps of 32 segments, the
+    # masked-item loss on 1,000 validation pages every 200 steps, stopping after 3 evaluations without improvement;
+    # three learning rates and three seeds (sized with ``python -m hashlib_core.benchmarks.superbloom_steps --profile
+    # cpu``). The other datasets (Gowalla's and Diginetica's 41-43K ids among them) train the 4-layer pair for at
+    # most 1,000 steps; the decoding experiment trains it inside 1M ids (the paper's |S|: 20,000 tokens per map) for
+    # 600 steps; §4 trains two 2-layer baselines (widths 64 and 16) and Superbloom of their sizes for 800 steps.
+    cpu=SuperbloomProfile(name="cpu", budget_minutes=180.0, dataset="fb15k237",
+                          other_datasets=("gowalla", "diginetica", "wikispeedia", "lastfm"), hidden=128,
+                          baseline_hidden=16, heads=4, depths=(1, 2, 4), steps=2000, batch=32, warmup=100,
+                          eval_every=200, patience=3, validation_pages=1000, learning_rates=(1e-3, 3e-3, 1e-2),
+                          seeds=3, other_steps=1000, decode_ids=1_000_000, decode_steps=600,
                           lm_wordpiece=2000, lm_unigrams=8000, lm_bigrams=4000, lm_window=64,
-                          lm_baseline_dims=(128, 32), lm_superbloom_dims=(256, 128), lm_layers=2, lm_steps=800,
+                          lm_baseline_dims=(64, 16), lm_layers=2, lm_steps=800,
                           lm_batch=32, lm_test_windows=0),
-    # small: one GPU: width 256 (Table 3's d = 256), 1 and 12 layers (Table 3's depths), 10,000 steps of 128.
-    small=SuperbloomProfile(name="small", accelerator="gpu", budget_minutes=10.0, hidden=256, heads=4,
-                            intermediate=1024, layers_shallow=1, layers_deep=12, steps=10_000, batch=128,
-                            learning_rate=5e-4, warmup=500, decode_ids=1_000_000, decode_steps=10_000,
+    # small: one GPU: width 256 (Table 3's d = 256) at 1, 2, 4, 8 and 12 layers (Table 3's depths are 1 and 12),
+    # the baseline of Table 1 at width 128, at most 20,000 steps of 128 segments.
+    small=SuperbloomProfile(name="small", accelerator="gpu", budget_minutes=10.0, hidden=256, baseline_hidden=128,
+                            heads=4, depths=(1, 2, 4, 8, 12), steps=20_000, batch=128, warmup=500, eval_every=1000,
+                            patience=3, validation_pages=2000, learning_rates=(2e-4, 5e-4, 1e-3), seeds=3,
+                            decode_ids=1_000_000, decode_steps=10_000,
                             lm_wordpiece=4000, lm_unigrams=20000, lm_bigrams=20000, lm_window=128,
-                            lm_baseline_dims=(256, 64), lm_superbloom_dims=(512, 256), lm_layers=4, lm_steps=5000,
-                            lm_batch=64, lm_test_windows=0),
+                            lm_baseline_dims=(256, 64), lm_layers=4, lm_steps=5000,
+                            lm_batch=64, lm_learning_rate=5e-4, lm_test_windows=0),
     # paper: Table 3's Superbloom d = 256 at 1 and 12 layers; the paper trains more than 1M steps at batch 1,024 on
-    # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on FB15k-237).
-    paper=SuperbloomProfile(name="paper", accelerator="gpu", budget_minutes=60.0 * 24, hidden=256, heads=4,
-                            intermediate=1024, layers_shallow=1, layers_deep=12, steps=1_000_000, batch=1024,
-                            learning_rate=1e-4, warmup=10_000, decode_ids=1_000_000, decode_steps=1_000_000,
+    # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on Gowalla).
+    paper=SuperbloomProfile(name="paper", accelerator="gpu", budget_minutes=60.0 * 24, hidden=256,
+                            baseline_hidden=256, heads=4, depths=(1, 12), steps=1_000_000, batch=1024,
+                            warmup=10_000, eval_every=10_000, patience=5, learning_rates=(5e-5, 1e-4, 2e-4),
+                            seeds=3, decode_ids=1_000_000, decode_steps=1_000_000,
                             lm_wordpiece=30000, lm_unigrams=500_000, lm_bigrams=500_000, lm_window=128,
-                            lm_baseline_dims=(256, 64), lm_superbloom_dims=(512, 256), lm_layers=12,
-                            lm_steps=1_000_000, lm_batch=256, lm_test_windows=0),
+                            lm_baseline_dims=(256, 64), lm_layers=12,
+                            lm_steps=1_000_000, lm_batch=256, lm_learning_rate=1e-4, lm_test_windows=0),
 )

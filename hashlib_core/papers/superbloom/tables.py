@@ -1,27 +1,69 @@
 """The Superbloom chapter's tables: ours beside the paper's, and every number the prose quotes."""
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
+from hashlib_core.papers.superbloom.tables_decoding import (  # noqa: F401  (the page reads them from here)
+    BENCH_GOAL,
+    bench_view,
+    decoding_quoted,
+    decoding_view,
+    speed_quoted,
+)
+from hashlib_core.papers.superbloom.tables_examples import (  # noqa: F401
+    EXAMPLE_COLUMNS,
+    example_row,
+    example_subset,
+    examples_quoted,
+    examples_view,
+)
+from hashlib_core.papers.superbloom.tables_language import (  # noqa: F401
+    language_view,
+    prior_quoted,
+    prior_view,
+    training_entropy,
+)
+from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
-           "depth_effect", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view", "EXAMPLE_COLUMNS",
-           "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted", "quoted"]
+__all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_table3", "params_view", "params_quoted", "recall_view",
+           "depth_rows", "depth_view", "sweep_view", "chosen_curves", "training_entropy", "depth_effect",
+           "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view",
+           "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
+           "quoted"]
 
 
-def recall_table(segments: pd.DataFrame, ks) -> pd.DataFrame:
-    """Per model: recall@k (%) over test segments, share of certified answers, mean candidates scored."""
+def recall_table(segments: pd.DataFrame, ks, models: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per model: recall@k (%) over the test segments, averaged over its seeds, with the standard deviation across
+    seeds (``sd rec@k``; NaN for one seed), the share of certified answers, mean candidates scored, test segments and
+    seeds. With ``models`` (one row per model and seed): its size, width, depth, learning rate, the size of the model
+    it is matched to, and whether every seed's best validation score came before its cap (``converged``)."""
+    segments = segments if "seed" in segments else segments.assign(seed=0)
     agg = {f"rec@{k}": (f"hit@{k}", "mean") for k in ks}
-    table = segments.groupby("name", sort=False).agg(**agg, certified=("certified", "mean"),
-                                                       mean_scored=("scored", "mean"), segments=("target", "size"))
+    per_seed = segments.groupby(["name", "seed"], sort=False).agg(
+        **agg, certified=("certified", "mean"), mean_scored=("scored", "mean"), segments=("target", "size"))
     for column in [f"rec@{k}" for k in ks] + ["certified"]:
-        table[column] *= 100.0
-    return table.reset_index()
+        per_seed[column] *= 100.0
+    grouped = per_seed.groupby(level="name", sort=False)
+    table = grouped.mean()
+    for k in ks:
+        table[f"sd rec@{k}"] = grouped[f"rec@{k}"].std(ddof=1)
+    table["segments"] = grouped["segments"].first()
+    table["seeds"] = grouped.size()
+    table = table.reset_index()
+    if models is not None:
+        info = models.groupby("name", sort=False).agg(
+            total_params=("total_params", "first"), emb_params=("emb_params", "first"), hidden=("hidden", "first"),
+            layers=("layers", "first"), learning_rate=("learning_rate", "first"),
+            converged=("converged", "all")).reset_index()
+        if "matched_params" in models:
+            first = models.groupby("name", sort=False)[["matched_to", "matched_params"]].first()
+            info["matched_to"] = info["name"].map(first["matched_to"]).fillna("")
+            info["size_vs_matched"] = info["total_params"] / info["name"].map(first["matched_params"]) - 1
+        table = table.merge(info, on="name", how="left")
+    return table
 
 
 def decile_table(segments: pd.DataFrame, k: int = 1) -> pd.DataFrame:
@@ -67,217 +109,223 @@ def params_quoted(params: pd.DataFrame) -> dict[str, str]:
             "p_ss_ratio": f"{size[(similar, 'sampled-softmax')] / size[(similar, 'superbloom')]:.0f}"}
 
 
-def recall_view(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """Recall@k (%) with each model's size and certified share."""
-    sizes = models.set_index("name")[["layers", "vocab_size", "total_params"]]
-    out = recall.set_index("name").join(sizes).reset_index()
-    recalls = [c for c in recall.columns if c.startswith("rec@")]
-    return out[["name", "layers", "vocab_size", "total_params", *recalls, "certified", "mean_scored"]].rename(
-        columns={"vocab_size": "tokens", "total_params": "parameters", "certified": "certified (%)",
-                 "mean_scored": "candidates scored"})
+def joined(shown, *names: str) -> pd.DataFrame:
+    """The shown results ``names`` (tables of the same columns, e.g. the recall and Table 1 sweeps) as one table."""
+    return pd.concat([shown.table(n) for n in names], ignore_index=True)
 
 
-def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
-                  other_models: pd.DataFrame, main_dataset: str) -> pd.DataFrame:
-    """The deep models' recall@k (%) on the main dataset (``main_dataset``: its display name) and on every other
-    dataset, with each dataset's ids and test segments."""
-    main = recall[recall["name"].isin(other["name"])].copy()
-    main.insert(0, "dataset", main_dataset)
-    ids = {**{d: n for d, n in zip(other_models["dataset"], other_models["num_ids"])},
-           main["dataset"].iloc[0]: int(models["num_ids"].iloc[0])}
-    out = pd.concat([main, other], ignore_index=True)
-    out.insert(1, "ids", out["dataset"].map(ids).astype(int))
-    recalls = [c for c in recall.columns if c.startswith("rec@")]
-    return out[["dataset", "ids", "name", *recalls, "segments"]].rename(columns={"segments": "test segments"})
+#: the models Fig. 3's frequency deciles compare (by role), as many as the profile has
+DECILE_ROLES = ("superbloom_deep", "baseline_deep", "superbloom_matched", "baseline_wide", "sampled")
 
 
-def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str, str]:
-    """The numbers the other-datasets paragraph quotes (the first other dataset): rec@1 and rec@k at the largest
-    cut-off of both deep models, and which is ahead at that cut-off."""
-    dataset = other["dataset"].iloc[0]
-    rows = other[other["dataset"] == dataset].set_index("name")
-    m = other_models[other_models["dataset"] == dataset].iloc[0]
-    base = next(n for n in rows.index if n.startswith("baseline"))
-    sb = next(n for n in rows.index if n.startswith("superbloom"))
-    top = max((c for c in rows.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
-    ahead = ("Superbloom is ahead of the baseline" if rows.loc[sb, top] > rows.loc[base, top] else
-             "the baseline is ahead of Superbloom" if rows.loc[sb, top] < rows.loc[base, top] else "the two tie")
-    return {"other_dataset": dataset, "other_ids": f"{int(m['num_ids']):,}",
-            "other_train_pages": f"{int(m['train_pages']):,}",
-            "other_test_segments": f"{int(other['segments'].iloc[0]):,}", "other_base_rec1": f"{rows.loc[base, 'rec@1']:.1f}",
-            "other_sb_rec1": f"{rows.loc[sb, 'rec@1']:.1f}", "other_top": top,
-            "other_base_top": f"{rows.loc[base, top]:.1f}", "other_sb_top": f"{rows.loc[sb, top]:.1f}",
-            "other_verdict": ahead}
+def decile_segments(shown) -> pd.DataFrame:
+    """The per-segment hits (Table 3's and Table 1's) of the models Fig. 3's deciles compare."""
+    roles = shown.profile.roles()
+    segments = joined(shown, "recall_segments", "matched_segments")
+    return segments[segments["name"].isin([roles[r] for r in DECILE_ROLES if r in roles])]
 
 
-#: Appendix E's example table: one row per (example, model); ids shown by their names where the data has them
-EXAMPLE_COLUMNS = ["dataset", "example", "model", "context", "target", "predicted", "target_rank", "certified",
-                   "labels"]
-#: context items shown per example (the rest are counted)
-CONTEXT_SHOWN = 6
+def _mean_sd(mean: float, sd: float) -> str:
+    """``12.3 ± 0.4`` (the spread across seeds), or ``12.3`` for one seed."""
+    return f"{mean:.1f}" if pd.isna(sd) else f"{mean:.1f} ± {sd:.1f}"
 
 
-def example_row(dataset: str, model: str, example: dict[str, Any], names: list[str], labels: str) -> dict[str, Any]:
-    """One example (:func:`~hashlib_core.papers.superbloom.training.example_predictions`) with its ids named."""
-    context = [names[i] for i in example["context"]]
-    more = len(context) - CONTEXT_SHOWN
-    shown = "; ".join(context[:CONTEXT_SHOWN]) + (f"; ... (+{more} more)" if more > 0 else "")
-    return {"dataset": dataset, "example": example["example"], "model": model, "context": shown,
-            "target": names[example["target"]], "predicted": "; ".join(names[i] for i in example["predicted"]),
-            "target_rank": example["target_rank"], "certified": example["certified"], "labels": labels}
-
-
-def examples_view(examples: pd.DataFrame) -> pd.DataFrame:
-    """The examples as the page shows them: the target's rank among the best 100 (or "> 100")."""
-    out = examples.sort_values("example", kind="stable").copy()          # each example's models side by side
-    out["target_rank"] = [str(r) if r else "> 100" for r in out["target_rank"]]
-    return out[["example", "model", "context", "target", "predicted", "target_rank"]].rename(
-        columns={"context": "visible items (shuffled)", "target": "masked item",
-                 "predicted": "best five (certified beam search)", "target_rank": "rank of the masked item"})
-
-
-def examples_quoted(examples: pd.DataFrame) -> dict[str, str]:
-    """The numbers the examples paragraph quotes: how many examples, where their labels come from, and for each
-    model in how many of them the masked item is among the best 100."""
-    out = {"ex_count": str(int(examples["example"].nunique())), "ex_dataset": str(examples["dataset"].iloc[0]),
-           "ex_labels": str(examples["labels"].iloc[0])}
-    for model, rows in examples.groupby("model", sort=False):
-        family = "base" if model.startswith("baseline") else "sb"
-        out[f"ex_found_{family}"] = str(int((rows["target_rank"] > 0).sum()))
-        out[f"ex_top5_{family}"] = str(int(rows["target_rank"].between(1, 5).sum()))
+def recall_view(recall: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`recall_table` (with its models' information) as the page shows it: each model's depth, width and
+    size, how far that size is from the model it is matched to, its chosen learning rate and seeds, recall@k (%, mean
+    ± standard deviation across seeds), whether every seed's best validation score came before the step cap, and the
+    decoder's certified share and candidates scored."""
+    ks = [c for c in recall.columns if c.startswith("rec@")]
+    out = pd.DataFrame({"model": recall["name"], "layers": recall["layers"], "d": recall["hidden"],
+                        "parameters": recall["total_params"]})
+    if "size_vs_matched" in recall:
+        out["size vs its match"] = [
+            "" if not isinstance(m, str) or not m else f"{100 * r:+.1f}% vs {m}"
+            for m, r in zip(recall["matched_to"], recall["size_vs_matched"])]
+    out["learning rate"] = [f"{lr:g}" for lr in recall["learning_rate"]]
+    out["seeds"] = recall["seeds"]
+    for k in ks:
+        out[k] = [_mean_sd(m, sd) for m, sd in zip(recall[k], recall[f"sd {k}"])]
+    out["best before the cap"] = ["yes" if c else "no (at the cap)" for c in recall["converged"]]
+    out["certified (%)"] = recall["certified"]
+    out["candidates scored"] = recall["mean_scored"]
     return out
 
 
-#: the decoding goal (times faster than exhaustive scoring, median of paired timings); the paper reports 10
-BENCH_GOAL = 20.0
-#: headers of the decoding timings' columns, shared by the benchmark's table and the trained model's
-_SPEED_HEADERS = {"exhaustive_ms_per_position": "exhaustive (ms)", "beam_ms_per_position": "beam (ms)",
-                  "speedup": "speed-up (best times)", "speedup_median_paired": "speed-up (median pair)",
-                  "speedup_min_paired": "slowest pair", "speedup_max_paired": "fastest pair",
-                  "certified_share": "certified (%)", "certified_exact_share": "certified and exact (%)",
-                  "mean_candidates_scored": "candidates scored"}
+_FAMILY_ROWS = r"^(superbloom|baseline)-L\d+$"
 
 
-def _speed_view(rows: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """``columns`` of decoding timings with the shares in percent and the reader's headers."""
-    out = rows[columns].copy()
-    out["certified_share"] *= 100.0
-    out["certified_exact_share"] *= 100.0
-    return out.rename(columns=_SPEED_HEADERS)
+def depth_rows(recall: pd.DataFrame) -> pd.DataFrame:
+    """Table 3's rows: per depth, Superbloom and the unhashed baseline of its size (rec@k mean and spread, sizes)."""
+    rows = recall[recall["name"].str.match(_FAMILY_ROWS)].copy()
+    rows["family"] = rows["name"].str.split("-").str[0]
+    return rows.sort_values(["layers", "family"], ascending=[True, False], kind="stable")
 
 
-def _speed_quoted(rows: pd.DataFrame, prefix: str, every: str, part: str) -> dict[str, str]:
-    """The range of median paired speed-ups, how many rows meet :data:`BENCH_GOAL` (``every`` / ``part``, formatted
-    with ``met`` and ``n``, complete "the goal is met ..."), and the smallest certified and exact shares."""
-    paired = rows["speedup_median_paired"]
-    met = int((paired >= BENCH_GOAL).sum())
-    return {f"{prefix}_speedup_min": f"{paired.min():.1f}", f"{prefix}_speedup_max": f"{paired.max():.1f}",
-            f"{prefix}_goal_verdict": "the goal is met " + (every if met == len(rows) else
-                                                            part.format(met=met, n=len(rows))),
-            f"{prefix}_certified": f"{100 * rows['certified_share'].min():.0f}%",
-            f"{prefix}_exact": f"{100 * np.nanmin(rows['certified_exact_share']):.0f}%"}
+def depth_view(recall: pd.DataFrame, k: int = 1) -> pd.DataFrame:
+    """Per depth: Superbloom's and its size-matched baseline's rec@k (mean ± spread across seeds), both sizes and
+    Superbloom minus the baseline."""
+    rows = depth_rows(recall).set_index(["layers", "family"])
+    out = []
+    for layers in sorted({i for i, _ in rows.index}):
+        sb, base = rows.loc[(layers, "superbloom")], rows.loc[(layers, "baseline")]
+        out.append({"layers": layers, "Superbloom d": int(sb["hidden"]), "Superbloom params": sb["total_params"],
+                    f"Superbloom rec@{k}": _mean_sd(sb[f"rec@{k}"], sb[f"sd rec@{k}"]),
+                    "baseline d": int(base["hidden"]), "baseline params": base["total_params"],
+                    f"baseline rec@{k}": _mean_sd(base[f"rec@{k}"], base[f"sd rec@{k}"]),
+                    "Superbloom - baseline": sb[f"rec@{k}"] - base[f"rec@{k}"]})
+    return pd.DataFrame(out)
 
 
-def decoding_view(decoding: pd.DataFrame) -> pd.DataFrame:
-    """The trained model at the paper's |S|: per k, time per position both ways, speed-ups, certified and exact."""
-    return _speed_view(decoding, ["k", "exhaustive_ms_per_position", "beam_ms_per_position", "speedup_median_paired",
-                                  "speedup_min_paired", "speedup_max_paired", "certified_share",
-                                  "certified_exact_share", "mean_candidates_scored"])
+def chosen_curves(curves: pd.DataFrame, models: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The validation-loss curve of each model at its chosen learning rate (the rate of its rows in ``models``) and
+    seed ``seed``: what early stopping watched."""
+    chosen = set(zip(models["name"], models["learning_rate"]))
+    keep = [(n, lr) in chosen for n, lr in zip(curves["name"], curves["learning_rate"])]
+    out = curves[keep]
+    return out[(out["seed"] == seed) & (out["kind"] == "validation loss")]
 
 
-def decoding_quoted(decoding: pd.DataFrame) -> dict[str, str]:
-    """The numbers the trained-model decoding paragraph quotes."""
-    first = decoding.iloc[0]
-    ks = [int(k) for k in decoding["k"]]
-    scored = decoding["mean_candidates_scored"] / decoding["num_ids"]
-    return {"dec_ids": f"{int(first['num_ids']):,}", "dec_data_ids": f"{int(first['data_ids']):,}",
-            "dec_tokens": f"{int(first['tokens_per_map']):,}", "dec_steps": f"{int(first['steps']):,}",
-            "dec_segments": f"{int(first['test_segments']):,}", "dec_positions": f"{int(first['positions']):,}",
-            **{f"dec_rec{k}": f"{first[f'rec@{k}']:.1f}" for k in ks},
-            "dec_recall_certified": f"{first['recall_certified_%']:.0f}%",
-            **_speed_quoted(decoding, "dec", "for every k", "for {met} of {n} values of k"),
-            "dec_scored_max": f"{100 * scored.max():.2f}%"}
+def sweep_view(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The learning-rate sweep (seed ``seed``): per model and rate, the lowest validation loss (the score is its
+    negative), the step it came at out of the steps run ("cap" when that is the last allowed); the chosen rate
+    marked."""
+    out = pd.DataFrame({"model": sweep["name"], "learning rate": [f"{lr:g}" for lr in sweep["learning_rate"]],
+                        "validation loss (nats)": -sweep["best_validation"],
+                        "best step": [f"{int(b):,} of {int(s):,}" + ("" if c else " (cap)")
+                                      for b, s, c in zip(sweep["best_step"], sweep["steps"], sweep["converged"])],
+                        "chosen": ["yes" if c else "" for c in sweep["chosen"]]})
+    return out
 
 
-def depth_effect(recall: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """Table 3 analog: rec@1 of the baseline and Superbloom at both depths, and the gain from depth, beside the
-    paper's (1 -> 12 layers)."""
+def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
+                  other_models: pd.DataFrame, main_dataset: str, popularity: pd.DataFrame | None = None
+                  ) -> pd.DataFrame:
+    """The deep models' recall@k (%) on the main dataset (``main_dataset``: its display name; ``popularity``: its
+    context-free ranking's row) and on every other dataset, with each dataset's ids and test segments."""
+    main = recall[recall["name"].isin(other["name"])]
+    main = pd.concat([main, popularity], ignore_index=True) if popularity is not None else main.copy()
+    main.insert(0, "dataset", main_dataset)
+    ids = {**{d: n for d, n in zip(other_models["dataset"], other_models["num_ids"])},
+           main_dataset: int(models["num_ids"].iloc[0])}
+    out = pd.concat([main, other], ignore_index=True)
+    out.insert(1, "ids", out["dataset"].map(ids).astype(int))
+    gain = pd.concat([models.assign(dataset=main_dataset), other_models], ignore_index=True)
+    gain = gain.groupby(["dataset", "name"], sort=False).first()
+    out["below uniform (nats)"] = [uniform_loss(gain.loc[(d, n)]) + gain.loc[(d, n), "best_validation"]
+                                   if (d, n) in gain.index else np.nan for d, n in zip(out["dataset"], out["name"])]
+    recalls = [c for c in recall.columns if c.startswith("rec@")]
+    return out[["dataset", "ids", "name", *recalls, "below uniform (nats)", "segments"]].rename(
+        columns={"segments": "test segments"})
+
+
+def uniform_loss(row: pd.Series) -> float:
+    """The validation loss of a model that predicts every token of its softmax alike: m log(N / alpha) for Superbloom
+    (one term per hash), log N for an unhashed model; a trained model's distance below it is what it learned."""
+    tokens = -(-int(row["num_ids"]) // int(row["alpha"]))
+    return int(row["num_hashes"]) * float(np.log(tokens))
+
+
+def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str, str]:
+    """The numbers the other-datasets paragraph quotes: how many further datasets, and on which of them Superbloom
+    is ahead of the baseline of its size at rec@1 and at the largest cut-off."""
+    top = max((c for c in other.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    ahead: dict[str, list[str]] = {"rec@1": [], top: []}
+    above: list[str] = []
+    datasets = list(dict.fromkeys(other["dataset"]))
+    for dataset in datasets:
+        rows = other[other["dataset"] == dataset].set_index("name")
+        base = next(n for n in rows.index if n.startswith("baseline"))
+        sb = next(n for n in rows.index if n.startswith("superbloom"))
+        for k in ahead:
+            if rows.loc[sb, k] > rows.loc[base, k]:
+                ahead[k].append(dataset)
+        if POPULARITY in rows.index and max(rows.loc[base, top], rows.loc[sb, top]) > rows.loc[POPULARITY, top]:
+            above.append(dataset)
+
+    def which(names: list[str]) -> str:
+        return f"{len(names)} of {len(datasets)}" + (f" ({', '.join(names)})" if names else "")
+
+    return {"other_count": str(len(datasets)), "other_top": top, "other_ahead_rec1": which(ahead["rec@1"]),
+            "other_ahead_top": which(ahead[top]), "other_above_prior": which(above)}
+
+
+def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 analog: rec@1 of the baseline and Superbloom at the shallowest and the deepest depth, and the gain
+    from depth, beside the paper's (1 -> 12 layers)."""
     paper = paper_table3()
-    r = recall.set_index("name")["rec@1"]
-    layers = models.set_index("name")["layers"]
-    rows = []
+    rows = depth_rows(recall)
+    out = []
     for family, (shallow_paper, deep_paper) in (("baseline", ("baseline-l1", "baseline-l12")),
                                                 ("superbloom", ("superbloom-d256l1", "superbloom-d256l12"))):
-        names = sorted([n for n in r.index if n.startswith(family)], key=lambda n: layers[n])
-        if len(names) < 2:
+        own = rows[rows["family"] == family].sort_values("layers")
+        if len(own) < 2:
             continue
-        shallow, deep = names[0], names[-1]
-        rows.append({"model": family, "ours: layers": f"{layers[shallow]} -> {layers[deep]}",
-                     "ours: rec@1 shallow": r[shallow], "ours: rec@1 deep": r[deep],
-                     "ours: gain": r[deep] - r[shallow], "paper: layers": "1 -> 12",
-                     "paper: rec@1 shallow": paper[shallow_paper], "paper: rec@1 deep": paper[deep_paper],
-                     "paper: gain": paper[deep_paper] - paper[shallow_paper]})
-    return pd.DataFrame(rows)
+        shallow, deep = own.iloc[0], own.iloc[-1]
+        out.append({"model": family, "ours: layers": f"{int(shallow['layers'])} -> {int(deep['layers'])}",
+                    "ours: rec@1 shallow": shallow["rec@1"], "ours: rec@1 deep": deep["rec@1"],
+                    "ours: gain": deep["rec@1"] - shallow["rec@1"], "paper: layers": "1 -> 12",
+                    "paper: rec@1 shallow": paper[shallow_paper], "paper: rec@1 deep": paper[deep_paper],
+                    "paper: gain": paper[deep_paper] - paper[shallow_paper]})
+    return pd.DataFrame(out)
 
 
 def beam_view(beam: pd.DataFrame) -> pd.DataFrame:
     return beam.rename(columns={"certified_%": "certified (%)", "mean_scored": "candidates scored"})
 
 
-def language_view(language: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """§4's Table 4 (sizes) and Table 5 (recall) in one: each model's width, tokens, parameters and recall@k."""
-    sizes = models.set_index("name")[["hidden", "alpha", "vocab_size", "total_params"]]
-    out = language.set_index("name").join(sizes).reset_index()
-    recalls = [c for c in language.columns if c.startswith("rec@")]
-    return out[["name", "hidden", "alpha", "vocab_size", "total_params", *recalls, "mean_scored"]].rename(
-        columns={"hidden": "d", "vocab_size": "tokens", "total_params": "parameters",
-                 "mean_scored": "candidates scored"})
+def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
+    """The depth paragraph's numbers: the baselines' widths, the largest size gap of a matched pair, the gains from
+    depth (ours and the paper's) and which family depth helps more, and the deep-vs-wide comparison."""
+    out: dict[str, str] = {}
+    rows = depth_rows(recall)
+    base = rows[rows["family"] == "baseline"]
+    out["base_widths"] = ", ".join(str(int(d)) for d in base["hidden"])
+    out["depth_gap_max"] = f"{100 * base['size_vs_matched'].abs().max():.1f}%"
+    depth = depth_effect(recall).set_index("model")
+    if {"baseline", "superbloom"} <= set(depth.index):
+        out.update(base_gain=f"{depth.loc['baseline', 'ours: gain']:+.1f}",
+                   sb_gain=f"{depth.loc['superbloom', 'ours: gain']:+.1f}",
+                   paper_base_gain=f"{depth.loc['baseline', 'paper: gain']:+.1f}",
+                   paper_sb_gain=f"{depth.loc['superbloom', 'paper: gain']:+.1f}",
+                   depth_layers=depth.loc["superbloom", "ours: layers"])
+        more = depth.loc["superbloom", "ours: gain"] > depth.loc["baseline", "ours: gain"]
+        out["depth_verdict"] = ("depth helps Superbloom more than the baseline, as in the paper" if more else
+                                "depth helps the baseline at least as much as Superbloom, the opposite of the "
+                                "paper's finding")
+    r = recall.set_index("name")
+    if "superbloom-wide-L1" in r.index:
+        deep = rows[rows["family"] == "superbloom"].iloc[-1]
+        wide = r.loc["superbloom-wide-L1"]
+        out.update(wide_d=str(int(wide["hidden"])), wide_rec1=f"{wide['rec@1']:.1f}",
+                   deep_rec1=f"{deep['rec@1']:.1f}", deep_name=str(deep["name"]),
+                   wide_verdict=("the deep model is ahead" if deep["rec@1"] > wide["rec@1"] else
+                                 "the one-layer model is at least as good"))
+    seeded = recall[recall["seeds"] > 1]
+    out["seeded_models"] = str(len(seeded))
+    out["at_cap"] = str(int((~recall["converged"].astype(bool)).sum()))
+    return out
 
 
-def prior_view(prior: pd.DataFrame) -> pd.DataFrame:
-    """The context-free rankings' recall@k (%) on the language test windows, with their top token."""
-    recalls = [c for c in prior.columns if c.startswith("rec@")]
-    return prior[["name", *recalls, "top_token", "entropy_nats"]].rename(
-        columns={"name": "ranking (no context)", "top_token": "its first token", "entropy_nats": "entropy (nats)"})
-
-
-def prior_quoted(language: pd.DataFrame, models: pd.DataFrame, prior: pd.DataFrame) -> dict[str, str]:
-    """The numbers the language paragraph quotes: the baselines' rec@1 in test windows, the context-free rankings'
-    (training frequency; test frequency, the oracle), which models beat the training-frequency ranking at every k,
-    and the baselines' final training losses beside the training tokens' entropy."""
-    from hashlib_core.papers.superbloom.language import TEST_FREQUENCY, TRAINING_FREQUENCY
-
-    ks = sorted(int(c[4:]) for c in language.columns if c.startswith("rec@"))
-    rows = prior.set_index("name")
-    train, oracle = rows.loc[TRAINING_FREQUENCY], rows.loc[TEST_FREQUENCY]
-    n = int(train["segments"])
-    lang = language.set_index("name")
-    base = [m for m in lang.index if m.startswith("baseline")]
-    beat = [m for m in lang.index if all(lang.loc[m, f"rec@{k}"] > train[f"rec@{k}"] for k in ks)]
-    below = [m for m in lang.index if all(lang.loc[m, f"rec@{k}"] < train[f"rec@{k}"] for k in ks)]
-    losses = models.set_index("name")["final_loss"]
-
-    def hits(name: str) -> str:
-        return f"{round(lang.loc[name, 'rec@1'] * n / 100):,}"
-
-    def names(group: list[str], verb: str, none: str) -> str:
-        return f"{' and '.join(group)} {verb}{'s' if len(group) == 1 else ''}" if group else none
-
-    verdict = (names(beat, "beat", "no model beats") + " it at every k, "
-               + names(below, "fall", "no model falls") + " below it at every k")
-    return {"lm_segments": f"{n:,}", "lm_base_hits": " and ".join(hits(m) for m in base),
-            "lm_base_names": " and ".join(base), "prior_hits": f"{int(train['hits@1']):,}",
-            "prior_top": str(train["top_token"]), "oracle_hits": f"{int(oracle['hits@1']):,}",
-            "oracle_top": str(oracle["top_token"]), "prior_verdict": verdict,
-            "prior_entropy": f"{train['entropy_nats']:.2f}",
-            "lm_base_losses": " and ".join(f"{losses[m]:.2f}" for m in base)}
-
-
-def bench_view(bench: dict) -> pd.DataFrame:
-    """The decoding benchmark's rows: time per position both ways, speed-up, certified and exact shares (%)."""
-    return _speed_view(pd.DataFrame(bench.get("data", bench)["results"]),
-                       ["distribution", "k", "exhaustive_ms_per_position", "beam_ms_per_position", "speedup",
-                        "speedup_median_paired", "certified_share", "certified_exact_share", "mean_candidates_scored"])
+def _matched_quoted(matched: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
+    """The Table 1 paragraph's numbers: the wide baseline's width and how much of it is its id table, the width of
+    Superbloom matched to it, the sampled-softmax model's size and samples, and rec@1 of the three."""
+    r = matched.set_index("name")
+    m = models.groupby("name", sort=False).first()
+    base = next(n for n in r.index if n.startswith("baseline"))
+    sb = next(n for n in r.index if n.startswith("superbloom"))
+    out = {"t1_base": base, "t1_sb": sb, "t1_base_d": str(int(r.loc[base, "hidden"])),
+           "t1_base_params": humanize(r.loc[base, "total_params"], 2),
+           "t1_table_share": f"{100 * m.loc[base, 'emb_params'] / m.loc[base, 'total_params']:.0f}%",
+           "t1_sb_d": str(int(r.loc[sb, "hidden"])), "t1_sb_params": humanize(r.loc[sb, "total_params"], 2),
+           "t1_base_rec1": f"{r.loc[base, 'rec@1']:.1f}", "t1_sb_rec1": f"{r.loc[sb, 'rec@1']:.1f}"}
+    sampled = [n for n in r.index if n.startswith("sampled")]
+    if sampled:
+        ss = sampled[0]
+        out.update(t1_ss=ss, t1_ss_params=humanize(r.loc[ss, "total_params"], 2),
+                   t1_ss_ratio=f"{r.loc[ss, 'total_params'] / r.loc[sb, 'total_params']:.1f}",
+                   t1_ss_sampled=f"{int(m.loc[ss, 'num_sampled']):,}", t1_ss_rec1=f"{r.loc[ss, 'rec@1']:.1f}")
+    return out
 
 
 def quoted(shown, bench: dict | None = None) -> dict[str, str]:
@@ -287,36 +335,30 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     from hashlib_core.papers.superbloom.data import DATASET_NAMES
 
     out: dict[str, str] = {"alpha": str(p.alpha), "m": str(p.num_hashes), "steps": f"{p.steps:,}",
-                           "segment": str(p.segment), "dataset": DATASET_NAMES[p.dataset],
-                           "layers_deep": str(p.layers_deep)}
+                           "segment": str(p.segment), "dataset": DATASET_NAMES[p.dataset], "hidden": str(p.hidden),
+                           "depths": ", ".join(map(str, p.depths)), "seeds": str(p.seeds), "batch": str(p.batch),
+                           "eval_every": f"{p.eval_every:,}", "patience": str(p.patience),
+                           "top_k": str(max(p.recall_at)), "seed": str(p.seed),
+                           "learning_rates": ", ".join(f"{lr:g}" for lr in p.learning_rates),
+                           "size_tolerance": f"{SIZE_TOLERANCE:.0%}"}
     models = shown.table("models")
     recall = shown.table("recall")
-    depth = depth_effect(recall, models).set_index("model")
-    if {"baseline", "superbloom"} <= set(depth.index):
-        out.update(base_gain=f"{depth.loc['baseline', 'ours: gain']:+.1f}",
-                   sb_gain=f"{depth.loc['superbloom', 'ours: gain']:+.1f}",
-                   paper_base_gain=f"{depth.loc['baseline', 'paper: gain']:+.1f}",
-                   paper_sb_gain=f"{depth.loc['superbloom', 'paper: gain']:+.1f}")
-        more = depth.loc["superbloom", "ours: gain"] > depth.loc["baseline", "ours: gain"]
-        out["depth_verdict"] = ("depth helps Superbloom more than the baseline, as in the paper" if more else
-                                "depth helps the baseline at least as much as Superbloom, so the paper's finding "
-                                "does not appear at this scale")
-    out["test_segments"] = f"{int(recall['segments'].iloc[0]):,}"
-    sizes = models.set_index("name")["total_params"]
-    sb = [n for n in sizes.index if n.startswith("superbloom")]
-    base = [n for n in sizes.index if n.startswith("baseline")]
-    out["size_ratio"] = f"{sizes[base].max() / sizes[sb].max():.1f}"
-    out["size_tolerance"] = f"{SIZE_TOLERANCE:.0%}"
-    out["ids"] = f"{int(models['num_ids'].iloc[0]):,}"
+    first = models.iloc[0]
+    out.update(ids=f"{int(first['num_ids']):,}", test_segments=f"{int(recall['segments'].iloc[0]):,}")
+    out["validation_pages"] = f"{p.validation_pages:,}" if p.validation_pages else "all"
+    out.update(_depth_quoted(recall, models))
+    if shown.has("matched"):
+        out.update(_matched_quoted(shown.table("matched"), shown.table("matched_models")))
     lm = shown.table("language_models").iloc[0]
     out.update(lm_vocab=f"{int(lm['vocabulary']):,}", lm_pieces=f"{int(lm['wordpiece_pieces']):,}",
                lm_unigrams=f"{int(lm['unigrams']):,}", lm_bigrams=f"{int(lm['bigrams']):,}",
-               lm_windows=f"{int(lm['train_windows']):,}", lm_alpha=str(p.lm_alpha), lm_steps=f"{p.lm_steps:,}")
+               lm_windows=f"{int(lm['train_windows']):,}", lm_alpha=str(p.lm_alpha), lm_steps=f"{p.lm_steps:,}",
+               lm_layers=str(p.lm_layers))
     if shown.has("recall_datasets"):
         out.update(datasets_quoted(shown.table("recall_datasets"), shown.table("datasets_models")),
                    other_steps=f"{p.other_steps or p.steps:,}")
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):
-        out.update(examples_quoted(shown.table("datasets_examples")))
+        out.update(examples_quoted(example_subset(shown.table("datasets_examples"))))
     if shown.has("decoding_trained"):
         out.update(decoding_quoted(shown.table("decoding_trained")))
     if shown.has("params"):
@@ -330,5 +372,5 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out.update(beam_k=str(k), beam1_rec=f"{one[f'rec@{k}']:.1f}", beamk_rec=f"{at_k[f'rec@{k}']:.1f}")
     if bench is not None:
         rows = pd.DataFrame(bench.get("data", bench)["results"])
-        out.update(bench_goal=f"{BENCH_GOAL:g}", **_speed_quoted(rows, "bench", "in every row", "in {met} of {n} rows"))
+        out.update(bench_goal=f"{BENCH_GOAL:g}", **speed_quoted(rows, "bench", "in every row", "in {met} of {n} rows"))
     return out

@@ -1,0 +1,41 @@
+"""The one-line provenance a chapter page prints above its numbers: which results, computed where, when and how."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+__all__ = ["results_banner"]
+
+#: what each profile's models are, as the banner says it
+PROFILE_MEANING = {"smoke": "tiny models that prove the code runs; its numbers are not meant to match the paper",
+                   "cpu": "models sized for two CPU cores and at most three hours",
+                   "small": "reduced-scale models on one GPU",
+                   "paper": "the paper's hyper-parameters"}
+
+
+def results_banner(slug: str, profile_name: str, metas: Sequence[Mapping[str, Any]], source: str) -> str:
+    """Markdown naming the results shown (``source``: "committed" or "live"), from one metadata record per
+    experiment (its outputs share the experiment's wall time and commit): the devices, torch, seed, commits, date
+    and the experiments' total wall time."""
+    if not metas:
+        return f"**Results:** `{profile_name}` profile (no results file)."
+    first = metas[0]
+    minutes = sum(float(m.get("wall_time_s") or 0.0) for m in metas) / 60.0
+    commits = list(dict.fromkeys(str(m.get("git_commit") or "unknown")[:10] for m in metas))
+    commit = "`, `".join(commits)
+    # every device the experiments ran on (a GPU run counts its parameters on the CPU), the accelerator first
+    places = list(dict.fromkeys(
+        f"{m.get('device')} ({m.get('device_name') or m.get('device')}"
+        f"{', ' + str(m['cpu_capability']) if m.get('cpu_capability') else ''}"
+        f"{', ' + str(m['cpu_count']) + ' cores' if m.get('cpu_count') else ''})"
+        for m in sorted(metas, key=lambda m: str(m.get("device")) == "cpu")))
+    what = PROFILE_MEANING[profile_name]
+    if source == "committed":
+        lead = (f"**Results shown:** the committed `{profile_name}` profile ({what}), "
+                f"`results/{slug}/{profile_name}/`")
+    else:
+        lead = (f"**Results shown:** a live run of the `{profile_name}` profile ({what}); no committed results "
+                f"were available")
+    return (f"{lead}. Computed on {' and '.join(places)}, torch "
+            f"{first.get('packages', {}).get('torch')}, seed {first.get('seed')}, "
+            f"commit{'s' if len(commits) > 1 else ''} `{commit}`, "
+            f"{first.get('created_utc', '')[:10]}; {minutes:.1f} minutes of experiments in all.")
