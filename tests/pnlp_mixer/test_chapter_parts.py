@@ -272,6 +272,9 @@ def test_test_mtop_massive_and_quantization_views():
                                           "pNLP-Mixer (ours, int8, mean of 2 seeds)"]
     assert view["intent acc. (EN)"].tolist()[:2] == [pytest.approx(97.2), pytest.approx(97.1)]
     assert view.set_index("model").loc["pNLP-Mixer (paper, 8bit)", "intent acc. (EN)"] == 98.1
+    # sizes as the reader reads them: whole bytes with separators, and a paper row says it prints none
+    assert view["size (bytes)"].tolist()[:2] == ["4,000,000", "1,100,000"]
+    assert view.set_index("model").loc["pNLP-Mixer (paper, 8bit)", "size (bytes)"] == "not printed"
     t4 = pd.DataFrame({"task": "mtop-de", "precision": ["float32", "int8"], "test_sentences": 3549,
                        "train_sentences": 13424, "size_bytes": [4_000_000, 1_100_000], "parameters": 1_046_670,
                        "best_epoch": 40, "max_epochs": 40, "intent_acc": [97.0, 96.9], "exact_match": [80.0, 79.0],

@@ -318,6 +318,12 @@ def test_the_page_labels_the_two_parameter_counts():
     assert view.loc["Projection-only", tables.PARAMS_TRAINED] == 202_258 + gap
     assert view.loc["Projection-only", tables.PARAMS_18] == 202_258
     assert view.loc["Projection-only", tables.PARAMS_PAPER] == "0.2M"
+    assert tables.PARAMS_TRAINED.startswith("params (MTOP EN model")       # the column says whose count it is
+    # the trained count is MTOP EN's, never another task's, whatever order the tasks come in
+    atis_first = pd.concat([table2[table2["task"] == "atis"].assign(parameters=5),
+                            table2[table2["task"] == "mtop-en"]])
+    assert tables.comparison_view(atis_first, "encoder", _sizes()).set_index("model").loc[
+        "Projection-only", tables.PARAMS_TRAINED] == 202_258 + gap
     store = CHAPTER.store("cpu")                                    # the committed tables: one gap per task
     assert all(len(g) == 1 for g in tables.head_gap(store.read_table("table2"), store.read_table("sizes")).values())
 

@@ -66,9 +66,9 @@ def paper_rows(which: str) -> tuple[dict[str, str], pd.DataFrame]:
     return labels, load_paper_table(stem).set_index(key)
 
 
-#: Table 2's parameter columns: the joint model as trained (both heads, the task's labels), the paper's count
-#: (an intent model with multiATIS's 18 intents, as the ``sizes`` table counts it) and the paper's
-PARAMS_TRAINED, PARAMS_18, PARAMS_PAPER = "params (trained: both heads)", "params (18 intents)", "params (paper)"
+#: Table 2's parameter columns: the MTOP EN joint model as trained (both heads trained, MTOP's labels), the paper's
+#: count (an intent model with multiATIS's 18 intents, as the ``sizes`` table counts it) and the paper's
+PARAMS_TRAINED, PARAMS_18, PARAMS_PAPER = "params (MTOP EN model, both heads)", "params (18 intents)", "params (paper)"
 
 
 def chosen_summary(results: pd.DataFrame, which: str) -> pd.DataFrame:
@@ -94,7 +94,7 @@ def comparison_view(results: pd.DataFrame, which: str, sizes: pd.DataFrame | Non
     best epochs of the cap, ``at cap`` marking a row one of whose runs was best at its cap (maybe still improving).
 
     Table 2 gives two parameter counts, labelled: the MTOP EN model as trained (:data:`PARAMS_TRAINED`: both heads,
-    MTOP's labels) and, with ``sizes``, the count the paper's column makes (an intent model with 18 intents,
+    MTOP's labels; empty when MTOP EN is not compared) and, with ``sizes``, the count the paper's column makes (an intent model with 18 intents,
     :data:`PARAMS_18`); :func:`head_gap` says why they differ."""
     labels, paper = paper_rows(which)
     summary = chosen_summary(results, which)
@@ -115,7 +115,7 @@ def comparison_view(results: pd.DataFrame, which: str, sizes: pd.DataFrame | Non
                                     f"of {r['max_epochs']}" + (" (at cap)" if r["capped"] else ""))
         if which == "encoder":
             trained = summary.xs(name, level=which)["parameters"]
-            row[PARAMS_TRAINED] = int(trained.iloc[0])
+            row[PARAMS_TRAINED] = int(trained["mtop-en"]) if "mtop-en" in trained.index else np.nan
             if size18 is not None:
                 row[PARAMS_18] = int(size18[name]) if name in size18.index else np.nan
             row[PARAMS_PAPER] = paper.loc[label, "#Param."]

@@ -32,11 +32,11 @@ def test_view(t3_intent: pd.DataFrame) -> pd.DataFrame:
         seeds = f", mean of {len(group)} seeds" if len(group) > 1 else ""
         rows.append({"model": f"pNLP-Mixer (ours, {precision}{seeds})",
                      "parameters": f"{int(group['parameters'].iloc[0]):,}",
-                     "intent acc. (EN)": group["intent_acc"].mean(), "size (bytes)": int(group["size_bytes"].iloc[0])})
+                     "intent acc. (EN)": group["intent_acc"].mean(), "size (bytes)": f"{int(group['size_bytes'].iloc[0]):,}"})
     for _, r in paper.iterrows():
         q = r["quantization"] if r["quantization"] != "-" else ""
         rows.append({"model": f"{r['Model']} (paper{', ' + q if q else ''})", "parameters": r["#Param."],
-                     "intent acc. (EN)": _number(r["EN"]), "size (bytes)": np.nan})
+                     "intent acc. (EN)": _number(r["EN"]), "size (bytes)": "not printed"})
     out = pd.DataFrame(rows)
     out.attrs["source"] = paper.attrs.get("source", "")
     return out
