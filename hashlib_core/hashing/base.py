@@ -24,7 +24,7 @@ import numbers
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Iterable, Mapping
 
-__all__ = ["TokenHasher", "validate_token", "validate_tokens", "hasher_from_config", "check_int",
+__all__ = ["TokenHasher", "validate_token", "validate_tokens", "refuse_empty", "hasher_from_config", "check_int",
            "check_positive_int"]
 
 
@@ -58,6 +58,22 @@ def validate_token(token: Any) -> str:
     except UnicodeEncodeError:
         raise ValueError(_lone_surrogate_message(token, f"token {token!r:.60}")) from None
     return token
+
+
+def refuse_empty(tokens: list[str], owner: str) -> list[str]:
+    """``tokens`` unchanged if none is ``''``, else ``ValueError`` naming ``owner`` and the first empty position.
+
+    The one policy of every signature builder (:class:`~hashlib_core.hashing.SignatureRegistry`, the trigram LSH
+    coordinates and their mixed tables): a vocabulary entry that matches no text is almost always a tokenisation
+    bug, so it is refused rather than given a signature. The plain hashers keep the contract above and hash ``''``.
+    """
+    if "" in tokens:
+        raise ValueError(
+            f"{owner}: token at position {tokens.index('')} is the empty string, which signature builders refuse "
+            f"(a vocabulary entry that matches no text is almost always a tokenisation bug); drop empty strings "
+            f"first, e.g. [t for t in tokens if t]"
+        )
+    return tokens
 
 
 def validate_tokens(tokens: Iterable[Any]) -> list[str]:

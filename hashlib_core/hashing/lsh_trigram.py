@@ -1,48 +1,62 @@
 """MultiHashFormer's optional LSH signature coordinates (section 6 "MMH3 vs. LSH", Table 4).
 
 The paper replaces some of the ``H`` MurmurHash3 coordinates of a signature by locality-sensitive ones, so that
-tokens with similar spelling share buckets. It does not describe the LSH. This module follows the released code as
-the implementation notes (A3) document it, for LSH coordinate ``j``:
+tokens with similar spelling share buckets. It does not describe the LSH. This module follows the released code,
+``Qwen3Model.initialize_hash_map`` with ``_lsh_binarize`` and ``_get_trigrams`` in HUIYINXUE/MHF
+(``hashformer/qwen3/qwen3_hashformer/modeling_qwen3.py``), operation for operation, in float32 as it runs. With
+``L = num_lsh`` LSH coordinates:
 
-1. count the token's character trigrams (the whole token if it has fewer than 3 characters), each hashed to one
-   of ``F = 16,000`` features with ``mmh3.hash128(trigram, seed=j) % F``;
-2. project the count vector to ``P = 512`` dimensions with a Gaussian matrix drawn from a ``torch.Generator``
-   seeded 3407, and binarise: ``z_j = sign(x_j R) / sqrt(P)`` (a sign of exactly 0 counts as +1);
-3. project ``z_j`` on ``B - 1`` unit-norm Gaussian hyperplanes (``torch.Generator`` seeded 3408) and take
-   ``argmax + 1``: the bucket, in ``[1, B)`` like every signature coordinate (bucket 0 is padding).
+1. count the token's distinct character trigrams (``collections.Counter``, in order of first appearance; the whole
+   token if it has fewer than 3 characters), each hashed to one of ``F = 16,000`` features with
+   ``mmh3.hash128(trigram, seed=j) % F`` for coordinate ``j``;
+2. draw one Gaussian tensor of shape ``(F, L, 512)`` from a ``torch.Generator`` seeded 3407; coordinate ``j``'s
+   binary code is ``z_j = sign(counts @ R[features, j, :]) * 512 ** -0.5`` (a sum of exactly 0 counts as +);
+3. concatenate the ``L`` codes into one ``512 L`` vector ``z``; draw a ``(512 L, L, B - 1)`` Gaussian tensor
+   (seed 3408), normalised along its **last** axis (``F.normalize(dim=-1)``); coordinate ``j``'s bucket is
+   ``argmax(z @ P[:, j, :]) + 1``, in ``[1, B)`` like every signature coordinate (bucket 0 is padding).
 
-The notes say the binary codes are "concatenated" before the second projection without saying of what; we read
-it as stacking the per-coordinate codes ``z_j`` and projecting each with the same hyperplanes. The trigram hash
-seed ``j`` makes the coordinates differ.
+So every LSH coordinate sees every coordinate's code, and both random tensors depend on ``L``: the first ``j``
+coordinates of an ``L = 3`` hasher are not those of an ``L = 1`` hasher. Each token's code is computed with the
+released code's own ``(1, k) @ (k, 512)`` product, so its float32 rounding (which decides the sign of a sum near 0)
+is the same; the second stage scores a chunk of tokens in one matrix product, whose rounding can differ from the
+released code's one-token products only at an exact near-tie of two buckets (a test checks the rows agree).
 
 :func:`mixed_signature_table` builds a whole ``V x H`` table with the first ``num_lsh`` coordinates from LSH and
-the rest from MMH3 (coordinate ``i`` uses seed ``i``, as :class:`~hashlib_core.hashing.MMH3MultiHasher`). Similar
-tokens can get equal LSH coordinates, so uniqueness is enforced on the whole signature the way
-:class:`~hashlib_core.hashing.SignatureRegistry` does it: a token whose signature is taken has its **last**
-coordinate rehashed with MMH3 seeds ``H-1+r``, ``r = 1, 2, ...`` (also when that coordinate is an LSH one, as in
-``4:0``; the notes do not say what the released code does then).
+the rest from MMH3 (coordinate ``i`` uses seed ``i``, as :class:`~hashlib_core.hashing.MMH3MultiHasher` and the
+released code). Similar tokens can get equal LSH coordinates, so uniqueness is enforced on the whole signature:
+a token whose signature is taken has its **last** coordinate rehashed with MMH3 seeds ``H-1+r``, ``r = 1, 2, ...``,
+as the released code does, with two deliberate differences, both only where signatures would repeat: the
+released code remembers one token per prefix (``external_dict[prefix] = {tok: id}`` replaces the earlier ones), so
+a third token on a prefix can take a second one's signature, and with ``L = H`` (``4:0``) it leaves repeated
+signatures as they are; here every signature is unique (rehashing the last coordinate with MMH3 also when it is an
+LSH one).
+
+The empty token is refused (``ValueError``), as :class:`~hashlib_core.hashing.SignatureRegistry` refuses it: a
+vocabulary entry that matches no text is almost always a tokenisation bug.
 """
 from __future__ import annotations
 
-import math
+from collections import Counter
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import torch
 
-from hashlib_core.hashing.base import TokenHasher, check_int, validate_tokens
+from hashlib_core.hashing.base import TokenHasher, check_int, refuse_empty, validate_tokens
 from hashlib_core.hashing.multihash import MAX_SEED, _hash128
 
 __all__ = ["TRIGRAM_FEATURES", "PROJECTION_DIM", "char_trigrams", "TrigramLSHHasher", "mixed_signature_table"]
 
-#: Trigram feature space (notes A3: ``% 16000``).
+#: Trigram feature space (the released code's ``% 16000``).
 TRIGRAM_FEATURES = 16000
-#: Width of the binary code (notes A3: projection to 512).
+#: Width of one coordinate's binary code (the released code's 512).
 PROJECTION_DIM = 512
-#: ``torch.Generator`` seeds of the two projections (notes A3).
+#: ``torch.Generator`` seeds of the two random tensors (the released code's).
 PROJECTION_SEED = 3407
 HYPERPLANE_SEED = 3408
-#: Tokens projected at once (bounds memory at CHUNK x (B - 1) doubles).
+#: The most bytes the two random tensors may take (L = 4 coordinates at B = 65,536 take about 2 GiB)
+MAX_TENSOR_BYTES = 8 * 2**30
+#: Tokens scored by one second-stage matrix product (bounds memory at CHUNK x (B - 1) floats).
 CHUNK = 1024
 
 
@@ -59,7 +73,7 @@ class TrigramLSHHasher(TokenHasher):
     Parameters
     ----------
     num_lsh:
-        Number of LSH coordinates (``j = 0 .. num_lsh-1``; coordinate ``j`` hashes trigrams with seed ``j``).
+        ``L``, the number of LSH coordinates (``j = 0 .. L-1``; coordinate ``j`` hashes trigrams with seed ``j``).
     num_buckets:
         ``B``; buckets are in ``[1, B)``.
     """
@@ -69,37 +83,47 @@ class TrigramLSHHasher(TokenHasher):
     def __init__(self, num_lsh: int, num_buckets: int) -> None:
         self.num_lsh = check_int("num_lsh", num_lsh, minimum=1, maximum=MAX_SEED)
         self.num_buckets = check_int("num_buckets", num_buckets, minimum=2, fix="bucket 0 is reserved for padding")
+        size = 4 * num_lsh * PROJECTION_DIM * (TRIGRAM_FEATURES + num_lsh * (num_buckets - 1))
+        if size > MAX_TENSOR_BYTES:
+            raise ValueError(f"TrigramLSHHasher(num_lsh={num_lsh}, num_buckets={num_buckets}) would draw "
+                             f"{size / 2**30:.1f} GiB of random tensors (the released code's shapes: "
+                             f"(16000, L, 512) and (512 L, L, B - 1) float32), more than the "
+                             f"{MAX_TENSOR_BYTES / 2**30:.0f} GiB allowed; use fewer LSH coordinates or fewer buckets")
         g = torch.Generator().manual_seed(PROJECTION_SEED)
-        self._projection = torch.randn(TRIGRAM_FEATURES, PROJECTION_DIM, generator=g, dtype=torch.float64)
+        self._projection = torch.randn((TRIGRAM_FEATURES, num_lsh, PROJECTION_DIM), generator=g)
         g = torch.Generator().manual_seed(HYPERPLANE_SEED)
-        planes = torch.randn(PROJECTION_DIM, num_buckets - 1, generator=g, dtype=torch.float64)
-        self._planes = planes / planes.norm(dim=0, keepdim=True)
+        planes = torch.randn((PROJECTION_DIM * num_lsh, num_lsh, num_buckets - 1), generator=g)
+        self._planes = torch.nn.functional.normalize(planes, dim=-1)
+        self._sign = torch.tensor(PROJECTION_DIM ** -0.5, dtype=torch.float32)
 
     def params(self) -> dict[str, Any]:
         return {"num_lsh": self.num_lsh, "num_buckets": self.num_buckets}
 
     def codes(self, tokens: Iterable[str], j: int) -> torch.Tensor:
-        """The ``(n, 512)`` binary codes ``z_j`` (entries ``+-1/sqrt(512)``) of coordinate ``j``."""
+        """The ``(n, 512)`` float32 binary codes ``z_j`` (entries ``+-512 ** -0.5``) of coordinate ``j``."""
         check_int("j", j, minimum=0, maximum=self.num_lsh - 1)
-        tokens = validate_tokens(tokens)
-        features, offsets = [], []
-        for token in tokens:
-            offsets.append(len(features))
-            features.extend(_hash128(g, j) % TRIGRAM_FEATURES for g in char_trigrams(token))
-        # x_j R as a sum of the projection rows of the token's trigram features (counts without a dense n x F matrix)
-        projected = torch.nn.functional.embedding_bag(
-            torch.tensor(features, dtype=torch.long), self._projection,
-            torch.tensor(offsets, dtype=torch.long), mode="sum")
-        return torch.where(projected >= 0, 1.0, -1.0).to(torch.float64) / math.sqrt(PROJECTION_DIM)
+        tokens = refuse_empty(validate_tokens(tokens), type(self).__name__)
+        return self._codes(tokens, j)
+
+    def _codes(self, tokens: list[str], j: int) -> torch.Tensor:
+        projection = self._projection[:, j, :]
+        out = torch.empty((len(tokens), PROJECTION_DIM), dtype=torch.float32)
+        for row, token in enumerate(tokens):
+            counts = Counter(char_trigrams(token))
+            features = [_hash128(g, j) % TRIGRAM_FEATURES for g in counts]
+            freq = torch.tensor([list(counts.values())], dtype=torch.float32)
+            out[row] = (freq @ projection[features])[0]
+        return torch.where(out >= 0, self._sign, -self._sign)
 
     def hash_batch(self, tokens: Iterable[str]) -> np.ndarray:
         """``(n, num_lsh)`` int64 bucket ids in ``[1, B)`` (scored in chunks of :data:`CHUNK` tokens)."""
-        tokens = validate_tokens(tokens)
+        tokens = refuse_empty(validate_tokens(tokens), type(self).__name__)
         out = np.zeros((len(tokens), self.num_lsh), dtype=np.int64)
         for start in range(0, len(tokens), CHUNK):
             part = tokens[start:start + CHUNK]
+            z = torch.cat([self._codes(part, j) for j in range(self.num_lsh)], dim=-1)
             for j in range(self.num_lsh):
-                out[start:start + len(part), j] = ((self.codes(part, j) @ self._planes).argmax(dim=1) + 1).numpy()
+                out[start:start + len(part), j] = ((z @ self._planes[:, j, :]).argmax(dim=-1) + 1).numpy()
         return out
 
     def hash(self, token: str) -> tuple[int, ...]:
@@ -118,7 +142,7 @@ def mixed_signature_table(tokens: Sequence[str], num_lsh: int, num_hashes: int, 
     check_int("num_hashes", num_hashes, minimum=1)
     check_int("num_lsh", num_lsh, minimum=0, maximum=num_hashes)
     check_int("num_buckets", num_buckets, minimum=2)
-    tokens = validate_tokens(tokens)
+    tokens = refuse_empty(validate_tokens(tokens), "mixed_signature_table")
     if len(set(tokens)) != len(tokens):
         raise ValueError("tokens must be distinct (one signature per vocabulary entry)")
     table = np.zeros((len(tokens), num_hashes), dtype=np.int64)

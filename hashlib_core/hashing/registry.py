@@ -45,7 +45,7 @@ from typing import Any, Iterable
 import numpy as np
 import torch
 
-from hashlib_core.hashing.base import check_int, validate_token, validate_tokens
+from hashlib_core.hashing.base import check_int, refuse_empty, validate_token, validate_tokens
 from hashlib_core.hashing.multihash import (
     MAX_SEED,
     MMH3MultiHasher,
@@ -139,11 +139,7 @@ class SignatureRegistry:
         new = [t for t in unique if t not in index] if index else list(unique)
         if new:
             if "" in new:
-                raise ValueError(
-                    f"token at position {tokens.index('')} is the empty string, which the registry refuses "
-                    f"(a vocabulary entry that matches no text is almost always a tokenisation bug); drop empty "
-                    f"strings before registering, e.g. [t for t in tokens if t]"
-                )
+                refuse_empty(tokens, "SignatureRegistry")
             start = len(self)
             self._add(new, workers)
             if len(new) == len(tokens):  # every input token was new and distinct

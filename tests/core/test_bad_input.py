@@ -39,6 +39,7 @@ from hashlib_core.hashing import (
     TrigramLSHHasher,
 )
 from hashlib_core.hashing.lsh import PermutationLSH, SignLSH
+from hashlib_core.hashing.lsh_trigram import mixed_signature_table
 from hashlib_core.hashing.lsh_features import MAX_REFERENCE_LENGTH, subword_features
 from hashlib_core.papers.hashformers.configuration import HashFormerConfig
 from hashlib_core.papers.hashformers.modeling import HashFormerForSequenceClassification
@@ -205,7 +206,12 @@ HASHERS: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
                  lambda r: tuple(r.shape) == (0, 128)),
     "trigram_lsh": (lambda t: trigram().hash(t), lambda ts: trigram().hash_batch(ts), is_signature(2, 50),
                     lambda r: tuple(r.shape) == (0, 2)),
+    "mixed_table": (lambda t: tuple(mixed_signature_table(["x", t], 1, 2, 50)[1].tolist()),
+                    lambda ts: mixed_signature_table(ts, 1, 2, 50), is_signature(2, 50),
+                    lambda r: tuple(r.shape) == (0, 2)),
 }
+#: the signature builders, which refuse the empty token (hashlib_core.hashing.base.refuse_empty)
+SIGNATURE_BUILDERS = ("registry", "trigram_lsh", "mixed_table")
 LSH_HASHERS = ("lsh.bucket", "lsh.bits")
 
 
@@ -237,9 +243,10 @@ def hasher_cases() -> list[tuple[str, Callable[[], Any], Raises | Gives]]:
             row("10,000 punctuation", lambda one=one: one("=" * 10_000),
                 raises(ValueError, "10000 characters", f"MAX_REFERENCE_LENGTH = {MAX_REFERENCE_LENGTH}",
                        f"token[:{MAX_REFERENCE_LENGTH}]"))
-        elif name == "registry":
+        elif name in SIGNATURE_BUILDERS:
+            position = 0 if name == "trigram_lsh" else 1
             row("empty string", lambda one=one: one(""),
-                raises(ValueError, "token at position 1 is the empty string", "[t for t in tokens if t]"))
+                raises(ValueError, f"token at position {position} is the empty string", "[t for t in tokens if t]"))
         else:
             row("empty string", lambda one=one: one(""), gives("a valid result", ok))
         row("empty batch", lambda many=many: many([]), gives("an empty result", empty_ok))

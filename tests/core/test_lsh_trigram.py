@@ -1,7 +1,6 @@
 """MultiHashFormer's trigram LSH coordinates and mixed LSH/MMH3 signature tables."""
 from __future__ import annotations
 
-import math
 
 import mmh3
 import numpy as np
@@ -30,8 +29,9 @@ def test_char_trigrams():
 def test_codes_are_signs_scaled_to_unit_norm(lsh):
     z = lsh.codes(["playing", "x", "日本語"], 0)
     assert z.shape == (3, PROJECTION_DIM)
-    assert set(torch.unique(z.abs()).tolist()) == {1 / math.sqrt(PROJECTION_DIM)}
-    assert torch.allclose(z.norm(dim=1), torch.ones(3, dtype=torch.float64))
+    assert z.dtype == torch.float32     # the released code's precision: its rounding decides signs near 0
+    assert set(torch.unique(z.abs()).tolist()) == {float(torch.tensor(PROJECTION_DIM ** -0.5, dtype=torch.float32))}
+    assert torch.allclose(z.norm(dim=1), torch.ones(3))
 
 
 def test_buckets_depend_only_on_the_trigram_multiset(lsh):
@@ -71,6 +71,8 @@ def test_config_round_trip_and_validation(lsh):
         TrigramLSHHasher(1, 1)
     with pytest.raises(TypeError, match="must be a str"):
         lsh.hash_batch([b"bytes"])
+    with pytest.raises(ValueError, match=r"would draw .* GiB of random tensors.*fewer LSH coordinates"):
+        TrigramLSHHasher(64, 65536)              # refused before any tensor is drawn
 
 
 def test_mixed_table_columns():
@@ -109,3 +111,10 @@ def test_mixed_table_validation():
         mixed_signature_table(["a", "a"], 1, 2, 16)
     with pytest.raises(ValueError, match="no free signature"):
         mixed_signature_table([f"t{i}" for i in range(10)], 0, 1, 4)   # 10 tokens, 3 possible signatures
+
+
+def test_the_empty_token_is_refused_like_the_registry_refuses_it(lsh):
+    for call in (lambda: lsh.hash(""), lambda: lsh.hash_batch(["a", ""]), lambda: lsh.codes([""], 0),
+                 lambda: mixed_signature_table(["a", ""], 1, 2, 16), lambda: mixed_signature_table([""], 0, 2, 16)):
+        with pytest.raises(ValueError, match="is the empty string.*\\[t for t in tokens if t\\]"):
+            call()
