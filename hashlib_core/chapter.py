@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -105,7 +105,8 @@ class RunContext:
     def evidence(self) -> "Shown":
         """The results this run writes, as far as they are written (what a derived experiment such as the claims'
         verdicts reads)."""
-        return Shown(self.profile, self.chapter.store(self.profile.name, self.results_root), "run", "")
+        return Shown(self.profile, self.chapter.store(self.profile.name, self.results_root), "run", "",
+                     stale=self.chapter.stale(self.profile.name, self.results_root, profile=self.profile))
 
     @cached_property
     def device(self):
@@ -153,6 +154,8 @@ class Shown:
     source: str                  # "committed" or "live"
     banner: str                  # Markdown: where the numbers come from
     notes: tuple[str, ...] = ()  # e.g. committed results skipped because they are stale
+    #: results written under other settings than ``profile``'s ({name: settings that differ}); a claim refuses them
+    stale: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def table(self, name: str) -> pd.DataFrame:
         return self.store.read_table(name)
@@ -317,15 +320,17 @@ class Chapter:
         return store
 
     # ------------------------------------------------------------------------------------------------ committed
-    def stale(self, profile_name: str, results_root: str | Path | None = None) -> dict[str, list[str]]:
+    def stale(self, profile_name: str, results_root: str | Path | None = None, *,
+              profile: Profile | None = None) -> dict[str, list[str]]:
         """``{result name: [settings that differ]}`` for results of ``profile_name`` whose configuration is not the
         chapter's profile of that name today (the code would not reproduce them). Settings of the run only
         (:data:`~hashlib_core.profiles.RUN_SETTINGS`: the device it ran on, its time budget) are not compared; the
         device is recorded in each result's metadata. Nor are the settings its experiment declares itself
         ``independent_of``. A result derived from others (an experiment's ``reads``) is also stale when one of them
-        changed or vanished since it was computed: it is listed with ``"evidence: <name>"``."""
+        changed or vanished since it was computed: it is listed with ``"evidence: <name>"``. ``profile``: compare
+        with this profile (a run's, overrides included) instead of the chapter's of that name."""
         store = self.store(profile_name, results_root)
-        current = to_jsonable(self.profiles.get(profile_name).to_dict())
+        current = to_jsonable((profile or self.profiles.get(profile_name)).to_dict())
         owned = self.owned_settings()
         ignored = {o: e.independent_of | (owned - e.owns) for e in self.experiments.values() for o in e.outputs}
         reads = {o: e.reads for e in self.experiments.values() for o in e.outputs}

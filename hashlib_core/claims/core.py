@@ -208,6 +208,12 @@ class Claim:
         if missing:
             profile = getattr(getattr(evidence, "profile", None), "name", "?")
             return None, (f"evidence missing: result(s) {', '.join(missing)} not written in the {profile} profile")
+        stale = {name: getattr(evidence, "stale", {}).get(name) for name in self.reads}
+        stale = {name: differ for name, differ in stale.items() if differ}
+        if stale:
+            return None, ("evidence stale: " + "; ".join(f"{name} was written under other settings ({', '.join(d)})"
+                                                        for name, d in stale.items())
+                          + ": re-run the experiment that writes it")
         assert self.effect is not None
         try:
             return self.effect(evidence), ""

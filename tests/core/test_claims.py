@@ -406,6 +406,19 @@ def test_verdicts_go_stale_when_their_evidence_changes(tmp_path, monkeypatch):
     assert profile is None and "evidence: scores" in notes[0]
 
 
+def test_a_claim_refuses_evidence_written_under_other_settings(tmp_path, monkeypatch):
+    monkeypatch.setattr(results_store, "git_state", lambda: {"git_commit": "c" * 40, "git_dirty": False})
+    chapter, _ = toy_chapter([])
+    store = chapter.run(PROFILES.cpu, progress=False, results_root=tmp_path)
+    # an older run's table: other settings, and a column the claim needs is gone
+    store.write_table("scores", pd.DataFrame({"model": ["A", "B"]}), seed=0, config={**PROFILES.cpu.to_dict(),
+                                                                                     "width": 9})
+    table = chapter.run(PROFILES.cpu, "claims", progress=False, results_root=tmp_path).read_table("claims")
+    row = table.set_index("id").loc["a-beats-b"]
+    assert row["verdict"] == "not testable here"
+    assert "evidence stale: scores was written under other settings (width)" in row["reason"]
+
+
 def test_a_derived_experiment_must_follow_what_it_reads():
     chapter = Chapter("toy2", "Toy", PROFILES)
     with pytest.raises(ValueError, match="which no experiment registered before it writes"):
