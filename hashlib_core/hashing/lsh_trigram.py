@@ -43,7 +43,7 @@ import numpy as np
 import torch
 
 from hashlib_core.hashing.base import TokenHasher, check_int, refuse_empty, validate_tokens
-from hashlib_core.hashing.multihash import MAX_SEED, _hash128
+from hashlib_core.hashing.multihash import MAX_SEED, _column, _hash128
 
 __all__ = ["TRIGRAM_FEATURES", "PROJECTION_DIM", "char_trigrams", "TrigramLSHHasher", "mixed_signature_table"]
 
@@ -150,7 +150,7 @@ def mixed_signature_table(tokens: Sequence[str], num_lsh: int, num_hashes: int, 
         table[:, :num_lsh] = TrigramLSHHasher(num_lsh, num_buckets).hash_batch(tokens)
     modulus = num_buckets - 1
     for i in range(num_lsh, num_hashes):
-        table[:, i] = [_hash128(t, i) % modulus + 1 for t in tokens]
+        table[:, i] = _column(tokens, i, modulus)
     taken: set[tuple[int, ...]] = set()
     last = num_hashes - 1
     for row, token in enumerate(tokens):

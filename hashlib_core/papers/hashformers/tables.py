@@ -21,8 +21,8 @@ from hashlib_core.results import load_paper_table, paper_vs_ours, parse_printed
 
 __all__ = ["shown_name", "shown_names", "paper_row_label", "pretraining_view", "table2_comparison", "table2_matrix",
            "table2_notes_view", "glue_comparison", "glue_side_by_side", "glue_view", "chance_floor", "at_majority",
-           "ordering", "paper_points", "table3_comparison", "table6_comparison", "table6_quoted", "add_parts_view", "add_scores",
-           "add_quoted", "quoted"]
+           "ordering", "paper_points", "table3_comparison", "table6_comparison", "table6_quoted", "add_parts_view",
+           "add_scores", "add_quoted", "quoted"]
 
 #: N of the paper's "Emb (50K)" rows (§4.2: 50,260 buckets; the ``paper`` profile's ``emb_buckets``).
 PAPER_EMB_BUCKETS = PROFILES.get("paper").emb_buckets
