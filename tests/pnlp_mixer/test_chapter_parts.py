@@ -281,7 +281,8 @@ def test_test_mtop_massive_and_quantization_views():
                        "slot_f1": [90.0, 90.0], "agreement_with_float_%": [100.0, 98.2]})
     mtop = tables.mtop_view(t4)
     assert mtop["language"].tolist() == ["DE"] and mtop["exact match (paper, 8-bit)"].tolist() == [76.9]
-    assert mtop["best epoch"].tolist() == ["40 of 40 (at cap)"]
+    assert mtop["best epoch"].tolist() == ["40 of 40 (at cap)"] and "all-O floor" not in mtop
+    assert tables.mtop_view(t4, {"mtop-de": 12.5})["all-O floor"].tolist() == [12.5]
     massive = t3.assign(task="massive-th", best_epoch=12).iloc[:2]
     m = tables.massive_view(massive, t3)
     assert m["dataset"].tolist() == ["ATIS (multiATIS EN test)", "MASSIVE 1.1"]
@@ -561,3 +562,38 @@ def test_tuning_selects_on_validation_and_reuses_the_chosen_seed_zero_model(monk
     assert view["chosen"].tolist() == ["", "", "✓", ""] and view.columns[-1] == "test acc. (after the choice)"
     assert view["best epoch"].tolist() == ["4 of 9"] * 4
     assert list(view.columns[:3]) == ["learning rate", "weight decay", "dropout"]
+
+
+def test_epoch_trend_reads_the_minhash_mixers_first_run():
+    epochs = list(range(1, 13))
+    curves = pd.concat([
+        pd.DataFrame({"task": "mtop-en", "projection": "minhash", "encoder": "mixer", "epoch": epochs,
+                      "val_exact_match": [float(3 * e) for e in epochs]}),
+        # another projection on the same task, and a second seed's run of the same model: both ignored
+        pd.DataFrame({"task": "mtop-en", "projection": "simhash", "encoder": "mixer", "epoch": epochs,
+                      "val_exact_match": 0.0}),
+        pd.DataFrame({"task": "mtop-en", "projection": "minhash", "encoder": "mixer", "epoch": epochs,
+                      "val_exact_match": 99.0}),
+    ])
+    trend = tables.epoch_trend(curves, "mtop-en", "val_exact_match", "EM")
+    assert trend == "EM: 15.0 at epoch 5, 30.0 at epoch 10, 36.0 at epoch 12 (+15.0 over the last 5 epochs)"
+    assert tables.epoch_trend(curves, "atis", "val_exact_match", "EM").startswith("no EM curve")
+    short = curves[curves["epoch"] <= 3]
+    assert tables.epoch_trend(short, "mtop-en", "val_exact_match", "EM") == "EM: 9.0 at epoch 3"
+
+
+def test_a_capped_split_is_a_seeded_sample_not_a_prefix():
+    # a split grouped by label, as MASSIVE's training files are: 60 intents of 10 sentences each, in label order
+    grouped = Split([[f"w{i}"] for i in range(600)], [i // 10 for i in range(600)], [[0]] * 600)
+    assert len(set(grouped.head(300).intents)) == 30
+    sample = grouped.sample(300, seed=0)
+    assert len(sample) == 300 and len(set(sample.intents)) == 60
+    # file order kept, each sentence with its own labels, no sentence twice
+    rows = [int(w[0][1:]) for w in sample.words]
+    assert rows == sorted(set(rows)) and sample.intents == [r // 10 for r in rows]
+    # the same seed draws the same sentences (every model of a task sees them); another seed others
+    assert grouped.sample(300, seed=0).words == sample.words
+    assert grouped.sample(300, seed=1).words != sample.words
+    assert grouped.sample(0, seed=0) is grouped and grouped.sample(600, seed=3) is grouped
+    with pytest.raises(ValueError, match="n >= 0"):
+        grouped.sample(-1, seed=0)

@@ -23,6 +23,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
+
 __all__ = ["UNSEEN", "Split", "TaskData", "load_task", "outside_only_share", "TASKS", "MTOP_LANGUAGES",
            "MASSIVE_LANGUAGES", "PAPER_MTOP_TRAIN", "task_language"]
 
@@ -57,6 +59,17 @@ class Split:
     def head(self, n: int) -> "Split":
         """The first ``n`` sentences (0: all)."""
         return self if n <= 0 else Split(self.words[:n], self.intents[:n], self.slots[:n])
+
+    def sample(self, n: int, seed: int) -> "Split":
+        """``n`` sentences drawn without replacement by ``seed`` (0, or ``n`` at least the split's size: all), kept in
+        their file order. Not the first ``n``: a file may be grouped by label (MASSIVE's training files are: their
+        first 3,000 English sentences hold 39 of its 60 intents), and a prefix then misses whole classes."""
+        if n < 0:
+            raise ValueError(f"a sample needs n >= 0 (0: every sentence), got {n}")
+        if n == 0 or n >= len(self):
+            return self
+        keep = np.sort(np.random.default_rng(seed).choice(len(self), size=n, replace=False))
+        return Split([self.words[i] for i in keep], [self.intents[i] for i in keep], [self.slots[i] for i in keep])
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,8 @@ _LANGUAGES = ("mtop_languages", "massive_languages")
 _ATIS_SCHEDULE = ("max_epochs", "patience")
 _MTOP_SCHEDULE = ("mtop_max_epochs", "mtop_patience", "mtop_train_examples")
 _TUNING = ("tuning", "seeds")
-_TRAINING = ("batch_size", "learning_rate", "weight_decay", "dropout", "train_examples", "eval_examples", "seed")
+_TRAINING = ("batch_size", "learning_rate", "weight_decay", "dropout", "train_examples", "eval_examples",
+             "subset_seed", "seed")
 
 
 #: intents of multiATIS, the size the paper's intent models are counted at (Table 2's #Param.)

@@ -212,14 +212,17 @@ def per_sentence(intents: Sequence[int], slots: Sequence[Sequence[int]], split: 
 
 
 def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: FitSettings, *,
-        device: Any = None, progress: bool = False, train_examples: int = 0, eval_examples: int = 0
-        ) -> tuple[torch.nn.Module, dict[str, Any]]:
+        device: Any = None, progress: bool = False, train_examples: int = 0, eval_examples: int = 0,
+        subset_seed: int = 0) -> tuple[torch.nn.Module, dict[str, Any]]:
     """Train ``model`` on ``task.train`` with early stopping on ``task.validation``; returns the best model (by the
     mean of validation intent accuracy and exact match, or by intent accuracy: ``settings.select_on``) and a
     summary: epochs run, best epoch, validation scores of the best model, the per-epoch curve, the wall time and
-    ``items``: the best model's per-sentence validation correctness (:func:`per_sentence`)."""
-    train_split = task.train.head(train_examples)
-    val_split = task.validation.head(eval_examples)
+    ``items``: the best model's per-sentence validation correctness (:func:`per_sentence`). ``train_examples`` and
+    ``eval_examples`` (0: all) cap the splits by a random sample drawn with ``subset_seed``
+    (:meth:`~hashlib_core.papers.pnlp_mixer.data.Split.sample`): the same sentences for every model given the same
+    seed."""
+    train_split = task.train.sample(train_examples, subset_seed)
+    val_split = task.validation.sample(eval_examples, subset_seed)
     encoded = encode_split(projector, train_split, model.config.max_seq_len)
     val_encoded = encode_split(projector, val_split, model.config.max_seq_len)
     loader = torch.utils.data.DataLoader(list(range(len(encoded))), batch_size=settings.batch_size, shuffle=True,

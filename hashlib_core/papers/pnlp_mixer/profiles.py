@@ -64,9 +64,11 @@ class PNLPMixerProfile(Profile):
     #: and 2 share it, and the test table scores it); the others train once, at the profile's values, with ``seed``
     headline_projections: tuple[str, ...] = PROJECTIONS
     headline_encoders: tuple[str, ...] = ENCODER_NAMES
-    #: training / validation sentences per task (0: all), for quick runs
+    #: training / validation sentences per task (0: all), for quick runs: a random sample drawn with
+    #: ``subset_seed``, the same sentences for every model of a task whatever its own seed
     train_examples: int = 0
     eval_examples: int = 0
+    subset_seed: int = 0
     #: tasks of Tables 1 and 2 (validation scores): MTOP EN (the exact-match column, as in the paper) and ATIS (the
     #: intent column: multiATIS EN's sentences); SNIPS (no paper column) when listed
     comparison_tasks: tuple[str, ...] = ("mtop-en", "atis")

@@ -126,7 +126,8 @@ class Resources:
                          f"dropout {dropout:g})")
             model, summary = fit(model, self.projector(projection), task,
                                  self.settings(task_name, seed_offset, lr, wd), device=self.ctx.device,
-                                 progress=False, train_examples=train_examples, eval_examples=p.eval_examples)
+                                 progress=False, train_examples=train_examples, eval_examples=p.eval_examples,
+                                 subset_seed=p.subset_seed)
             summary["parameters"] = sum(q.numel() for q in model.parameters())
             self._trained[key] = (model, summary)
         return self._trained[key]

@@ -26,6 +26,8 @@ from hashlib_core.papers.pnlp_mixer.latency import (
     transformer_sentence,
 )
 from hashlib_core.papers.pnlp_mixer.tables_tests import (
+    LANGUAGE_LABELS,
+    epoch_trend,
     intent_quoted,
     massive_view,
     mtop_view,
@@ -37,11 +39,12 @@ from hashlib_core.papers.pnlp_mixer.tables_tests import (
 )
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "TASK_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
-           "snips_sentence", "snips_schedule", "head_gap", "head_gap_sentence", "sizes_view", "test_view", "mtop_view",
-           "massive_view", "chosen_summary", "quantization_view", "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence",
-           "matmul_sentence", "share_sentence", "scaling_view", "scaling_facts", "tuning_view", "tuning_facts",
-           "intent_quoted", "mtop_training_facts", "at_last_epoch", "quoted"]
+__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "TASK_LABELS", "paper_number", "paper_rows", "comparison_view",
+           "ordering", "snips_sentence", "snips_schedule", "head_gap", "head_gap_sentence", "sizes_view", "test_view",
+           "mtop_view", "all_o_floors", "epoch_trend", "massive_view", "chosen_summary", "quantization_view",
+           "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence",
+           "share_sentence", "scaling_view", "scaling_facts", "tuning_view", "tuning_facts", "intent_quoted",
+           "mtop_training_facts", "at_last_epoch", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
@@ -222,6 +225,11 @@ def mtop_training_facts(t4: pd.DataFrame, profile) -> dict[str, str]:
                                else "every training sentence")}
 
 
+def all_o_floors(t4: pd.DataFrame) -> dict[str, float]:
+    """{task: exact match of an all-``O`` tagger on its test split} for the MTOP tasks of ``t4``."""
+    return {task: outside_only_share(load_task(task)) for task in t4["task"].unique()}
+
+
 def at_last_epoch(*tables: pd.DataFrame) -> str:
     """How many of the runs in ``tables`` (rows with ``best_epoch`` and ``max_epochs``, or ``epochs``) were best at
     their epoch cap, i.e. maybe still improving when their schedule ended: "k of n"."""
@@ -297,8 +305,12 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
     t4 = shown.table("table4")
     out.update(mtop_training_facts(t4, p))
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
-    floors = [outside_only_share(load_task(task)) for task in t4["task"].unique()]
-    out["t4_all_o"] = f"{np.mean(floors):.1f}"
+    floors = all_o_floors(t4)
+    out["t4_all_o"] = f"{np.mean(list(floors.values())):.1f}"
+    out["t4_all_o_range"] = ", ".join(f"{LANGUAGE_LABELS[t.split('-', 1)[1]]} {v:.1f}%" for t, v in floors.items())
+    if shown.has("table1_curves"):
+        out["t4_trend"] = epoch_trend(shown.table("table1_curves"), "mtop-en", "val_exact_match",
+                                      "MTOP EN validation exact match")
     tables_8bit = [t3i, t4]
     if shown.has("massive"):
         massive = shown.table("massive")

@@ -7,7 +7,7 @@ import pandas as pd
 
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["test_view", "mtop_view", "massive_view", "quantization_view", "quantization_facts", "intent_quoted",
+__all__ = ["test_view", "mtop_view", "epoch_trend", "massive_view", "quantization_view", "quantization_facts", "intent_quoted",
            "tuning_view", "tuning_facts", "LANGUAGE_LABELS"]
 
 #: our language codes -> the paper's column labels (Tables 3 and 4)
@@ -42,9 +42,11 @@ def test_view(t3_intent: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def mtop_view(t4: pd.DataFrame) -> pd.DataFrame:
+def mtop_view(t4: pd.DataFrame, floors: dict[str, float] | None = None) -> pd.DataFrame:
     """Table 4 analog: 8-bit test exact match per MTOP language beside the paper's pNLP-Mixer row, with each model's
-    training sentences and its best epoch against the cap (``at cap``: maybe still improving)."""
+    training sentences and its best epoch against the cap (``at cap``: maybe still improving). ``floors``
+    ({task: %}, :func:`~hashlib_core.papers.pnlp_mixer.data.outside_only_share`) adds the exact match of a tagger
+    that says ``O`` everywhere, which differs much between languages."""
     table4 = load_paper_table("pnlp_mixer_table4")
     paper = table4.set_index("Model").loc["pNLP-Mixer"]
     rows = []
@@ -56,9 +58,29 @@ def mtop_view(t4: pd.DataFrame) -> pd.DataFrame:
                      "slot F1 (ours)": r["slot_f1"], "training sentences": int(r["train_sentences"]),
                      "test sentences": int(r["test_sentences"]),
                      "best epoch": f"{int(r['best_epoch'])} of {int(r['max_epochs'])}{capped}"})
+        if floors is not None:
+            rows[-1]["all-O floor"] = floors[r["task"]]
     out = pd.DataFrame(rows)
     out.attrs["source"] = table4.attrs.get("source", "")
     return out
+
+
+def epoch_trend(curves: pd.DataFrame, task: str, metric: str, label: str, step: int = 5) -> str:
+    """How the validation ``metric`` of the MinHash Mixer on ``task`` (its first run in ``curves``: the chosen
+    point's first seed of Tables 1-2) rose epoch by epoch: its value every ``step`` epochs up to the last, and the
+    gain over the last ``step`` epochs, e.g. "12.0 at epoch 5, 30.0 at epoch 10, 41.0 at epoch 15 (+11.0 over the
+    last 5 epochs)"."""
+    run = curves[(curves["task"] == task) & (curves["projection"] == "minhash") & (curves["encoder"] == "mixer")]
+    if run.empty:
+        return f"no {label} curve of the MinHash Mixer on {task} in the results shown"
+    series = run.drop_duplicates("epoch").set_index("epoch")[metric].sort_index()
+    last = int(series.index[-1])
+    marks = sorted({e for e in range(step, last, step)} | {last})
+    points = ", ".join(f"{series.loc[e]:.1f} at epoch {e}" for e in marks if e in series.index)
+    if last <= step:
+        return f"{label}: {points}"
+    gain = series.loc[last] - series.loc[last - step]
+    return f"{label}: {points} ({gain:+.1f} over the last {step} epochs)"
 
 
 def massive_view(massive: pd.DataFrame, t3_intent: pd.DataFrame | None = None) -> pd.DataFrame:
