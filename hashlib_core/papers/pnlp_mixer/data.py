@@ -62,8 +62,8 @@ class Split:
 
     def sample(self, n: int, seed: int) -> "Split":
         """``n`` sentences drawn without replacement by ``seed`` (0, or ``n`` at least the split's size: all), kept in
-        their file order. Not the first ``n``: a file may be grouped by label (MASSIVE's training files are: their
-        first 3,000 English sentences hold 39 of its 60 intents), and a prefix then misses whole classes."""
+        their file order. Not the first ``n``: a file may be grouped by label (MASSIVE's training files are), and a
+        prefix then misses whole classes."""
         if n < 0:
             raise ValueError(f"a sample needs n >= 0 (0: every sentence), got {n}")
         if n == 0 or n >= len(self):
