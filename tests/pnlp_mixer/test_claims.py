@@ -403,12 +403,12 @@ def test_mtop_training_facts_and_the_intro_is_honest():
     cpu = PROFILES.get("cpu")
     assert tables.mtop_training_facts(t4, cpu) == {
         "mtop_paper_train": "10k", "mtop_train": "2,500 to 3,000",
-        "mtop_train_cap": f"at most {cpu.train_examples:,} of each language's training sentences"}
+        "mtop_train_cap": f"a random sample of at most {cpu.train_examples:,} of each language's training sentences"}
     uncapped = PROFILES.get("cpu", train_examples=0, mtop_train_examples=0)
     assert tables.mtop_training_facts(t4.assign(train_sentences=15_667), uncapped) == {
         "mtop_paper_train": "10k", "mtop_train": "15,667", "mtop_train_cap": "every training sentence"}
     assert tables.mtop_training_facts(t4, PROFILES.get("cpu", train_examples=0, mtop_train_examples=2000))[
-        "mtop_train_cap"] == "at most 2,000 of each language's training sentences"
+        "mtop_train_cap"] == "a random sample of at most 2,000 of each language's training sentences"
     page = (ROOT / "book/src/pnlp_mixer.md").read_text()
     data_doc = (ROOT / "hashlib_core/papers/pnlp_mixer/data.py").read_text()
     for text in (page, data_doc):       # MTOP's sizes come from the data, never typed

@@ -169,21 +169,21 @@ PROFILES: ProfileSet[PNLPMixerProfile] = ProfileSet(
         tuning=("learning_rate=0.002",), seeds=2, mtop_languages=("en", "de"), massive_languages=("en", "de"),
         mtop_max_epochs=2, mtop_patience=1, latency_samples=10,
     ),
-    # cpu: two CPU cores, at most 3 hours, no experiment over an hour. ESTIMATE, NOT YET TIMED, from the committed
-    # cpu run of the earlier chapter (the paper's Mixer: 22 s an epoch on ATIS's 4,478 training and 500 validation
-    # sentences, two cores; the cost of a sentence is that of its 64 positions whatever its length; the same-size
-    # Transformer 0.55 of the Mixer's time, the CNN 0.45, the LSTM 0.4, projection-only 0.1). Every task trains on at
-    # most 3,000 sentences (train_examples: two thirds of ATIS, about a fifth of MTOP EN's training split, a quarter
-    # of a MASSIVE locale's) for at most 15 epochs with the paper's patience 5: an epoch is about 15 s on ATIS, 18 s
-    # on MTOP EN (its 2,235 validation sentences scored after each), so a Mixer takes at most 4 to 5 minutes. Only
-    # the paper's pairs are tuned and seeded: MinHash and SimHash (Table 1's top two in the paper), the Mixer and the
-    # Transformer (the same-size claim's rival), over three learning rates, then 3 seeds; Binary, TSP,
-    # projection-only, the CNN and the LSTM train once at the profile's values. Per comparison task the parts
-    # (comparisons.py) take at most about 25 minutes (mixer_<task>: 5 Mixers), 35 (projections_<task>: 7) and 15
-    # (architectures_<task>). Timed (committed cpu results): the six comparison parts took 153 minutes, leaving
-    # about 27 for the languages, at about 5 minutes a model: Table 4 on three MTOP languages (English, German and
-    # Thai: a Latin and a non-Latin script beside English) and the MASSIVE table on two locales (English, Thai); the
-    # other languages are the small profile's. The test table reuses Table 1's ATIS Mixers.
+    # cpu: two CPU cores, at most 3 hours, no experiment over an hour. Sized from the committed cpu run of the
+    # earlier chapter (the paper's Mixer: 22 s an epoch on ATIS's 4,478 training and 500 validation sentences, two
+    # cores; the cost of a sentence is that of its 64 positions whatever its length; the same-size Transformer 0.55
+    # of the Mixer's time, the CNN 0.45, the LSTM 0.4, projection-only 0.1). Every task trains on at most 3,000
+    # sentences (train_examples, a random sample: two thirds of ATIS, about a fifth of MTOP EN's training split, a
+    # quarter of a MASSIVE locale's) for at most 15 epochs with the paper's patience 5: an epoch is about 15 s on
+    # ATIS, 18 s on MTOP EN (its 2,235 validation sentences scored after each), so a Mixer takes at most 4 to 5
+    # minutes. Only the paper's pairs are tuned and seeded: MinHash and SimHash (Table 1's top two in the paper), the
+    # Mixer and the Transformer (the same-size claim's rival), over three learning rates, then 3 seeds; Binary, TSP,
+    # projection-only, the CNN and the LSTM train once at the profile's values. Timed on the earlier cpu run of this
+    # design (first-sentence subsets): the six comparison parts (comparisons.py: mixer_<task>, projections_<task>,
+    # architectures_<task>) took 153 minutes, leaving about 27 for the languages at about 5 minutes a model: Table 4
+    # on three MTOP languages (English, German and Thai: a Latin and a non-Latin script beside English) and the
+    # MASSIVE table on two locales (English, Thai); the other languages are the small profile's. The test table
+    # reuses Table 1's ATIS Mixers.
     cpu=PNLPMixerProfile(name="cpu", budget_minutes=180.0, max_epochs=15, mtop_max_epochs=15, train_examples=3000,
                          headline_projections=("minhash", "simhash"), headline_encoders=("mixer", "transformer"),
                          mtop_languages=("en", "de", "th"), massive_languages=("en", "th")),

@@ -221,8 +221,8 @@ def mtop_training_facts(t4: pd.DataFrame, profile) -> dict[str, str]:
     return {"mtop_paper_train": PAPER_MTOP_TRAIN,
             "mtop_train": (f"{int(trained.min()):,} to {int(trained.max()):,}" if trained.min() != trained.max()
                            else f"{int(trained.min()):,}"),
-            "mtop_train_cap": (f"at most {min(caps):,} of each language's training sentences" if caps
-                               else "every training sentence")}
+            "mtop_train_cap": (f"a random sample of at most {min(caps):,} of each language's training sentences"
+                               if caps else "every training sentence")}
 
 
 def all_o_floors(t4: pd.DataFrame) -> dict[str, float]:
