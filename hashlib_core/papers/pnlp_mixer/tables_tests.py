@@ -7,8 +7,8 @@ import pandas as pd
 
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["test_view", "mtop_view", "epoch_trend", "massive_view", "quantization_view", "quantization_facts", "intent_quoted",
-           "tuning_view", "tuning_facts", "LANGUAGE_LABELS"]
+__all__ = ["test_view", "mtop_view", "epoch_trend", "massive_view", "quantization_view", "quantization_facts",
+           "intent_quoted", "tuning_view", "tuning_facts", "LANGUAGE_LABELS"]
 
 #: our language codes -> the paper's column labels (Tables 3 and 4)
 LANGUAGE_LABELS = {"en": "EN", "es": "ES", "fr": "FR", "de": "DE", "hi": "HI", "th": "TH"}
