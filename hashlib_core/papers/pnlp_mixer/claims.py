@@ -163,7 +163,8 @@ def _scale(p: Any) -> str:
         model = "§4's model"
     except NotTestable:
         model = f"a reduced model ({p.num_mixer_layers} blocks {p.hidden_size} wide)"
-    train = f"at most {p.train_examples} training sentences per task" if p.train_examples else "every training sentence"
+    train = (f"a random sample of at most {p.train_examples:,} training sentences per task" if p.train_examples
+             else "every training sentence")
     heads = sorted({*p.headline_projections, *p.headline_encoders, "minhash", "mixer"})
     return (f"{p.name} profile: {model} at batch {p.batch_size} on {train}; Tables 1-2 on "
             f"{', '.join(_TASK_LABEL.get(t, t) for t in p.comparison_tasks)} validation, at most {p.max_epochs} "
