@@ -158,7 +158,8 @@ def glue_split(task: str, split: str, limit: int = 0, seed: int = 0) -> tuple[li
 
 
 class GlueSplits:
-    """Mixin for a chapter's resources with a ``profile`` (its ``seed``): GLUE splits loaded once per run."""
+    """Mixin for a chapter's resources with a ``profile`` (its ``seed``; for :meth:`held_out` also its
+    ``ft_train_examples`` and ``ft_validation_examples``): GLUE splits loaded once per run."""
 
     def glue(self, task: str, split: str, limit: int) -> tuple[list[Any], np.ndarray]:
         """Texts and labels of a GLUE split (a seeded sample of ``limit`` examples; 0 = all), loaded once."""
@@ -167,6 +168,16 @@ class GlueSplits:
         if key not in cache:
             cache[key] = glue_split(task, split, limit, self.profile.seed)
         return cache[key]
+
+    def held_out(self, task: str) -> tuple[tuple[list[Any], np.ndarray], tuple[list[Any], np.ndarray]]:
+        """A task's training split as (training part, held-out part) for fine-tuning (:func:`held_out`: the
+        profile's ``ft_validation_examples`` held out, at most ``ft_train_examples`` of the rest), cut once per
+        run."""
+        cache = self.__dict__.setdefault("_held_out", {})
+        if task not in cache:
+            p = self.profile
+            cache[task] = held_out(task, p.ft_train_examples, p.ft_validation_examples, p.seed)
+        return cache[task]
 
 
 def check_finetuning_settings(tasks: Sequence[str], seeds: Sequence[int]) -> None:
@@ -242,10 +253,11 @@ class GlueCollator:
 
 class TokenizerEncoder:
     """Texts (or pairs) -> ``input_ids`` and ``attention_mask`` with a ``transformers`` tokenizer: truncated to
-    ``max_length``, padded to the longest in the batch (the ``encode`` of :func:`finetune` for vocabulary models)."""
+    ``max_length``, padded to the longest in the batch (the ``encode`` of :func:`finetune` for vocabulary models).
+    ``token_types``: also ``token_type_ids`` (0 for a pair's first text, 1 for its second: BERT's segments)."""
 
-    def __init__(self, tokenizer: Any, max_length: int) -> None:
-        self.tokenizer, self.max_length = tokenizer, max_length
+    def __init__(self, tokenizer: Any, max_length: int, token_types: bool = False) -> None:
+        self.tokenizer, self.max_length, self.token_types = tokenizer, max_length, token_types
 
     def __call__(self, texts: list[Any]) -> dict:
         if not texts:
@@ -254,8 +266,11 @@ class TokenizerEncoder:
         first = [t[0] for t in texts] if pairs else list(texts)
         second = [t[1] for t in texts] if pairs else None
         enc = self.tokenizer(first, second, truncation=True, max_length=self.max_length, padding="longest",
-                             return_tensors="pt", return_token_type_ids=False)
-        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+                             return_tensors="pt", return_token_type_ids=self.token_types)
+        out = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+        if self.token_types:
+            out["token_type_ids"] = enc["token_type_ids"]
+        return out
 
 
 def predict(model: Any, encode: Callable[[list[Any]], dict], texts: Sequence[Any], batch_size: int = 64

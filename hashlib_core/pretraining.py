@@ -4,7 +4,8 @@
 * :func:`corpus_lines`: the lines of a pre-training corpus a profile names (:data:`CORPUS_NAMES`: WikiText-2's
   validation split, Penn Treebank's train split, or both);
 * :class:`Sequences`: fixed-length windows of a token stream, as a ``Dataset`` of ``int64`` rows;
-* :func:`with_specials`: ``<s>`` and ``</s>`` around each row;
+* :func:`with_specials`: ``<s>`` and ``</s>`` (or another pair of special ids) around each row;
+* :func:`pretraining_flatness`: whether a loss curve had flattened (the share of its decrease in its second half);
 * :class:`MLMObjective`: BERT's masked-language-modelling corruption (15% of the tokens: 80% ``<mask>``, 10% random,
   10% kept) with its own seeded generator, special ids (the tokenizer's ``all_special_ids``) never
   chosen.
@@ -16,11 +17,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 
 from hashlib_core.bpe import BOS_ID, EOS_ID
 
-__all__ = ["CORPUS_NAMES", "wikitext_lines", "corpus_lines", "Sequences", "with_specials", "MLMObjective"]
+__all__ = ["CORPUS_NAMES", "wikitext_lines", "corpus_lines", "Sequences", "with_specials", "pretraining_flatness",
+           "MLMObjective"]
 
 
 #: the pre-training corpora a profile can name; ``a+b`` is corpus ``a``'s lines, then ``b``'s
@@ -103,11 +106,28 @@ class Sequences(torch.utils.data.Dataset):
         return self.rows[i]
 
 
-def with_specials(body: torch.Tensor) -> torch.Tensor:
-    """``(rows, L)`` ids -> ``(rows, L + 2)`` with ``<s>`` first and ``</s>`` last."""
+def with_specials(body: torch.Tensor, first: int = BOS_ID, last: int = EOS_ID) -> torch.Tensor:
+    """``(rows, L)`` ids -> ``(rows, L + 2)`` with ``first`` before and ``last`` after each row (``<s>`` and ``</s>``
+    of :func:`hashlib_core.bpe.train_bpe`'s vocabulary; BERT's WordPiece: ``[CLS]`` and ``[SEP]``)."""
     rows = body.shape[0]
-    return torch.cat([torch.full((rows, 1), BOS_ID, dtype=torch.long), body,
-                      torch.full((rows, 1), EOS_ID, dtype=torch.long)], dim=1)
+    return torch.cat([torch.full((rows, 1), first, dtype=torch.long), body,
+                      torch.full((rows, 1), last, dtype=torch.long)], dim=1)
+
+
+def pretraining_flatness(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per model (``name``) of a loss curve (``step``, ``loss``): its loss at the first log point, halfway and at
+    the end, and the share of its whole decrease that came in the second half of the steps (near 0: the loss had
+    flattened; large: still falling)."""
+    rows = []
+    for name, c in curves.groupby("name", sort=False):
+        c = c.sort_values("step")
+        half = c.iloc[(c["step"] - c["step"].max() / 2).abs().argmin()]
+        first, last = c["loss"].iloc[0], c["loss"].iloc[-1]
+        drop = first - last
+        rows.append({"name": name, "first logged loss": first, "loss halfway": half["loss"], "final loss": last,
+                     "share of the decrease in the second half (%)":
+                         100.0 * (half["loss"] - last) / drop if drop > 0 else np.nan})
+    return pd.DataFrame(rows)
 
 
 class MLMObjective:

@@ -20,7 +20,7 @@ from hashlib_core.claims.core import NotTestable
 from hashlib_core.claims.statistics import DEFAULT_RESAMPLES, Interval, stratified_bootstrap
 from hashlib_core.glue import PRIMARY_METRIC, normalize_task
 
-__all__ = ["GluePredictions", "task_metric", "compare"]
+__all__ = ["GluePredictions", "task_metric", "compare", "trend_direction"]
 
 
 def _mcc(pred: np.ndarray, gold: np.ndarray) -> float:
@@ -129,3 +129,18 @@ def compare(predictions: GluePredictions, groups: Mapping[str, Sequence[str]], t
     return stratified_bootstrap([part(t) for t in tasks], statistic, resamples=resamples, seed=seed,
                                 items="dev items" if len(tasks) == 1 else f"dev items of {', '.join(tasks)}",
                                 nested=f"each model's fine-tuning runs ({'/'.join(map(str, seeds))} seeds per task)")
+
+
+def trend_direction(gaps: Sequence[float], low: Sequence[float], high: Sequence[float], unit: str = "points") -> str:
+    """How a gap moves from its first to its last measurement (each with its interval), in words: no clear trend
+    when the first and last intervals overlap, else whether it changes sign, narrows or widens."""
+    if len(gaps) < 2:
+        return "-"
+    g0, g1 = float(gaps[0]), float(gaps[-1])
+    if high[0] >= low[-1] and high[-1] >= low[0]:        # the first and last intervals overlap
+        return (f"moves by {g1 - g0:+.1f} {unit}, but the first and last intervals overlap: no clear trend at these "
+                "lengths")
+    if (high[0] < 0 < low[-1]) or (high[-1] < 0 < low[0]):
+        return f"changes sign (from {g0:+.1f} to {g1:+.1f} {unit}; the intervals do not overlap)"
+    way = "narrows" if abs(g1) < abs(g0) else "widens"
+    return f"{way} (from {g0:+.1f} to {g1:+.1f} {unit}; the intervals do not overlap)"

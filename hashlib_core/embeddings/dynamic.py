@@ -29,9 +29,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from hashlib_core.hashing.ngram_md5 import md5_ngram_hashes_many
 from hashlib_core.hashing.rolling import DEFAULT_BASE, DEFAULT_MODULUS, ngram_hashes_many
 
-__all__ = ["partition_widths", "dynamic_vectors", "DynamicHashEmbedding"]
+__all__ = ["NGRAM_HASHES", "partition_widths", "dynamic_vectors", "DynamicHashEmbedding"]
+
+#: the n-gram hash families ``H``: the blog's polynomial rolling hash, or MD5 (:mod:`hashlib_core.hashing.ngram_md5`)
+NGRAM_HASHES = ("rolling", "md5")
 
 #: Rows of n-gram x column products formed at once (bounds the int64 temporary to about 64 MB at d = 768).
 _CHUNK_ROWS = 1 << 14
@@ -67,10 +71,14 @@ def _check_strings(strings: Sequence[str]) -> list[str]:
 
 
 def dynamic_vectors(strings: Sequence[str], seeds: np.ndarray, max_n: int = 3, buckets: int = DEFAULT_MODULUS,
-                    base: int = DEFAULT_BASE, modulus: int = DEFAULT_MODULUS) -> np.ndarray:
+                    base: int = DEFAULT_BASE, modulus: int = DEFAULT_MODULUS, ngram_hash: str = "rolling"
+                    ) -> np.ndarray:
     """The ``(len(strings), len(seeds))`` float32 dynamic embeddings of ``strings`` (steps 1-4 of the module doc),
-    vectorised over all strings; cost linear in their total length."""
+    vectorised over all strings; cost linear in their total length. ``ngram_hash`` picks ``H``: ``"rolling"`` (the
+    blog's) or ``"md5"`` (``base`` unused)."""
     strings = _check_strings(strings)
+    if ngram_hash not in NGRAM_HASHES:
+        raise ValueError(f"ngram_hash must be one of {NGRAM_HASHES}, got {ngram_hash!r}")
     seeds = np.asarray(seeds, dtype=np.int64)
     if seeds.ndim != 1 or (seeds < 1).any() or (seeds >= modulus).any():
         raise ValueError(f"seeds must be a 1-d array of ints in [1, {modulus}); build them with "
@@ -83,7 +91,8 @@ def dynamic_vectors(strings: Sequence[str], seeds: np.ndarray, max_n: int = 3, b
     column = 0
     for n, width in zip(range(1, max_n + 1), widths):
         cols = seeds[column : column + width]
-        per_string = ngram_hashes_many(strings, n, base, modulus)
+        per_string = (ngram_hashes_many(strings, n, base, modulus) if ngram_hash == "rolling"
+                      else md5_ngram_hashes_many(strings, n, modulus))
         counts = np.array([h.shape[0] for h in per_string], dtype=np.int64)
         hashes = np.concatenate(per_string) if per_string else np.zeros(0, dtype=np.int64)
         running = np.zeros((1, width), dtype=np.float64)
@@ -121,6 +130,8 @@ class DynamicHashEmbedding(nn.Module):
         b, p and M (see :mod:`hashlib_core.hashing.rolling`).
     seed:
         Seed of the per-column multipliers ``h_k`` (the blog: 42; ours come from numpy, not JAX's PRNG).
+    ngram_hash:
+        The n-gram hash ``H``: ``"rolling"`` (the blog's) or ``"md5"``.
     projection:
         Add a learned ``Linear(d, d)`` after the computed vectors.
     """
@@ -128,8 +139,11 @@ class DynamicHashEmbedding(nn.Module):
     def __init__(self, vocabulary: Sequence[str] | None, embedding_dim: int, *, num_embeddings: int | None = None,
                  max_n: int = 3,
                  buckets: int = DEFAULT_MODULUS, base: int = DEFAULT_BASE, modulus: int = DEFAULT_MODULUS,
-                 seed: int = 42, projection: bool = False) -> None:
+                 seed: int = 42, projection: bool = False, ngram_hash: str = "rolling") -> None:
         super().__init__()
+        if ngram_hash not in NGRAM_HASHES:
+            raise ValueError(f"ngram_hash must be one of {NGRAM_HASHES}, got {ngram_hash!r}")
+        self.ngram_hash = ngram_hash
         self.embedding_dim, self.max_n = int(embedding_dim), int(max_n)
         self.buckets, self.base, self.modulus, self.seed = int(buckets), int(base), int(modulus), int(seed)
         self.widths = partition_widths(self.embedding_dim, self.max_n)
@@ -150,7 +164,7 @@ class DynamicHashEmbedding(nn.Module):
             self.num_embeddings = len(vocabulary)
             with torch.device("cpu"):
                 self._cache = torch.from_numpy(dynamic_vectors(vocabulary, self.seeds, self.max_n, self.buckets,
-                                                               self.base, self.modulus))
+                                                               self.base, self.modulus, ngram_hash))
         self._on_device: dict[str, torch.Tensor] = {}
         self.projection = nn.Linear(self.embedding_dim, self.embedding_dim) if projection else None
 
@@ -174,7 +188,7 @@ class DynamicHashEmbedding(nn.Module):
         """Vectors of arbitrary strings, computed now (the uncached path; equal to the cache for vocabulary
         entries)."""
         vectors = torch.from_numpy(dynamic_vectors(strings, self.seeds, self.max_n, self.buckets, self.base,
-                                                   self.modulus))
+                                                   self.modulus, self.ngram_hash))
         return self._project(vectors.to(device))
 
     def _project(self, vectors: torch.Tensor) -> torch.Tensor:

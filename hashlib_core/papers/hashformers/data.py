@@ -115,17 +115,6 @@ class Resources(GlueSplits):
         ids = [i for line in self.corpus for i in self.baseline_bpe.encode(line, add_special_tokens=False).ids]
         return np.asarray(ids, dtype=np.int64)
 
-    def held_out(self, task: str) -> tuple[tuple[list[Any], np.ndarray], tuple[list[Any], np.ndarray]]:
-        """A task's training split as (training part, held-out part) for fine-tuning (:func:`hashlib_core.glue.held_out`:
-        ``ft_validation_examples`` held out, at most ``ft_train_examples`` of the rest), cut once per run."""
-        from hashlib_core.glue import held_out
-
-        cache = self.__dict__.setdefault("_held_out", {})
-        if task not in cache:
-            p = self.profile
-            cache[task] = held_out(task, p.ft_train_examples, p.ft_validation_examples, p.seed)
-        return cache[task]
-
     def hasher(self, hash_type: str, num_buckets: int | None) -> Any:
         """The token hasher of a variant: an index hasher for Emb (``num_buckets``), else a 128-bit one."""
         key = (hash_type, num_buckets)

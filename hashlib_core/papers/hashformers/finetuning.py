@@ -24,9 +24,10 @@ from hashlib_core.papers.hashformers.pretraining import classifier, pretrain
 from hashlib_core.papers.hashformers.profiles import ModelSpec
 from hashlib_core.papers.hashformers.tokenization import HashFormerTokenizer, SubwordHashFormerTokenizer
 from hashlib_core.profiles import seed_everything
+from hashlib_core.tuning import RunFn, tuned_tasks
+from hashlib_core.tuning import predictions_record as shared_predictions_record
 
-__all__ = ["PAPER_TASK_COLUMN", "Encoder", "finetune_model", "finetune_task", "finetune_tasks", "glue_runs",
-           "trend_name",
+__all__ = ["PAPER_TASK_COLUMN", "Encoder", "finetune_model", "finetune_tasks", "glue_runs", "trend_name",
            "predictions_record", "glue_table"]
 
 #: Table 1 column of each task we can score.
@@ -76,47 +77,19 @@ def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task:
     return {"name": spec.name, "learning_rate": lr, **row}, preds
 
 
-def finetune_task(spec: ModelSpec, pretrained: nn.Module, res: Resources, task: str, ctx: RunContext,
-                  pretrained_steps: int | None = None, learning_rate: float | None = None
-                  ) -> tuple[list[dict[str, Any]], dict[int, np.ndarray]]:
-    """One model on one task, tuned as the profile says: every learning rate of ``ft_lrs`` with the first seed,
-    the one with the best held-out score chosen (ties: the smaller rate), then the other seeds at that rate; or,
-    given ``learning_rate`` (the rate the sweep chose on another task), every seed at it. Returns every run's row
-    (``chosen`` marks the runs at the chosen rate) and the chosen runs' dev predictions by seed."""
-    profile = res.profile
-    first, *others = profile.ft_seeds
-    rates = profile.ft_lrs if learning_rate is None else (learning_rate,)
-    sweep = [finetune_model(spec, pretrained, res, task, first, lr, ctx, pretrained_steps) for lr in rates]
-    score = [r["validation_score"] if np.isfinite(r["validation_score"]) else -np.inf for r, _ in sweep]
-    chosen = max(range(len(sweep)), key=lambda i: (score[i], -rates[i]))
-    lr = rates[chosen]
-    rows = [{**r, "chosen": i == chosen, "swept_on": task if learning_rate is None else profile.ft_sweep_task}
-            for i, (r, _) in enumerate(sweep)]
-    preds = {first: sweep[chosen][1]}
-    for seed in others:
-        row, p = finetune_model(spec, pretrained, res, task, seed, lr, ctx, pretrained_steps)
-        rows.append({**row, "chosen": True, "swept_on": rows[0]["swept_on"]})
-        preds[seed] = p
-    return rows, preds
+def _runner(spec: ModelSpec, pretrained: nn.Module, res: Resources, ctx: RunContext,
+            pretrained_steps: int | None) -> RunFn:
+    return lambda task, seed, lr: finetune_model(spec, pretrained, res, task, seed, lr, ctx, pretrained_steps)
 
 
 def finetune_tasks(spec: ModelSpec, model: nn.Module, res: Resources, ctx: RunContext, tasks: Sequence[str],
                    pretrained_steps: int | None = None) -> tuple[list[dict[str, Any]], dict[tuple, np.ndarray]]:
-    """One model on every task: the learning-rate sweep on each task, or (``ft_sweep_task`` set) on that task
-    only, its chosen rate then used on the others; every seed at the chosen rate."""
-    sweep_on = res.profile.ft_sweep_task
-    order = [sweep_on, *[t for t in tasks if t != sweep_on]] if sweep_on in tasks else list(tasks)
-    rows_all, preds, chosen_lr = [], {}, None
-    for task in order:
-        rates = list(res.profile.ft_lrs) if chosen_lr is None else [chosen_lr]
-        ctx.log(f"{spec.name}: fine-tuning on {task} (learning rates {rates}, seeds {list(res.profile.ft_seeds)})")
-        rows, by_seed = finetune_task(spec, model, res, task, ctx, pretrained_steps,
-                                      learning_rate=chosen_lr if sweep_on and task != sweep_on else None)
-        if task == sweep_on:
-            chosen_lr = next(r["learning_rate"] for r in rows if r["chosen"])
-        rows_all += rows
-        preds.update({(task, seed): p for seed, p in by_seed.items()})
-    return rows_all, preds
+    """One model on every task (:func:`hashlib_core.tuning.tuned_tasks`): the learning-rate sweep on each task,
+    or (``ft_sweep_task`` set) on that task only, its chosen rate then used on the others; every seed at the chosen
+    rate."""
+    p = res.profile
+    return tuned_tasks(_runner(spec, model, res, ctx, pretrained_steps), tasks, p.ft_seeds, p.ft_lrs,
+                       sweep_task=p.ft_sweep_task or None, log=lambda message: ctx.log(f"{spec.name}: {message}"))
 
 
 def glue_runs(specs: Sequence[ModelSpec], res: Resources, ctx: RunContext, tasks: Sequence[str]
@@ -144,13 +117,11 @@ def trend_name(name: str, steps: int) -> str:
 
 def predictions_record(preds: dict[tuple[str, str, int], np.ndarray], res: Resources, tasks: Sequence[str]
                        ) -> dict[str, Any]:
-    """The chosen runs' dev predictions as a JSON-able record: each task's dev labels, and one entry per
-    (model, task, seed) run (classes for classification, scores for STS-B) -- what a paired bootstrap over the dev
-    items reads (:func:`hashlib_core.claims.paired_bootstrap`)."""
-    labels = {t: res.glue(t, "validation", res.profile.ft_eval_examples)[1].tolist() for t in tasks}
-    runs = [{"name": name, "task": task, "seed": int(seed), "predictions": p.tolist()}
-            for (name, task, seed), p in preds.items()]
-    return {"labels": labels, "runs": runs}
+    """The chosen runs' dev predictions as a JSON-able record (:func:`hashlib_core.tuning.predictions_record`):
+    each task's dev labels, and one entry per (model, task, seed) run -- what a paired bootstrap over the dev items
+    reads (:func:`hashlib_core.claims.paired_bootstrap`)."""
+    labels = {t: res.glue(t, "validation", res.profile.ft_eval_examples)[1] for t in tasks}
+    return shared_predictions_record(preds, labels)
 
 
 def glue_table(summary: pd.DataFrame, runs: pd.DataFrame, tasks: Sequence[str]) -> pd.DataFrame:

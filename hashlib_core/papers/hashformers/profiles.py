@@ -10,6 +10,7 @@ from typing import ClassVar, Mapping
 
 from hashlib_core.glue import check_finetuning_settings, normalize_task
 from hashlib_core.profiles import Profile, ProfileSet
+from hashlib_core.tuning import check_protocol
 
 __all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "TREND_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP", "LSH_GROUP",
            "HashFormersProfile", "PROFILES", "PRETRAINING_SETTINGS"]
@@ -220,13 +221,8 @@ class HashFormersProfile(Profile):
                 list(self.trend_pt_steps) != sorted(set(self.trend_pt_steps)):
             raise ValueError(f"trend_pt_steps must be increasing step counts below pt_steps ({self.pt_steps}), got "
                              f"{self.trend_pt_steps}")
-        if self.ft_sweep_task and self.ft_sweep_task not in self.task_keys():
-            raise ValueError(f"ft_sweep_task {self.ft_sweep_task!r} must be one of the tasks {self.task_keys()} (or "
-                             "empty: sweep on every task)")
-        if not self.ft_lrs or any(lr <= 0 for lr in self.ft_lrs) or len(set(self.ft_lrs)) != len(self.ft_lrs):
-            raise ValueError(f"ft_lrs must list distinct positive learning rates, got {self.ft_lrs}")
-        if self.ft_validation_examples < 1 or self.ft_patience < 0 or self.ft_epochs <= 0:
-            raise ValueError("ft_validation_examples must be >= 1, ft_patience >= 0 and ft_epochs > 0")
+        check_protocol(self.task_keys(), self.ft_lrs, self.ft_validation_examples, self.ft_patience, self.ft_epochs,
+                       self.ft_sweep_task)
         if self.seq_len < 4 or self.ft_max_len < 4:
             raise ValueError("seq_len and ft_max_len must be >= 4 (room for the special tokens)")
         from hashlib_core.embeddings.hashed import AdditiveEmbedding   # torch: imported only when a profile is built

@@ -4,28 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
 from hashlib_core.papers.hashformers.tables import learning_rate, shown_names
+from hashlib_core.pretraining import pretraining_flatness
 
 __all__ = ["pretraining_flatness", "finetuning_view", "protocol_quoted"]
-
-
-def pretraining_flatness(curves: pd.DataFrame) -> pd.DataFrame:
-    """Per model: its loss at the first log point, halfway and at the end, and the share of its whole decrease that
-    came in the second half of the steps (near 0: the loss had flattened; large: still falling)."""
-    rows = []
-    for name, c in curves.groupby("name", sort=False):
-        c = c.sort_values("step")
-        half = c.iloc[(c["step"] - c["step"].max() / 2).abs().argmin()]
-        first, last = c["loss"].iloc[0], c["loss"].iloc[-1]
-        drop = first - last
-        rows.append({"name": name, "first logged loss": first, "loss halfway": half["loss"], "final loss": last,
-                     "share of the decrease in the second half (%)":
-                         100.0 * (half["loss"] - last) / drop if drop > 0 else np.nan})
-    return pd.DataFrame(rows)
 
 
 def finetuning_view(runs: pd.DataFrame, glue: pd.DataFrame) -> pd.DataFrame:

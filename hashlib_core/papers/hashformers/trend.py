@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hashlib_core.claims.glue import GluePredictions, compare
+from hashlib_core.claims.glue import GluePredictions, compare, trend_direction
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN, trend_name
 
 __all__ = ["trend_view", "trend_figure", "trend_quoted"]
@@ -88,16 +88,7 @@ def trend_quoted(view: pd.DataFrame) -> dict[str, str]:
         return {"trend_steps": "-", "trend_gaps": "-", "trend_direction": (
             "cannot be read: no task of the trend is learned on the held-out part in Table 1's run")}
     gaps, low, high = (view[c].to_numpy() for c in ("difference", "low", "high"))
-    if len(gaps) < 2:
-        direction = "-"
-    elif high[0] >= low[-1] and high[-1] >= low[0]:        # the first and last intervals overlap
-        direction = (f"moves by {gaps[-1] - gaps[0]:+.1f} points, but the first and last intervals overlap: no clear "
-                     "trend at these lengths")
-    elif (high[0] < 0 < low[-1]) or (high[-1] < 0 < low[0]):
-        direction = f"changes sign (from {gaps[0]:+.1f} to {gaps[-1]:+.1f} points; the intervals do not overlap)"
-    else:
-        way = "narrows" if abs(gaps[-1]) < abs(gaps[0]) else "widens"
-        direction = f"{way} (from {gaps[0]:+.1f} to {gaps[-1]:+.1f} points; the intervals do not overlap)"
+    direction = trend_direction(gaps, low, high)
     return {"trend_steps": ", ".join(f"{int(s):,}" for s in view["pre-training steps"]),
             "trend_gaps": ", ".join(f"{g:+.1f} [{lo:+.1f}, {hi:+.1f}]"
                                     for g, lo, hi in zip(gaps, view["low"], view["high"])),

@@ -16,30 +16,13 @@ from typing import Sequence
 import numpy as np
 import torch
 from tokenizers import Tokenizer
-from tokenizers.models import WordPiece
-from tokenizers.normalizers import BertNormalizer
-from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from hashlib_core.hashing.base import check_positive_int
 from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter
 from hashlib_core.hashing.projections import MinHashProjection, Projection, build_projection
+from hashlib_core.wordpiece import wordpiece_tokenizer  # mBERT-cased's: no lower-casing, no accent stripping
 
 __all__ = ["wordpiece_tokenizer", "SentenceProjector"]
-
-
-def wordpiece_tokenizer(vocab: Sequence[str]) -> Tokenizer:
-    """A cased WordPiece tokenizer over ``vocab`` (pieces in id order, e.g. ``load_wordpiece_vocab(...)``) as
-    mBERT-cased's: control characters removed, CJK characters split apart, no lower-casing, no accent stripping,
-    BERT's white-space and punctuation split, and ``[UNK]`` for a word it cannot cut."""
-    vocab = list(vocab)
-    if "[UNK]" not in vocab:
-        raise ValueError("the WordPiece vocabulary has no [UNK] piece; pass a BERT vocabulary (vocab.txt lines)")
-    tokenizer = Tokenizer(WordPiece({piece: i for i, piece in enumerate(vocab)}, unk_token="[UNK]",
-                                    max_input_chars_per_word=100))
-    tokenizer.normalizer = BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=False,
-                                          lowercase=False)
-    tokenizer.pre_tokenizer = BertPreTokenizer()
-    return tokenizer
 
 
 class SentenceProjector:
