@@ -488,10 +488,11 @@ def test_tuning_points_one_setting_at_a_time_and_bad_entries():
     base = PROFILES.get("cpu", tuning="")
     assert base.tuning_points() == ((base.learning_rate, base.weight_decay, base.dropout),)
     tuned = PROFILES.get("cpu", tuning="learning_rate=0.004, dropout=0.3,weight_decay=0")
-    assert tuned.tuning_points() == ((1e-3, 0.01, 0.1), (4e-3, 0.01, 0.1), (1e-3, 0.01, 0.3), (1e-3, 0.0, 0.1))
+    lr, wd, dropout = base.learning_rate, base.weight_decay, base.dropout
+    assert tuned.tuning_points() == ((lr, wd, dropout), (4e-3, wd, dropout), (lr, wd, 0.3), (lr, 0.0, dropout))
     for bad, match in (("lr=0.1", "setting=value"), ("dropout", "setting=value"), ("dropout=x", "needs a number"),
                        ("dropout=1.0", "out of range"), ("learning_rate=0", "out of range"),
-                       ("weight_decay=-1", "out of range"), ("learning_rate=0.001", "repeats"),
+                       ("weight_decay=-1", "out of range"), (f"learning_rate={base.learning_rate}", "repeats"),
                        ("dropout=0.2,dropout=0.2", "repeats")):
         with pytest.raises(ValueError, match=match):
             PROFILES.get("cpu", tuning=bad)

@@ -227,6 +227,8 @@ def mtop_training_facts(t4: pd.DataFrame, profile) -> dict[str, str]:
 
 def all_o_floors(t4: pd.DataFrame) -> dict[str, float]:
     """{task: exact match of an all-``O`` tagger on its test split} for the MTOP tasks of ``t4``."""
+    from hashlib_core.papers.pnlp_mixer.data import load_task, outside_only_share
+
     return {task: outside_only_share(load_task(task)) for task in t4["task"].unique()}
 
 
@@ -287,7 +289,7 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
     spread = tuning["val_intent_acc"].max() - tuning["val_intent_acc"].min()
     out["tune_apart"] = str(round(spread * atis["validation_sentences"] / 100))
     out["t3i_schedule"] = f"at most {p.max_epochs} epochs with a patience of {p.patience}"
-    from hashlib_core.papers.pnlp_mixer.data import UNSEEN, load_task, outside_only_share
+    from hashlib_core.papers.pnlp_mixer.data import UNSEEN, load_task
 
     atis_task = load_task("atis")
     test_intents = atis_task.test.intents
