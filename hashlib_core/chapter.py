@@ -248,13 +248,17 @@ class Chapter:
 
     # ------------------------------------------------------------------------------------------------ running
     def run(self, profile: Profile, only: Iterable[str] | None = None, *, progress: bool = True,
-            results_root: str | Path | None = None, checkpoint_root: str | Path | None = None) -> ResultsStore:
-        """Run the selected experiments of ``profile``; every output is written (main process only) as it is done."""
+            results_root: str | Path | None = None, checkpoint_root: str | Path | None = None,
+            dependents: bool = True) -> ResultsStore:
+        """Run the selected experiments of ``profile``; every output is written (main process only) as it is done.
+        ``dependents=False``: exactly the experiments of ``only``, not those that read them (a parallel job's share
+        of a run, :mod:`hashlib_core.parallel`)."""
         store = self.store(profile.name, results_root)
         ctx = RunContext(self, profile, progress=progress, checkpoint_root=checkpoint_root,
                          results_root=results_root)
         seed_everything(profile.seed)
-        for exp in self.with_dependents(profile, self.selected(profile, only)):
+        chosen = self.selected(profile, only)
+        for exp in (self.with_dependents(profile, chosen) if dependents else chosen):
             ctx.log(f"{exp.name}: running")
             ctx.reused_s = 0.0
             ctx.experiment = exp
@@ -399,10 +403,13 @@ class Chapter:
         epilog = "Experiments (--only a,b): " + ", ".join(self.experiments)
         profile, args = self.profiles.parse_cli(
             argv, description=f"{self.title}: run the chapter's experiments. {epilog}",
-            add_arguments=lambda p: p.add_argument("--only", default=None,
-                                                   help="comma-separated experiments to run (default: all)"))
+            add_arguments=lambda p: (
+                p.add_argument("--only", default=None, help="comma-separated experiments to run (default: all), and "
+                               "every experiment that reads their results"),
+                p.add_argument("--no-dependents", action="store_true",
+                               help="with --only: run exactly those experiments, not the ones that read them")))
         only = args.only
-        store = self.run(profile, only)
+        store = self.run(profile, only, dependents=not args.no_dependents)
         if is_main_process():
             for name in self.result_names(profile, only):
                 if store.path(name, ".csv").exists():

@@ -90,14 +90,16 @@ def finetune_tasks(spec: ModelSpec, model: nn.Module, res: Resources, ctx: RunCo
                        log=lambda message: ctx.log(f"{spec.name}: {message}"))
 
 
-def glue_runs(specs: Sequence[ModelSpec], res: Resources, ctx: RunContext, tasks: Sequence[str]
-              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+def glue_runs(specs: Sequence[ModelSpec], res: Resources, ctx: RunContext, tasks: Sequence[str],
+              owns_pretraining: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Pre-train (or read back from their checkpoints) and fine-tune ``specs``; returns the pre-training summary, the
     loss curves, every fine-tuning run (``chosen`` marks those at each model's chosen learning rate) and the chosen
-    runs' dev predictions (:func:`predictions_record`)."""
+    runs' dev predictions (:func:`predictions_record`). ``owns_pretraining``: these models are pre-trained by this
+    experiment alone (Table 6, the Add codebooks), so a pre-training read back from another process's checkpoint
+    counts towards its time (``pretrain``'s ``count_reuse``)."""
     summary, curves, scores, preds = [], [], [], {}
     for spec in specs:
-        model, row, curve = pretrain(spec, res, ctx)
+        model, row, curve = pretrain(spec, res, ctx, count_reuse=owns_pretraining)
         summary.append(row)
         curves += curve
         rows, by_task = finetune_tasks(spec, model, res, ctx, tasks)
