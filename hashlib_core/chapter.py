@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -334,17 +334,22 @@ class Chapter:
         changed or vanished since it was computed: it is listed with ``"evidence: <name>"``. ``profile``: compare
         with this profile (a run's, overrides included) instead of the chapter's of that name."""
         store = self.store(profile_name, results_root)
-        current = to_jsonable((profile or self.profiles.get(profile_name)).to_dict())
+        whole = profile or self.profiles.get(profile_name)
+        current = to_jsonable(whole.to_dict())
+        # a job's share: absent from a result written before it existed means the whole run (its default); any value
+        # other than the default is a partial result, even under a profile that sets it
+        share = {k: to_jsonable(f.default) for f in fields(whole) if f.name in whole.SHARE_SETTINGS
+                 for k in (f.name,)}
         owned = self.owned_settings()
         ignored = {o: e.independent_of | (owned - e.owns) for e in self.experiments.values() for o in e.outputs}
         reads = {o: e.reads for e in self.experiments.values() for o in e.outputs}
         out: dict[str, list[str]] = {}
         for name in store.names():
             meta = store.read_meta(name)
-            config = meta.get("config") or {}
+            config = {**share, **(meta.get("config") or {})}
             skip = RUN_SETTINGS | ignored.get(name, frozenset())
             differ = sorted(k for k in set(config) | set(current)
-                            if k not in skip and config.get(k) != current.get(k))
+                            if k not in skip and config.get(k) != (share[k] if k in share else current.get(k)))
             recorded = meta.get("inputs") or {}
             differ += [f"evidence: {r}" for r in reads.get(name, ())
                        if r not in recorded or recorded[r] != store.digest(r)]

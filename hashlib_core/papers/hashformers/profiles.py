@@ -193,6 +193,7 @@ class HashFormersProfile(Profile):
     #: save a pre-training checkpoint every N steps (0: at the end only)
     checkpoint_every: int = 0
 
+    SHARE_SETTINGS: ClassVar[frozenset[str]] = frozenset({"only_models"})
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"corpus_max_words", "sharing_words", "ft_train_examples",
                                                           "ft_eval_examples"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"ft_patience": "none (to the cap)",
