@@ -299,9 +299,11 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     # Penn Treebank's train split and WikiText-2's validation split (about 8M units, six passes: three times the cpu
     # profile's); every staged GLUE task, 1,500 training examples per task with 500 held out (at most
     # 5 epochs, patience 2), three learning rates swept on SST-2 for every model, three seeds at the chosen rate, the
-    # whole dev splits; the trend at 250 and 500 steps; the majority diagnosis at most 4 epochs. Sized from measured
-    # single-process H100 rates (21-27 pre-training and about 25 fine-tuning steps/s; one process per job leaves
-    # the GPU mostly idle, so the jobs share it); the wall time of the committed run is in its meta files.
+    # whole dev splits; the trend at 250 and 500 steps; the majority diagnosis at most 4 epochs. Measured on one
+    # H100 (the committed run): the 21 jobs keep the GPU busy throughout and all but BERT-MLM's finish in about seven
+    # minutes; BERT-MLM's job also runs the majority diagnosis (about three minutes more), then the whole run reads
+    # everything back in about a minute and Table 3 needs a few more: about 12 minutes in all, over one 10-minute
+    # call (the committed Table 3 was timed on CPU). Per-experiment compute is in the meta files.
     small=HashFormersProfile(
         name="small", accelerator="gpu", budget_minutes=10.0, corpus="ptb-train+wikitext2-validation",
         corpus_max_words=0, bpe_vocab=0, emb_buckets=50260, emb_buckets_small=1000,
