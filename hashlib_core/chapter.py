@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -248,13 +248,17 @@ class Chapter:
 
     # ------------------------------------------------------------------------------------------------ running
     def run(self, profile: Profile, only: Iterable[str] | None = None, *, progress: bool = True,
-            results_root: str | Path | None = None, checkpoint_root: str | Path | None = None) -> ResultsStore:
-        """Run the selected experiments of ``profile``; every output is written (main process only) as it is done."""
+            results_root: str | Path | None = None, checkpoint_root: str | Path | None = None,
+            dependents: bool = True) -> ResultsStore:
+        """Run the selected experiments of ``profile``; every output is written (main process only) as it is done.
+        ``dependents=False``: exactly the experiments of ``only``, not those that read them (a parallel job's share
+        of a run, :mod:`hashlib_core.parallel`)."""
         store = self.store(profile.name, results_root)
         ctx = RunContext(self, profile, progress=progress, checkpoint_root=checkpoint_root,
                          results_root=results_root)
         seed_everything(profile.seed)
-        for exp in self.with_dependents(profile, self.selected(profile, only)):
+        chosen = self.selected(profile, only)
+        for exp in (self.with_dependents(profile, chosen) if dependents else chosen):
             ctx.log(f"{exp.name}: running")
             ctx.reused_s = 0.0
             ctx.experiment = exp
@@ -330,17 +334,22 @@ class Chapter:
         changed or vanished since it was computed: it is listed with ``"evidence: <name>"``. ``profile``: compare
         with this profile (a run's, overrides included) instead of the chapter's of that name."""
         store = self.store(profile_name, results_root)
-        current = to_jsonable((profile or self.profiles.get(profile_name)).to_dict())
+        whole = profile or self.profiles.get(profile_name)
+        current = to_jsonable(whole.to_dict())
+        # a job's share: absent from a result written before it existed means the whole run (its default); any value
+        # other than the default is a partial result, even under a profile that sets it
+        share = {k: to_jsonable(f.default) for f in fields(whole) if f.name in whole.SHARE_SETTINGS
+                 for k in (f.name,)}
         owned = self.owned_settings()
         ignored = {o: e.independent_of | (owned - e.owns) for e in self.experiments.values() for o in e.outputs}
         reads = {o: e.reads for e in self.experiments.values() for o in e.outputs}
         out: dict[str, list[str]] = {}
         for name in store.names():
             meta = store.read_meta(name)
-            config = meta.get("config") or {}
+            config = {**share, **(meta.get("config") or {})}
             skip = RUN_SETTINGS | ignored.get(name, frozenset())
             differ = sorted(k for k in set(config) | set(current)
-                            if k not in skip and config.get(k) != current.get(k))
+                            if k not in skip and config.get(k) != (share[k] if k in share else current.get(k)))
             recorded = meta.get("inputs") or {}
             differ += [f"evidence: {r}" for r in reads.get(name, ())
                        if r not in recorded or recorded[r] != store.digest(r)]
@@ -399,10 +408,13 @@ class Chapter:
         epilog = "Experiments (--only a,b): " + ", ".join(self.experiments)
         profile, args = self.profiles.parse_cli(
             argv, description=f"{self.title}: run the chapter's experiments. {epilog}",
-            add_arguments=lambda p: p.add_argument("--only", default=None,
-                                                   help="comma-separated experiments to run (default: all)"))
+            add_arguments=lambda p: (
+                p.add_argument("--only", default=None, help="comma-separated experiments to run (default: all), and "
+                               "every experiment that reads their results"),
+                p.add_argument("--no-dependents", action="store_true",
+                               help="with --only: run exactly those experiments, not the ones that read them")))
         only = args.only
-        store = self.run(profile, only)
+        store = self.run(profile, only, dependents=not args.no_dependents)
         if is_main_process():
             for name in self.result_names(profile, only):
                 if store.path(name, ".csv").exists():

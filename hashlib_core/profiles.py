@@ -75,6 +75,10 @@ class Profile:
     description: ClassVar[str] = ""
     #: settings (of a subclass) that never change a trained weight: evaluation sizes, which tables to write, ...
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset()
+    #: settings (of a subclass, evaluation-only too) that choose a parallel job's share of a run: the whole run is
+    #: their default, results written before such a setting existed count as whole runs, and a result written with
+    #: any other value is a job's partial result (stale: never shown, see :meth:`hashlib_core.chapter.Chapter.stale`)
+    SHARE_SETTINGS: ClassVar[frozenset[str]] = frozenset()
     #: int settings where 0 means "no limit" (every example, every word); the book shows them as "all"
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset()
     #: settings where 0 (or, for a list, the empty list) defers to another setting or means "none", and what the book

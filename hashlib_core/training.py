@@ -74,14 +74,27 @@ class TrainConfig:
 @dataclass
 class TrainResult:
     steps: int
-    wall_time_s: float
+    wall_time_s: float                   # this process's training time
     resumed_from_step: int | None
     losses: list[tuple[int, float]] = field(default_factory=list)   # (step, mean loss since previous log)
     output_dir: str | None = None
+    #: training time the resumed checkpoint had already cost (earlier processes; 0 without a resume)
+    prior_wall_time_s: float = 0.0
 
     @property
     def final_loss(self) -> float:
         return self.losses[-1][1] if self.losses else math.nan
+
+
+def _lock(out: Path) -> Any:
+    """An exclusive lock on ``out/.train.lock`` (held until the returned file is closed; blocks while another
+    process holds it)."""
+    import fcntl
+
+    out.mkdir(parents=True, exist_ok=True)
+    handle = open(out / ".train.lock", "a")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
 
 
 def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
@@ -217,88 +230,99 @@ def train(
         raise ValueError("the training dataloader is empty: check the dataset and the batch size")
 
     out = Path(output_dir) if output_dir is not None else None
-    step, epoch, batch_in_epoch, resumed_from = 0, 0, 0, None
-    losses: list[tuple[int, float]] = []
-    if out is not None and resume and (ckpt := latest_checkpoint(out)) is not None:
-        accelerator.load_state(str(ckpt))
-        state = json.loads((ckpt / STATE_FILE).read_text())
-        step, epoch, batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
-        losses = [tuple(x) for x in state["losses"]]
-        resumed_from = step
-        if progress:
-            accelerator.print(f"resumed from {ckpt.name} (step {step}/{config.max_steps})")
+    # one process trains a checkpoint folder at a time: a second process (another job sharing the checkpoints)
+    # waits, then resumes from what the first wrote (a finished run: at once). Not under several processes of one
+    # run (accelerate launch), whose ranks share the folder by design.
+    lock = _lock(out) if out is not None and accelerator.num_processes == 1 else None
+    try:
+        step, epoch, batch_in_epoch, resumed_from = 0, 0, 0, None
+        prior = 0.0
+        losses: list[tuple[int, float]] = []
+        if out is not None and resume and (ckpt := latest_checkpoint(out)) is not None:
+            accelerator.load_state(str(ckpt))
+            state = json.loads((ckpt / STATE_FILE).read_text())
+            step, epoch, batch_in_epoch = state["step"], state["epoch"], state["batch_in_epoch"]
+            losses = [tuple(x) for x in state["losses"]]
+            prior = float(state.get("wall_time_s") or 0.0)   # what the run had cost (older checkpoints: unknown, 0)
+            resumed_from = step
+            if progress:
+                accelerator.print(f"resumed from {ckpt.name} (step {step}/{config.max_steps})")
 
-    def save(at_step: int) -> None:
-        if out is None:
-            return
-        ckpt_dir = out / "checkpoints" / f"step_{at_step:08d}"
-        with _quiet_tied_weight_notice():
-            accelerator.save_state(str(ckpt_dir))
-        if accelerator.is_main_process:
-            atomic_write_json(ckpt_dir / STATE_FILE, {
-                "step": at_step, "epoch": epoch, "batch_in_epoch": batch_in_epoch,
-                "losses": losses, "config": asdict(config),
-            })
-            done = sorted((p for p in (out / "checkpoints").glob("step_*") if (p / STATE_FILE).is_file()),
-                          key=lambda p: int(p.name.split("_")[1]))
-            for old in done[: -config.keep_checkpoints]:
-                shutil.rmtree(old, ignore_errors=True)
-        accelerator.wait_for_everyone()
+        def save(at_step: int) -> None:
+            if out is None:
+                return
+            ckpt_dir = out / "checkpoints" / f"step_{at_step:08d}"
+            with _quiet_tied_weight_notice():
+                accelerator.save_state(str(ckpt_dir))
+            if accelerator.is_main_process:
+                atomic_write_json(ckpt_dir / STATE_FILE, {
+                    "step": at_step, "epoch": epoch, "batch_in_epoch": batch_in_epoch,
+                    "losses": losses, "config": asdict(config),
+                    "wall_time_s": prior + time.perf_counter() - start,
+                })
+                done = sorted((p for p in (out / "checkpoints").glob("step_*") if (p / STATE_FILE).is_file()),
+                              key=lambda p: int(p.name.split("_")[1]))
+                for old in done[: -config.keep_checkpoints]:
+                    shutil.rmtree(old, ignore_errors=True)
+            accelerator.wait_for_everyone()
 
-    bar = None
-    if progress and accelerator.is_local_main_process:
-        from tqdm.auto import tqdm
+        bar = None
+        if progress and accelerator.is_local_main_process:
+            from tqdm.auto import tqdm
 
-        bar = tqdm(total=config.max_steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
-    start = time.perf_counter()
-    # the running loss stays on the device between log points: a .item() per step would wait for the GPU every step
-    running: torch.Tensor | float = 0.0
-    running_n = 0
-    model.train()
-    stop = False
-    while step < config.max_steps and not stop:
-        if hasattr(loader, "set_epoch"):
-            loader.set_epoch(epoch)
-        # On resume, replay the epoch's (seeded) order and drop the batches already trained on. Iterating past
-        # them, rather than accelerate's skip_first_batches, keeps the order identical to the uninterrupted run.
-        skip = batch_in_epoch
-        for batch in _batches(loader, config.seed, epoch):
-            if skip:
-                skip -= 1
-                continue
-            with accelerator.accumulate(model):
-                output = model(**batch)
-                loss = loss_fn(output, batch) if loss_fn is not None else _loss_of(output)
-                accelerator.backward(loss)
-                if accelerator.sync_gradients and config.grad_clip is not None:
-                    accelerator.clip_grad_norm_(model.parameters(), config.grad_clip)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-            batch_in_epoch += 1
-            running = running + loss.detach().float()
-            running_n += 1
-            if not accelerator.sync_gradients:
-                continue
-            step += 1
-            if step % config.log_every == 0 or step == config.max_steps:
-                mean = accelerator.gather(torch.as_tensor(running / running_n).reshape(1)).float().mean()
-                losses.append((step, mean.item()))
-                running, running_n = 0.0, 0
+            bar = tqdm(total=config.max_steps, initial=step, desc="train", unit="step", dynamic_ncols=True)
+        start = time.perf_counter()
+        # the running loss stays on the device between log points: a .item() per step would wait for the GPU every step
+        running: torch.Tensor | float = 0.0
+        running_n = 0
+        model.train()
+        stop = False
+        while step < config.max_steps and not stop:
+            if hasattr(loader, "set_epoch"):
+                loader.set_epoch(epoch)
+            # On resume, replay the epoch's (seeded) order and drop the batches already trained on. Iterating past
+            # them, rather than accelerate's skip_first_batches, keeps the order identical to the uninterrupted run.
+            skip = batch_in_epoch
+            for batch in _batches(loader, config.seed, epoch):
+                if skip:
+                    skip -= 1
+                    continue
+                with accelerator.accumulate(model):
+                    output = model(**batch)
+                    loss = loss_fn(output, batch) if loss_fn is not None else _loss_of(output)
+                    accelerator.backward(loss)
+                    if accelerator.sync_gradients and config.grad_clip is not None:
+                        accelerator.clip_grad_norm_(model.parameters(), config.grad_clip)
+                    optimizer.step()
+                    scheduler.step()
+                    optimizer.zero_grad(set_to_none=True)
+                batch_in_epoch += 1
+                running = running + loss.detach().float()
+                running_n += 1
+                if not accelerator.sync_gradients:
+                    continue
+                step += 1
+                if step % config.log_every == 0 or step == config.max_steps:
+                    mean = accelerator.gather(torch.as_tensor(running / running_n).reshape(1)).float().mean()
+                    losses.append((step, mean.item()))
+                    running, running_n = 0.0, 0
+                    if bar is not None:
+                        bar.set_postfix(loss=f"{losses[-1][1]:.4f}", lr=f"{scheduler.get_last_lr()[0]:.2e}")
                 if bar is not None:
-                    bar.set_postfix(loss=f"{losses[-1][1]:.4f}", lr=f"{scheduler.get_last_lr()[0]:.2e}")
-            if bar is not None:
-                bar.update(1)
-            if step == config.max_steps or (config.checkpoint_every and step % config.checkpoint_every == 0):
-                save(step)
-            if on_step is not None:
-                stop = on_step(step, loss.detach().float().item()) is True
-            if step >= config.max_steps or stop:
-                break
-        else:
-            epoch, batch_in_epoch = epoch + 1, 0
-    if bar is not None:
-        bar.close()
-    accelerator.wait_for_everyone()
-    return TrainResult(steps=step, wall_time_s=time.perf_counter() - start, resumed_from_step=resumed_from,
-                       losses=losses, output_dir=str(out) if out is not None else None)
+                    bar.update(1)
+                if step == config.max_steps or (config.checkpoint_every and step % config.checkpoint_every == 0):
+                    save(step)
+                if on_step is not None:
+                    stop = on_step(step, loss.detach().float().item()) is True
+                if step >= config.max_steps or stop:
+                    break
+            else:
+                epoch, batch_in_epoch = epoch + 1, 0
+        if bar is not None:
+            bar.close()
+        accelerator.wait_for_everyone()
+        return TrainResult(steps=step, wall_time_s=time.perf_counter() - start, resumed_from_step=resumed_from,
+                           losses=losses, output_dir=str(out) if out is not None else None, prior_wall_time_s=prior)
+    finally:
+        if lock is not None:
+            lock.close()

@@ -79,7 +79,7 @@ def tuned_tasks(run: RunFn, tasks: Sequence[str], seeds: Sequence[int], rates: S
         task_rates = list(rates) if chosen_lr is None else [chosen_lr]
         if log is not None:
             log(f"fine-tuning on {task} (learning rates {task_rates}, seeds {list(seeds)})")
-        rows, by_seed = tuned_task(run, task, seeds, task_rates, swept_on=sweep_task if chosen_lr else None)
+        rows, by_seed = tuned_task(run, task, seeds, task_rates, swept_on=None if chosen_lr is None else sweep_task)
         if task == sweep_task:
             chosen_lr = next(r["learning_rate"] for r in rows if r["chosen"])
         rows_all += rows
@@ -99,4 +99,4 @@ def predictions_record(preds: Mapping[tuple[str, str, int], np.ndarray], labels:
                              f"{len(labels[task])} dev items")
     runs = [{"name": name, "task": task, "seed": int(seed), "predictions": np.asarray(p).tolist()}
             for (name, task, seed), p in preds.items()]
-    return {"labels": {t: list(np.asarray(v).tolist()) for t, v in labels.items()}, "runs": runs}
+    return {"labels": {t: np.asarray(v).tolist() for t, v in labels.items()}, "runs": runs}

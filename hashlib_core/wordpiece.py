@@ -53,9 +53,9 @@ def bert_tokenizer(name: str = "bert-base-uncased", model_max_length: int = 512)
         raise ValueError(f"unknown BERT vocabulary {name!r}; choose one of {sorted(_LOWERCASE)}")
     vocab = load_wordpiece_vocab(name)
     tokenizer = wordpiece_tokenizer(vocab, lowercase=_LOWERCASE[name])
-    ids = {t: vocab.index(t) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]")}
-    tokenizer.post_processor = TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-                                                  special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])])
+    tokenizer.post_processor = TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[(t, tokenizer.token_to_id(t)) for t in ("[CLS]", "[SEP]")])
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", sep_token="[SEP]",
                                    pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]",
                                    model_max_length=model_max_length,

@@ -20,13 +20,21 @@ from hashlib_core.hashing.rolling import DEFAULT_MODULUS
 __all__ = ["md5_ngram_hash", "md5_ngram_hashes_many"]
 
 
+def _check_modulus(modulus: int) -> int:
+    if isinstance(modulus, bool) or not isinstance(modulus, (int, np.integer)) or modulus < 2:
+        raise ValueError(f"modulus must be an int >= 2, got {modulus!r}")
+    return int(modulus)
+
+
+def _md5(ngram: str, modulus: int) -> int:
+    return int.from_bytes(hashlib.md5(ngram.encode("utf-8")).digest()[:8], "little") % modulus
+
+
 def md5_ngram_hash(ngram: str, modulus: int = DEFAULT_MODULUS) -> int:
     """``int.from_bytes(md5(ngram.encode("utf-8")).digest()[:8], "little") % modulus``."""
     if not isinstance(ngram, str):
         raise TypeError(f"an n-gram is a str, got {type(ngram).__name__}")
-    if isinstance(modulus, bool) or not isinstance(modulus, (int, np.integer)) or modulus < 2:
-        raise ValueError(f"modulus must be an int >= 2, got {modulus!r}")
-    return int.from_bytes(hashlib.md5(ngram.encode("utf-8")).digest()[:8], "little") % int(modulus)
+    return _md5(ngram, _check_modulus(modulus))
 
 
 def md5_ngram_hashes_many(texts: Sequence[str], n: int, modulus: int = DEFAULT_MODULUS) -> list[np.ndarray]:
@@ -35,6 +43,7 @@ def md5_ngram_hashes_many(texts: Sequence[str], n: int, modulus: int = DEFAULT_M
     each distinct n-gram is hashed once."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be an int >= 1, got {n!r}")
+    modulus = _check_modulus(modulus)      # once, not per n-gram
     seen: dict[str, int] = {}
     out = []
     for text in texts:
@@ -43,6 +52,6 @@ def md5_ngram_hashes_many(texts: Sequence[str], n: int, modulus: int = DEFAULT_M
         grams = [text[i : i + n] for i in range(len(text) - n + 1)]
         for g in grams:
             if g not in seen:
-                seen[g] = md5_ngram_hash(g, modulus)
+                seen[g] = _md5(g, modulus)
         out.append(np.fromiter((seen[g] for g in grams), dtype=np.int64, count=len(grams)))
     return out

@@ -212,6 +212,35 @@ def test_settings_an_experiment_is_independent_of_never_make_it_stale(tmp_path, 
     assert chapter.stale("cpu", tmp_path) == {"squares": ["width"], "echo": ["width"]}
 
 
+@dataclass(frozen=True)
+class SharedToy(Toy):
+    #: a parallel job's share of the run (default: the whole run)
+    part: tuple[str, ...] = ()
+    EVALUATION_ONLY = frozenset({"repeats", "part"})
+    SHARE_SETTINGS = frozenset({"part"})
+
+
+def test_a_jobs_share_is_stale_and_results_older_than_the_setting_are_whole_runs(tmp_path, clean_commit):
+    shared = ProfileSet(smoke=SharedToy(name="smoke"), cpu=SharedToy(name="cpu", width=4),
+                        small=SharedToy(name="small"), paper=SharedToy(name="paper"))
+    chapter = Chapter("toy", "A toy chapter", shared)
+
+    @chapter.experiment("square", outputs=("squares",))
+    def square(ctx: RunContext):
+        return {"squares": pd.DataFrame({"y": [ctx.profile.width ** 2]})}
+
+    chapter.run(shared.cpu, progress=False, results_root=tmp_path)
+    assert chapter.stale("cpu", tmp_path) == {}
+    store = chapter.store("cpu", tmp_path)
+    old = {k: v for k, v in store.read_meta("squares")["config"].items() if k != "part"}
+    store.write_table("squares", store.read_table("squares"), seed=0, config=old)   # written before `part` existed
+    assert chapter.stale("cpu", tmp_path) == {}
+    chapter.run(shared.cpu.override(part=("x",)), progress=False, results_root=tmp_path)
+    assert chapter.stale("cpu", tmp_path) == {"squares": ["part"]}
+    # a partial result stays stale even against the very profile that wrote it
+    assert chapter.stale("cpu", tmp_path, profile=shared.cpu.override(part=("x",))) == {"squares": ["part"]}
+
+
 def test_settings_an_experiment_owns_leave_the_others_current_and_their_checkpoints_kept(tmp_path, clean_commit):
     chapter = Chapter("toy", "A toy chapter", PROFILES)
     folders = {}

@@ -87,6 +87,38 @@ def test_resume_gives_identical_weights(tmp_path):
     assert result.losses == [tuple(x) for x in ref.losses]
 
 
+def test_a_finished_run_read_back_reports_what_it_cost(tmp_path):
+    first = train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+    assert first.prior_wall_time_s == 0.0
+    again = train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+    assert again.resumed_from_step == 13 and again.steps == 13
+    # the checkpoint's recorded training time comes back (the first run's, up to its last save)
+    assert 0.0 < again.prior_wall_time_s <= first.wall_time_s
+    assert again.losses == first.losses
+
+
+def test_a_second_process_waits_for_the_folder_then_resumes(tmp_path):
+    """Two jobs sharing a checkpoint folder: the second trains nothing while the first holds it, then reads the
+    finished run back."""
+    import threading
+
+    from hashlib_core.training import _lock
+
+    held = _lock(tmp_path)
+    results = []
+    worker = threading.Thread(target=lambda: results.append(
+        train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)))
+    worker.start()
+    worker.join(timeout=1.0)
+    assert worker.is_alive() and not results          # blocked on the lock, nothing trained
+    train(Regressor(), _data(), CFG, output_dir=tmp_path / "other", progress=False)   # other folders are free
+    held.close()
+    worker.join(timeout=60)
+    assert not worker.is_alive() and results[0].steps == 13 and results[0].resumed_from_step is None
+    again = train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+    assert again.resumed_from_step == 13
+
+
 def test_no_decay_on_bias_and_norm():
     groups = param_groups(Regressor(), 0.1)
     assert [g["weight_decay"] for g in groups] == [0.1, 0.0]

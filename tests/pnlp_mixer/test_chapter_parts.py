@@ -8,7 +8,7 @@ import torch
 
 from hashlib_core.papers.pnlp_mixer import figures, tables
 from hashlib_core.papers.pnlp_mixer.configuration import PNLPMixerConfig
-from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData, _from_names, load_task, mtop_words_and_tags
+from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData, _from_names, load_task, task_language
 from hashlib_core.papers.pnlp_mixer.fit import Collator, FitSettings, fit, predict, score
 from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
 from hashlib_core.papers.pnlp_mixer.profiles import PROFILES
@@ -19,28 +19,14 @@ matplotlib.use("Agg")
 # ---------------------------------------------------------------------------------------------- data
 
 
-def test_mtop_tags_follow_the_tree_whatever_the_word_order():
-    words, tags = mtop_words_and_tags("call Camilla Bob and Ann on whatsapp video",
-                                      "[IN:CREATE_CALL [SL:CONTACT Camilla Bob ] [SL:CONTACT Ann ] "
-                                      "[SL:NAME_APP whatsapp ] ]")
-    assert tags == ["O", "B-CONTACT", "I-CONTACT", "O", "B-CONTACT", "O", "B-NAME_APP", "O"]
-    # a translated tree lists the slot's words in another order than the utterance
-    _, tags = mtop_words_and_tags("Ruf die Schwester von Cathryn Hendron an",
-                                  "[IN:CREATE_CALL [SL:CONTACT Cathryn Hendron Schwester ] ]")
-    assert tags == ["O", "O", "B-CONTACT", "O", "I-CONTACT", "I-CONTACT", "O"]
-    # a nested intent keeps only some of the slot's words: the others stay O
-    _, tags = mtop_words_and_tags("Cancel reminders about dinner with Amy",
-                                  "[IN:DELETE_REMINDER [SL:TODO [IN:GET_TODO [SL:TODO dinner ] "
-                                  "[SL:ATTENDEE Amy ] ] ] ]")
-    assert tags == ["O", "O", "O", "B-TODO", "O", "I-TODO"]
-
-
-@pytest.mark.parametrize("text, tree, error", [
-    ("", "[IN:X ]", ValueError), ("a b", "[IN:X [SL:Y a ]", ValueError), ("a", "[IN:X ] ]", ValueError),
-    (None, "[IN:X ]", TypeError)])
-def test_mtop_tags_refuse_bad_items(text, tree, error):
-    with pytest.raises(error):
-        mtop_words_and_tags(text, tree)
+def test_task_names_and_their_sources():
+    assert task_language("atis") == ("atis", "en") and task_language("mtop-de") == ("mtop", "de")
+    assert task_language("massive-th") == ("massive", "th")
+    for bad in ("mtop", "mtop-xx", "massive-", "glue"):
+        with pytest.raises(ValueError, match="unknown task"):
+            task_language(bad)
+    with pytest.raises(TypeError):
+        task_language(None)
 
 
 def test_label_inventories_come_from_training_and_unseen_labels_are_marked():
@@ -57,11 +43,20 @@ def test_load_task_sizes_and_names(mirror):
     atis = load_task("atis")
     assert (len(atis.train), len(atis.validation), len(atis.test)) == (4478, 500, 893)
     assert atis.slot_names[0] == "O"
-    mtop = load_task("mtop-de")
-    assert len(mtop.train) + len(mtop.validation) == 859 and len(mtop.test) == 1237
+    # MTOP in full, its tags the data layer's (hashlib_core.data.load_mtop): the chapter parses no bracket itself
+    from hashlib_core.data import load_mtop
+
+    mtop = load_task("mtop-en")
+    assert (len(mtop.train), len(mtop.validation), len(mtop.test)) == (15667, 2235, 4386)
+    ds = load_mtop("en")
+    tags = ds["train"].features["slot_tags"].feature
+    assert mtop.train.words[0] == ds["train"][0]["tokens"]
+    assert [mtop.slot_names[t] for t in mtop.train.slots[0]] == tags.int2str(ds["train"][0]["slot_tags"])
+    massive = load_task("massive-de")
+    assert len(massive.train) > 10000 and massive.slot_names[0] == "O"
     with pytest.raises(ValueError, match="unknown task"):
         load_task("mtop")
-    with pytest.raises(ValueError, match="language"):
+    with pytest.raises(ValueError, match="unknown task"):
         load_task("mtop-xx")
 
 # ---------------------------------------------------------------------------------------------- model and fit
@@ -140,7 +135,7 @@ def test_intent_selection_and_its_quoted_numbers():
     assert summary["best_epoch"] == best["epoch"] and summary["val_intent_acc"] == best["val_intent_acc"]
     t3i = pd.DataFrame({"precision": ["float32", "int8"], "parameters": 1_000, "size_bytes": [4000, 1100],
                         "intent_acc": [97.5, 97.3], "best_epoch": 12, "epochs": 17, "val_intent_acc": 98.4,
-                        "intent_agreement_with_float_%": [100.0, 99.7]})
+                        "agreement_with_float_%": [100.0, 99.7]})
     assert tables.intent_quoted(t3i, 98.1) == {
         "t3i_int8": "97.3", "t3i_float": "97.5", "t3i_gap": "-0.8", "t3i_epoch": "12", "t3i_epochs": "17",
         "t3i_val": "98.4", "t3i_agree": "99.7", "t3i_verdict": "within one point of the paper's",
@@ -153,10 +148,8 @@ def test_intent_selection_and_its_quoted_numbers():
     assert q["t3i_int8"] == "96.7" and q["t3i_float"] == "97.0" and q["t3i_gap"] == "-1.4"
     assert q["t3i_seeds"] == "the mean of 2 seeds (standard deviation 0.8; per seed 97.3, 96.1)"
     assert q["t3i_epoch"] == "12, 8" and q["t3i_errors"] == "25.5" and q["t3i_errors_combined"] == "3.5"
-    view = tables.test_view(pd.DataFrame({"precision": ["float32", "int8"], "parameters": 1_000,
-                                          "intent_acc": [97.0, 96.9], "exact_match": 80.0, "slot_f1": 90.0,
-                                          "size_bytes": [4000, 1100]}), seeds).set_index("model")
-    assert view.loc["pNLP-Mixer (ours, intents only, int8, mean of 2 seeds)", "intent acc. (EN)"] == pytest.approx(96.7)
+    view = tables.test_view(seeds).set_index("model")
+    assert view.loc["pNLP-Mixer (ours, int8, mean of 2 seeds)", "intent acc. (EN)"] == pytest.approx(96.7)
 
 
 def test_tie_break_on_validation_loss():
@@ -226,19 +219,26 @@ def test_slot_f1_is_span_level():
 # ---------------------------------------------------------------------------------------------- tables, figures
 
 
-def _results(which: str) -> pd.DataFrame:
+def _results(which: str, task: str = "atis") -> pd.DataFrame:
+    """One chosen run per row (seed 0) on ``task``, scores rising with the row's place."""
     names = list(tables.PROJECTION_LABELS if which == "projection" else tables.ENCODER_LABELS)
-    return pd.DataFrame({"task": "atis", which: names, "val_intent_acc": [90.0 + i for i in range(len(names))],
-                         "val_exact_match": 50.0, "val_slot_f1": 80.0, "epochs": 6, "best_epoch": 4,
-                         "parameters": 1_000_000})
+    return pd.DataFrame({"task": task, which: names, "val_intent_acc": [90.0 + i for i in range(len(names))],
+                         "val_exact_match": [50.0 + i for i in range(len(names))], "val_slot_f1": 80.0,
+                         "epochs": 6, "best_epoch": 4, "max_epochs": 6, "capped": False, "chosen": True,
+                         "headline": True, "seed": 0, "learning_rate": 1e-3, "parameters": 1_000_000})
 
 
 def test_comparison_and_ordering_on_fixed_inputs():
-    t1 = _results("projection")
-    view = tables.comparison_view(t1, "projection")
+    t1 = pd.concat([_results("projection", "mtop-en"), _results("projection")])
+    # a second seed of MinHash on ATIS (its mean counts), and an unchosen sweep point (ignored)
+    extra = t1.iloc[[-1, -1]].assign(seed=[1, 0], val_intent_acc=[95.0, 50.0], chosen=[True, False],
+                                     best_epoch=[6, 2], capped=[True, False])
+    view = tables.comparison_view(pd.concat([t1, extra]), "projection")
     minhash = view[view["model"] == "MinHash (Ours)"].iloc[0]
-    assert minhash["intent (paper)"] == 98.57 and minhash["EM (paper)"] == 82.51
-    assert minhash["gap"] == pytest.approx(93.0 - 98.57)
+    assert minhash["ATIS (paper)"] == 98.57 and minhash["MTOP EN (paper)"] == 82.51
+    assert minhash["ATIS (ours)"] == 94.0 and minhash["MTOP EN (ours)"] == 53.0
+    assert minhash["ATIS runs"] == "2 seed(s), lr 0.001, best epoch 4, 6 of 6 (at cap)"
+    assert minhash["MTOP EN runs"] == "1 seed(s), lr 0.001, best epoch 4 of 6"
     order = tables.ordering(t1, "projection", "atis")
     # ours: binary < tsp < simhash < minhash; the paper: binary 97.97 < tsp 98.17 < simhash 98.38 < minhash 98.57
     assert order["tau"] == pytest.approx(1.0) and order["same_best"] and order["our_best"] == "MinHash (Ours)"
@@ -247,42 +247,52 @@ def test_comparison_and_ordering_on_fixed_inputs():
     assert order2["our_best"] == "Projection-only" and order2["paper_best"] == "MLP-Mixer" and not order2["same_best"]
     assert tables.comparison_view(t2, "encoder")["params (paper)"].tolist() == ["0.2M", "1.0M", "1.2M", "1.0M",
                                                                                     "1.0M"]
+    assert tables.ordering(_results("encoder", "mtop-en"), "encoder", "mtop-en")["paper_best"] == "MLP-Mixer"
 
 
 def test_snips_rows_have_no_paper_numbers_but_an_ordering():
     atis = _results("projection")
     both = pd.concat([atis, atis.assign(task="snips", val_intent_acc=[99.0, 98.0, 97.0, 96.0])])
-    view = tables.comparison_view(both, "projection").set_index(["task", "model"])
-    assert view.loc[("ATIS", "MinHash (Ours)"), "intent (paper)"] == 98.57
-    snips = view.loc["SNIPS"]                           # the paper prints no SNIPS column
-    assert snips[["intent (paper)", "EM (paper)", "gap"]].isna().all().all()
-    assert snips.loc["Binary", "intent (ours)"] == 99.0
+    view = tables.comparison_view(both, "projection").set_index("model")
+    assert view.loc["MinHash (Ours)", "ATIS (paper)"] == 98.57
+    assert "SNIPS (paper)" not in view.columns and view.loc["Binary", "SNIPS (ours)"] == 99.0
     assert tables.snips_sentence(both, "projection") == (
         "On SNIPS (validation; the paper prints no SNIPS numbers) the best is Binary, and Kendall's tau against the "
         "paper's multiATIS ranking is -1.00.")
-    assert tables.snips_sentence(atis, "projection").startswith("This profile compares on ATIS only")
+    assert tables.snips_sentence(atis, "projection").startswith("This profile does not compare on SNIPS")
 
 
-def test_test_mtop_and_quantization_views():
-    t3 = pd.DataFrame({"task": "atis", "precision": ["float32", "int8"], "test_sentences": 893,
-                       "size_bytes": [4_000_000, 1_100_000], "parameters": 1_046_670, "best_epoch": 5,
-                       "intent_acc": [97.0, 96.9], "exact_match": [80.0, 80.0], "slot_f1": [90.0, 90.0],
-                       "token_acc": [95.0, 95.0], "agreement_with_float_%": [100.0, 99.5]})
+def test_test_mtop_massive_and_quantization_views():
+    t3 = pd.DataFrame({"task": "atis", "precision": ["float32", "int8"] * 2, "seed": [0, 0, 1, 1],
+                       "test_sentences": 893, "train_sentences": 4478, "size_bytes": [4_000_000, 1_100_000] * 2,
+                       "parameters": 1_046_670, "best_epoch": 5, "max_epochs": 40,
+                       "intent_acc": [97.0, 96.9, 97.4, 97.3], "agreement_with_float_%": [100.0, 99.5] * 2})
     view = tables.test_view(t3)
-    assert view["model"].tolist()[:2] == ["pNLP-Mixer (ours, float32)", "pNLP-Mixer (ours, int8)"]
-    with_intent = tables.test_view(t3, t3.assign(intent_acc=[97.4, 97.2]))
-    assert with_intent["model"].tolist()[2:4] == ["pNLP-Mixer (ours, intents only, float32)",
-                                                  "pNLP-Mixer (ours, intents only, int8)"]
-    assert with_intent["intent acc. (EN)"].tolist()[2:4] == [97.4, 97.2] and pd.isna(with_intent["slot F1"].iloc[3])
+    assert view["model"].tolist()[:2] == ["pNLP-Mixer (ours, float32, mean of 2 seeds)",
+                                          "pNLP-Mixer (ours, int8, mean of 2 seeds)"]
+    assert view["intent acc. (EN)"].tolist()[:2] == [pytest.approx(97.2), pytest.approx(97.1)]
     assert view.set_index("model").loc["pNLP-Mixer (paper, 8bit)", "intent acc. (EN)"] == 98.1
-    t4 = t3.assign(task="mtop-de")
+    # sizes as the reader reads them: whole bytes with separators, and a paper row says it prints none
+    assert view["size (bytes)"].tolist()[:2] == ["4,000,000", "1,100,000"]
+    assert view.set_index("model").loc["pNLP-Mixer (paper, 8bit)", "size (bytes)"] == "not printed"
+    t4 = pd.DataFrame({"task": "mtop-de", "precision": ["float32", "int8"], "test_sentences": 3549,
+                       "train_sentences": 13424, "size_bytes": [4_000_000, 1_100_000], "parameters": 1_046_670,
+                       "best_epoch": 40, "max_epochs": 40, "intent_acc": [97.0, 96.9], "exact_match": [80.0, 79.0],
+                       "slot_f1": [90.0, 90.0], "agreement_with_float_%": [100.0, 98.2]})
     mtop = tables.mtop_view(t4)
     assert mtop["language"].tolist() == ["DE"] and mtop["exact match (paper, 8-bit)"].tolist() == [76.9]
+    assert mtop["best epoch"].tolist() == ["40 of 40 (at cap)"] and "all-O floor" not in mtop
+    assert tables.mtop_view(t4, {"mtop-de": 12.5})["all-O floor"].tolist() == [12.5]
+    massive = t3.assign(task="massive-th", best_epoch=12).iloc[:2]
+    m = tables.massive_view(massive, t3)
+    assert m["dataset"].tolist() == ["ATIS (multiATIS EN test)", "MASSIVE 1.1"]
+    assert m["language"].tolist() == ["EN", "TH"] and m["best epoch"].tolist() == ["", "12 of 40"]
     q = tables.quantization_view(t3, t4)
     assert q["ratio"].tolist() == [0.275, 0.275] and q["intent acc. change"].iloc[0] == pytest.approx(-0.1)
-    facts = tables.quantization_facts(q.assign(**{"same predictions (%)": [99.5, 98.2]}))
-    assert facts["q_met"] == "1 of 2" and facts["q_worst"] == "98.2" and facts["q_worst_task"] == "MTOP-DE"
-    assert facts["q_ratio"] == "0.275" and facts["q_goal"] == "99"
+    assert pd.isna(q["exact match change"].iloc[0]) and q["exact match change"].iloc[1] == pytest.approx(-1.0)
+    facts = tables.quantization_facts(q)
+    assert facts["q_met"] == "1 of 2" and facts["q_worst"] == "98.2" and facts["q_worst_task"] == "MTOP DE"
+    assert facts["q_ratio"] == "0.275" and facts["q_goal"] == "99" and facts["q_em_change"] == "1.0"
 
 
 def test_latency_view_and_ratios():
@@ -336,8 +346,7 @@ def test_latency_view_and_ratios():
 def test_snips_schedule_sentence_on_fixed_inputs():
     atis = pd.DataFrame({"task": "atis", "train_sentences": [4478, 4478], "epochs": [6, 5]})
     cpu = PROFILES.get("cpu", snips_max_epochs=2)
-    assert tables.snips_schedule(atis, cpu) == ("The cpu profile compares on ATIS only; the small and paper profiles "
-                                                "compare on both.")
+    assert tables.snips_schedule(atis, cpu) == "The cpu profile does not compare on SNIPS; the paper profile does."
     both = pd.concat([atis, pd.DataFrame({"task": "snips", "train_sentences": [13084], "epochs": [2]})])
     # ATIS: ceil(4478 / 128) = 35 steps an epoch, 6 epochs; SNIPS: 103 steps an epoch, 2 epochs
     assert tables.snips_schedule(both, cpu) == (
@@ -352,26 +361,25 @@ def test_snips_schedule_sentence_on_fixed_inputs():
 def test_figures_on_fixed_inputs():
     t2 = _results("encoder")
     sizes = pd.DataFrame({"encoder": list(tables.ENCODER_LABELS), "parameters": [2e5, 1e6, 1.2e6, 1e6, 1.03e6]})
-    fig = figures.accuracy_vs_size(t2, sizes)
-    assert len(fig.axes[0].collections) == 2 * 5 + 2          # ours and the paper's per architecture, two legend keys
+    fig = figures.accuracy_vs_size(pd.concat([t2, _results("encoder", "mtop-en")]), sizes)
+    assert len(fig.axes[0].collections) == 2 * 5 + 2          # ATIS only (intents): ours and the paper's, two keys
     curves = pd.DataFrame({"task": "atis", "projection": ["minhash"] * 3, "epoch": [1, 2, 3],
                            "val_intent_acc": [80.0, 90.0, 95.0], "val_exact_match": [40.0, 60.0, 70.0]})
     fig = figures.validation_curves(curves, "projection")
-    assert [len(ax.lines) for ax in fig.axes] == [1, 1]
-    # SNIPS rows too: a triangle per architecture beside ATIS's circles, one legend key more; a row of curves per task
+    assert [len(ax.lines) for ax in fig.axes] == [1]
     both = pd.concat([t2, t2.assign(task="snips", val_intent_acc=t2["val_intent_acc"] + 1)])
     fig = figures.accuracy_vs_size(both, sizes)
     assert len(fig.axes[0].collections) == 3 * 5 + 3
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2] == ["ours (ATIS validation)",
                                                                                 "ours (SNIPS validation)"]
-    assert len(figures.accuracy_vs_size(both, sizes, task="snips").axes[0].collections) == 2 * 5 + 2
-    two = pd.concat([curves, curves.assign(task="snips"), curves.assign(projection="binary", task="snips")])
+    two = pd.concat([curves.assign(task="mtop-en"), curves, curves.assign(projection="binary")])
     fig = figures.validation_curves(two, "projection")
-    assert [len(ax.lines) for ax in fig.axes] == [1, 1, 2, 2]
-    assert [ax.get_title() for ax in fig.axes][::2] == ["ATIS validation: intent accuracy (%)",
-                                                        "SNIPS validation: intent accuracy (%)"]
+    assert [len(ax.lines) for ax in fig.axes] == [1, 2]
+    assert [ax.get_title() for ax in fig.axes] == ["MTOP EN validation: slot exact match (%)",
+                                                   "ATIS validation: intent accuracy (%)"]
+    assert list(fig.axes[0].lines[0].get_ydata()) == [40.0, 60.0, 70.0]
     with pytest.raises(ValueError, match="no comparison task"):
-        figures.validation_curves(curves.assign(task="mtop-en"), "projection")
+        figures.validation_curves(curves.assign(task="mtop-de"), "projection")
 
 
 def test_encoded_split_gives_the_per_batch_features_and_predictions():
@@ -439,51 +447,55 @@ def test_outside_only_share_is_the_all_o_taggers_exact_match():
     assert score(intents, all_o, task.test, task.slot_names)["exact_match"] == outside_only_share(task)
 
 
-def test_the_test_table_model_has_its_own_schedule_only_when_the_profile_sets_one():
-    """``test_max_epochs`` gives Table 3's model the paper's longer schedule; 0 reuses Table 1's settings; the
-    comparison and MTOP schedules never change with it."""
-    from hashlib_core.papers.pnlp_mixer.experiments import Resources
+def test_each_task_has_its_schedule_objective_and_selection():
+    from hashlib_core.papers.pnlp_mixer.runs import Resources, objective
 
     cpu = PROFILES.get("cpu")
-    assert (cpu.test_max_epochs, cpu.test_patience) == (30, 5)
 
-    def settings(profile, task, schedule):
-        res = Resources.__new__(Resources)
-        res.profile = profile
-        return res.settings(task, schedule)
+    def res(profile):
+        r = Resources.__new__(Resources)
+        r.profile = profile
+        return r
 
-    test = settings(cpu, "atis", "test")
-    assert (test.max_epochs, test.patience) == (30, 5)
-    comparison = settings(cpu, "atis", "comparison")
-    assert (comparison.max_epochs, comparison.patience) == (cpu.max_epochs, cpu.patience)
-    mtop = settings(cpu, "mtop-en", "test")
-    assert (mtop.max_epochs, mtop.patience) == (cpu.mtop_max_epochs, cpu.mtop_patience)
-    snips = settings(cpu, "snips", "comparison")
-    assert (snips.max_epochs, snips.patience) == (cpu.snips_max_epochs or cpu.max_epochs, cpu.patience)
-    assert settings(PROFILES.get("cpu", snips_max_epochs=3), "snips", "comparison").max_epochs == 3
-    assert settings(PROFILES.get("cpu", snips_max_epochs=3), "atis", "comparison").max_epochs == cpu.max_epochs
-    assert settings(PROFILES.get("cpu", snips_max_epochs=0), "snips", "comparison").max_epochs == cpu.max_epochs
+    atis = res(cpu).settings("atis")
+    assert (atis.max_epochs, atis.patience, atis.select_on, atis.tie_break) == (cpu.max_epochs, 5, "intent", "loss")
+    mtop = res(cpu).settings("mtop-de")
+    assert (mtop.max_epochs, mtop.patience, mtop.select_on) == (cpu.mtop_max_epochs, cpu.mtop_patience, "exact_match")
+    assert res(cpu).settings("massive-th").select_on == "intent"
+    assert [objective(t) for t in ("atis", "snips", "mtop-en", "massive-en")] == ["intent", "intent", "joint", "intent"]
+    capped = PROFILES.get("cpu", train_examples=0, mtop_train_examples=2000)
+    assert res(capped).schedule("mtop-en")[2] == 2000 and res(capped).schedule("atis")[2] == 0
+    both = PROFILES.get("cpu", train_examples=3000, mtop_train_examples=2000)
+    assert res(both).schedule("massive-de")[2] == 2000 and res(both).schedule("atis")[2] == 3000
+    assert res(PROFILES.get("cpu", snips_max_epochs=3)).settings("snips").max_epochs == 3
+    assert res(PROFILES.get("cpu", snips_max_epochs=0)).settings("snips").max_epochs == cpu.max_epochs
     with pytest.raises(ValueError, match="snips_max_epochs must be >= 0"):
         PROFILES.get("cpu", snips_max_epochs=-1)
-    reuse = PROFILES.get("cpu", test_max_epochs=0)
-    assert settings(reuse, "atis", "test") == settings(reuse, "atis", "comparison")
-    with pytest.raises(ValueError, match="test_max_epochs must be >= 0"):
-        PROFILES.get("cpu", test_max_epochs=-1)
+    with pytest.raises(ValueError, match="comparison_tasks"):
+        PROFILES.get("cpu", comparison_tasks="mtop-de")
+    with pytest.raises(ValueError, match="headline_encoders"):
+        PROFILES.get("cpu", headline_encoders="rnn")
+    # headline rows: the MinHash Mixer always; a headline projection with the Mixer; a headline encoder on MinHash
+    smoke = PROFILES.get("smoke")
+    assert smoke.headline("minhash", "mixer") and not smoke.headline("binary", "mixer")
+    assert cpu.headline("simhash", "mixer") and cpu.headline("minhash", "transformer")
+    assert not cpu.headline("simhash", "transformer") and not cpu.headline("minhash", "cnn")
 
 
 def test_tuning_points_one_setting_at_a_time_and_bad_entries():
-    """``test_tuning`` varies one of §4's tuned settings at a time around the profile's own values (the first
+    """``tuning`` varies one of §4's tuned settings at a time around the profile's own values (the first
     point)."""
-    base = PROFILES.get("cpu", test_tuning="")
+    base = PROFILES.get("cpu", tuning="")
     assert base.tuning_points() == ((base.learning_rate, base.weight_decay, base.dropout),)
-    tuned = PROFILES.get("cpu", test_tuning="learning_rate=0.004, dropout=0.3,weight_decay=0")
-    assert tuned.tuning_points() == ((1e-3, 0.01, 0.1), (4e-3, 0.01, 0.1), (1e-3, 0.01, 0.3), (1e-3, 0.0, 0.1))
+    tuned = PROFILES.get("cpu", tuning="learning_rate=0.004, dropout=0.3,weight_decay=0")
+    lr, wd, dropout = base.learning_rate, base.weight_decay, base.dropout
+    assert tuned.tuning_points() == ((lr, wd, dropout), (4e-3, wd, dropout), (lr, wd, 0.3), (lr, 0.0, dropout))
     for bad, match in (("lr=0.1", "setting=value"), ("dropout", "setting=value"), ("dropout=x", "needs a number"),
                        ("dropout=1.0", "out of range"), ("learning_rate=0", "out of range"),
-                       ("weight_decay=-1", "out of range"), ("learning_rate=0.001", "repeats"),
+                       ("weight_decay=-1", "out of range"), (f"learning_rate={base.learning_rate}", "repeats"),
                        ("dropout=0.2,dropout=0.2", "repeats")):
         with pytest.raises(ValueError, match=match):
-            PROFILES.get("cpu", test_tuning=bad)
+            PROFILES.get("cpu", tuning=bad)
     for name in ("smoke", "cpu", "small", "paper"):      # every profile tunes, around its own values
         points = PROFILES.get(name).tuning_points()
         assert len(points) >= 2 and len(set(points)) == len(points)
@@ -493,8 +505,9 @@ def test_tuning_selects_on_validation_and_reuses_the_chosen_seed_zero_model(monk
     """:func:`tune` trains every point with the profile's seed and marks the best validation accuracy, ties to the
     lower validation loss; the test rows then train at the chosen point, the first seed reusing its model."""
     from hashlib_core.papers.pnlp_mixer import experiments
+    from hashlib_core.papers.pnlp_mixer.runs import Resources
 
-    profile = PROFILES.get("smoke", test_tuning="learning_rate=0.002,dropout=0.2,weight_decay=0.1", test_seeds=2)
+    profile = PROFILES.get("smoke", tuning="learning_rate=0.002,dropout=0.2,weight_decay=0.1", seeds=2)
     scores = {(1e-3, 0.01, 0.1): (96.0, 0.20), (2e-3, 0.01, 0.1): (97.0, 0.30), (1e-3, 0.01, 0.2): (97.0, 0.25),
               (1e-3, 0.1, 0.1): (95.0, 0.10)}
     calls = []
@@ -513,11 +526,17 @@ def test_tuning_selects_on_validation_and_reuses_the_chosen_seed_zero_model(monk
         def projector(self):
             return None
 
-        def trained(self, task, schedule="comparison", objective="joint", seed_offset=0, point=None):
-            calls.append((task, schedule, objective, seed_offset, point))
+        def trained(self, task, projection="minhash", encoder="mixer", seed_offset=0, point=None):
+            calls.append((task, projection, encoder, seed_offset, point))
             acc, loss = scores[point]
             return point, {"epochs": 9, "best_epoch": 4, "val_intent_acc": acc, "val_loss": loss,
-                           "wall_time_s": 1.0}
+                           "val_exact_match": 0.0, "wall_time_s": 1.0}
+
+        def schedule(self, task):
+            return 40, 5, 0
+
+        settings = Resources.settings
+        chosen_point = Resources.chosen_point
 
     def fake_predict(model, projector, split):
         k = right[model]
@@ -529,7 +548,7 @@ def test_tuning_selects_on_validation_and_reuses_the_chosen_seed_zero_model(monk
     assert table["chosen"].tolist() == [False, False, True, False]       # 97.0 twice: the lower loss wins
     assert table["test_intent_acc"].tolist() == [25.0, 50.0, 75.0, 100.0]
     assert {c[4] for c in calls} == set(profile.tuning_points()) and {c[3] for c in calls} == {0}
-    assert {c[:3] for c in calls} == {("atis", "test", "intent")}
+    assert {c[:3] for c in calls} == {("atis", "minhash", "mixer")}
     facts = tables.tuning_facts(table)
     assert facts == {"tune_n": "4 points", "tune_chosen": "dropout 0.2", "tune_range": "95.0 to 97.0",
                      "tune_base": "learning rate 0.001, weight decay 0.01, dropout 0.1",
@@ -544,3 +563,38 @@ def test_tuning_selects_on_validation_and_reuses_the_chosen_seed_zero_model(monk
     assert view["chosen"].tolist() == ["", "", "✓", ""] and view.columns[-1] == "test acc. (after the choice)"
     assert view["best epoch"].tolist() == ["4 of 9"] * 4
     assert list(view.columns[:3]) == ["learning rate", "weight decay", "dropout"]
+
+
+def test_epoch_trend_reads_the_minhash_mixers_first_run():
+    epochs = list(range(1, 13))
+    curves = pd.concat([
+        pd.DataFrame({"task": "mtop-en", "projection": "minhash", "encoder": "mixer", "epoch": epochs,
+                      "val_exact_match": [float(3 * e) for e in epochs]}),
+        # another projection on the same task, and a second seed's run of the same model: both ignored
+        pd.DataFrame({"task": "mtop-en", "projection": "simhash", "encoder": "mixer", "epoch": epochs,
+                      "val_exact_match": 0.0}),
+        pd.DataFrame({"task": "mtop-en", "projection": "minhash", "encoder": "mixer", "epoch": epochs,
+                      "val_exact_match": 99.0}),
+    ])
+    trend = tables.epoch_trend(curves, "mtop-en", "val_exact_match", "EM")
+    assert trend == "EM: 15.0 at epoch 5, 30.0 at epoch 10, 36.0 at epoch 12 (+15.0 over the last 5 epochs)"
+    assert tables.epoch_trend(curves, "atis", "val_exact_match", "EM").startswith("no EM curve")
+    short = curves[curves["epoch"] <= 3]
+    assert tables.epoch_trend(short, "mtop-en", "val_exact_match", "EM") == "EM: 9.0 at epoch 3"
+
+
+def test_a_capped_split_is_a_seeded_sample_not_a_prefix():
+    # a split grouped by label, as MASSIVE's training files are: 60 intents of 10 sentences each, in label order
+    grouped = Split([[f"w{i}"] for i in range(600)], [i // 10 for i in range(600)], [[0]] * 600)
+    assert len(set(grouped.head(300).intents)) == 30
+    sample = grouped.sample(300, seed=0)
+    assert len(sample) == 300 and len(set(sample.intents)) == 60
+    # file order kept, each sentence with its own labels, no sentence twice
+    rows = [int(w[0][1:]) for w in sample.words]
+    assert rows == sorted(set(rows)) and sample.intents == [r // 10 for r in rows]
+    # the same seed draws the same sentences (every model of a task sees them); another seed others
+    assert grouped.sample(300, seed=0).words == sample.words
+    assert grouped.sample(300, seed=1).words != sample.words
+    assert grouped.sample(0, seed=0) is grouped and grouped.sample(600, seed=3) is grouped
+    with pytest.raises(ValueError, match="n >= 0"):
+        grouped.sample(-1, seed=0)

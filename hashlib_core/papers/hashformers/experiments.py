@@ -104,7 +104,7 @@ def _pretraining(ctx: RunContext) -> dict:
     in the run's checkpoints for the experiments that fine-tune them."""
     rows, curves = [], []
     for spec in ctx.profile.selected():
-        _, row, curve = pretrain(spec, ctx.resources, ctx)
+        _, row, curve = pretrain(spec, ctx.resources, ctx, count_reuse=True)
         rows.append(row)
         curves += curve
     return {"pretraining": pd.DataFrame(rows), "pretraining_curves": pd.DataFrame(curves)}
@@ -164,22 +164,24 @@ def _add_diagnosis(ctx: RunContext) -> dict:
     tasks = ctx.profile.task_keys()
     tasks = ["sst2"] if "sst2" in tasks else tasks[:1]
     codebooks = [m for m in ADD_DIAGNOSIS_MODELS if m.hash_type in {s.hash_type for s in specs}]
-    summary, _, runs, _ = glue_runs(codebooks, ctx.resources, ctx, tasks)
+    summary, _, runs, _ = glue_runs(codebooks, ctx.resources, ctx, tasks, owns_pretraining=True)
     return {"add_parts": add_parts([*specs, *codebooks], ctx.resources, ctx),
             "add_codebooks": glue_table(summary, runs, tasks)}
 
 
-@CHAPTER.experiment("table6", outputs=("table6", "table6_predictions"), when=lambda profile: profile.table6)
+@CHAPTER.experiment("table6", outputs=("table6", "table6_predictions"),
+                    when=lambda profile: profile.table6 and bool(profile.selected(TABLE6_MODELS)))
 def _table6(ctx: RunContext) -> dict:
     """Table 6: the Emb (50K) and Proj HashFormers with BPE subwords as units (their dev predictions kept, to compare
     each with its word-unit model item by item)."""
     tasks = ctx.profile.task_keys(table6=True)
-    summary, _, runs, predictions = glue_runs(TABLE6_MODELS, ctx.resources, ctx, tasks)
+    summary, _, runs, predictions = glue_runs(ctx.profile.selected(TABLE6_MODELS), ctx.resources, ctx, tasks,
+                                              owns_pretraining=True)
     return {"table6": glue_table(summary, runs, tasks), "table6_predictions": predictions}
 
 
 @CHAPTER.experiment("trend", outputs=("trend_runs", "trend_predictions"),
-                    when=lambda profile: bool(profile.trend_pt_steps))
+                    when=lambda profile: bool(profile.trend_pt_steps) and bool(profile.selected(TREND_MODELS)))
 def _trend(ctx: RunContext) -> dict:
     """The headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs (``trend_pt_steps``, each
     with its own schedule), fine-tuned and tuned exactly as Table 1's models: which way the gap moves as
@@ -188,8 +190,8 @@ def _trend(ctx: RunContext) -> dict:
     tasks = profile.task_keys(trend=True)
     rows, preds = [], {}
     for steps in profile.trend_pt_steps:
-        for spec in TREND_MODELS:
-            model, summary, _ = pretrain(spec, res, ctx, steps=steps)
+        for spec in profile.selected(TREND_MODELS):
+            model, summary, _ = pretrain(spec, res, ctx, steps=steps, count_reuse=True)
             runs, by_task = finetune_tasks(spec, model, res, ctx, tasks, pretrained_steps=steps)
             rows += [{**r, "pt_steps": steps, "pt_final_loss": summary["final_loss"]} for r in runs]
             preds.update({(trend_name(spec.name, steps), task, seed): p for (task, seed), p in by_task.items()})

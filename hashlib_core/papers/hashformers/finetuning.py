@@ -24,7 +24,7 @@ from hashlib_core.papers.hashformers.pretraining import classifier, pretrain
 from hashlib_core.papers.hashformers.profiles import ModelSpec
 from hashlib_core.papers.hashformers.tokenization import HashFormerTokenizer, SubwordHashFormerTokenizer
 from hashlib_core.profiles import seed_everything
-from hashlib_core.tuning import RunFn, tuned_tasks
+from hashlib_core.tuning import tuned_tasks
 from hashlib_core.tuning import predictions_record as shared_predictions_record
 
 __all__ = ["PAPER_TASK_COLUMN", "Encoder", "finetune_model", "finetune_tasks", "glue_runs", "trend_name",
@@ -77,29 +77,29 @@ def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task:
     return {"name": spec.name, "learning_rate": lr, **row}, preds
 
 
-def _runner(spec: ModelSpec, pretrained: nn.Module, res: Resources, ctx: RunContext,
-            pretrained_steps: int | None) -> RunFn:
-    return lambda task, seed, lr: finetune_model(spec, pretrained, res, task, seed, lr, ctx, pretrained_steps)
-
-
 def finetune_tasks(spec: ModelSpec, model: nn.Module, res: Resources, ctx: RunContext, tasks: Sequence[str],
                    pretrained_steps: int | None = None) -> tuple[list[dict[str, Any]], dict[tuple, np.ndarray]]:
     """One model on every task (:func:`hashlib_core.tuning.tuned_tasks`): the learning-rate sweep on each task,
     or (``ft_sweep_task`` set) on that task only, its chosen rate then used on the others; every seed at the chosen
     rate."""
     p = res.profile
-    return tuned_tasks(_runner(spec, model, res, ctx, pretrained_steps), tasks, p.ft_seeds, p.ft_lrs,
-                       sweep_task=p.ft_sweep_task or None, log=lambda message: ctx.log(f"{spec.name}: {message}"))
+    def run(task: str, seed: int, lr: float) -> tuple[dict[str, Any], np.ndarray]:
+        return finetune_model(spec, model, res, task, seed, lr, ctx, pretrained_steps)
+
+    return tuned_tasks(run, tasks, p.ft_seeds, p.ft_lrs, sweep_task=p.ft_sweep_task or None,
+                       log=lambda message: ctx.log(f"{spec.name}: {message}"))
 
 
-def glue_runs(specs: Sequence[ModelSpec], res: Resources, ctx: RunContext, tasks: Sequence[str]
-              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+def glue_runs(specs: Sequence[ModelSpec], res: Resources, ctx: RunContext, tasks: Sequence[str],
+              owns_pretraining: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Pre-train (or read back from their checkpoints) and fine-tune ``specs``; returns the pre-training summary, the
     loss curves, every fine-tuning run (``chosen`` marks those at each model's chosen learning rate) and the chosen
-    runs' dev predictions (:func:`predictions_record`)."""
+    runs' dev predictions (:func:`predictions_record`). ``owns_pretraining``: these models are pre-trained by this
+    experiment alone (Table 6, the Add codebooks), so a pre-training read back from another process's checkpoint
+    counts towards its time (``pretrain``'s ``count_reuse``)."""
     summary, curves, scores, preds = [], [], [], {}
     for spec in specs:
-        model, row, curve = pretrain(spec, res, ctx)
+        model, row, curve = pretrain(spec, res, ctx, count_reuse=owns_pretraining)
         summary.append(row)
         curves += curve
         rows, by_task = finetune_tasks(spec, model, res, ctx, tasks)

@@ -66,11 +66,14 @@ def classifier(spec: ModelSpec, profile: HashFormersProfile, vocab_size: int, nu
         hashformer_config(spec, profile, num_buckets, num_labels=num_labels))
 
 
-def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | None = None
+def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | None = None, count_reuse: bool = False
              ) -> tuple[nn.Module, dict, list]:
     """Pre-train one model on the corpus (checkpoints and exact resume under ``checkpoints/``); returns the model, a
     summary row and its loss curve. ``steps`` replaces the profile's ``pt_steps`` (a shorter run with its own
-    schedule, warm-up scaled alike: the pre-training-length trend)."""
+    schedule, warm-up scaled alike: the pre-training-length trend). ``count_reuse``: a run read back from its
+    checkpoint (written by another process, e.g. a parallel job) adds the time it cost to the experiment's
+    (:meth:`RunContext.reuse`); the experiment that owns the pre-training sets it, those that only read the weights
+    back do not. The row's wall time is always the whole run's."""
     profile = res.profile
     total = steps or profile.pt_steps
     warmup = profile.pt_warmup if steps is None else max(1, round(profile.pt_warmup * steps / profile.pt_steps))
@@ -110,13 +113,15 @@ def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | None
     out = ctx.checkpoint_dir(f"{spec.slug}-pretrain", *parts, settings=PRETRAINING_SETTINGS)
     ctx.log(f"{spec.name}: pre-training ({config.max_steps} steps)")
     result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
+    if count_reuse:
+        ctx.reuse(result.prior_wall_time_s)
     row = {
         "name": spec.name, "group": spec.group, "model": spec.model, "unit": spec.unit,
         "objective": "MLM" if spec.objective == "mlm" else "S+R",
         "num_buckets": spec.num_buckets(profile) if not spec.is_baseline else vocab,
         "corpus_units": len(units), "distinct_units": len(table),
         "steps": result.steps, "resumed_from_step": result.resumed_from_step, "final_loss": result.final_loss,
-        "wall_time_s": result.wall_time_s,
+        "wall_time_s": result.prior_wall_time_s + result.wall_time_s,
         "total_params": count_parameters(model), "emb_params": embedding_parameter_count(model),
     }
     curve = [{"name": spec.name, "step": s, "loss": loss} for s, loss in result.losses]

@@ -160,8 +160,12 @@ class HashFormersProfile(Profile):
     ft_sweep_task: str = ""
     ft_max_len: int = 64
     ft_seeds: tuple[int, ...] = (0,)
-    #: which models (names of :data:`MODELS`); empty = all
+    #: which models of Tables 1/2 (names of :data:`MODELS`); empty = all
     models: tuple[str, ...] = ()
+    #: a parallel job's share (:mod:`~hashlib_core.papers.hashformers.jobs`): every experiment keeps only these models
+    #: (names of :data:`MODELS` or :data:`TABLE6_MODELS`; the Add diagnosis follows its Table 1 Add models) and
+    #: writes partial tables; empty = no restriction
+    only_models: tuple[str, ...] = ()
     #: the headline comparison (LSH-Proj against BERT-MLM) after shorter pre-training runs: their step counts (each
     #: its own schedule; empty: no trend), and the tasks they are fine-tuned on (empty: ``tasks``)
     trend_pt_steps: tuple[int, ...] = ()
@@ -189,13 +193,15 @@ class HashFormersProfile(Profile):
     #: save a pre-training checkpoint every N steps (0: at the end only)
     checkpoint_every: int = 0
 
+    SHARE_SETTINGS: ClassVar[frozenset[str]] = frozenset({"only_models"})
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"corpus_max_words", "sharing_words", "ft_train_examples",
                                                           "ft_eval_examples"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"ft_patience": "none (to the cap)",
                                                                  "ft_sweep_task": "every task",
                                                                  "bpe_vocab": "roberta-base (50,265)"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
-        "sharing_buckets", "sharing_words", "ft_eval_examples", "models", "table6", "table6_tasks", "trend_pt_steps",
+        "sharing_buckets", "sharing_words", "ft_eval_examples", "models", "only_models", "table6", "table6_tasks",
+        "trend_pt_steps",
         "trend_tasks",
         "timing_repeats", "timing_batch", "timing_examples", "timing_base_repeats", "timing_base_batch",
         "checkpoint_every",
@@ -234,10 +240,16 @@ class HashFormersProfile(Profile):
         unknown = sorted(set(self.models) - {m.name for m in MODELS})
         if unknown:
             raise ValueError(f"unknown model(s) {unknown}; known: {[m.name for m in MODELS]}")
+        known = [m.name for m in (*MODELS, *TABLE6_MODELS)]
+        unknown = sorted(set(self.only_models) - set(known))
+        if unknown:
+            raise ValueError(f"only_models names unknown model(s) {unknown}; known: {known}")
 
-    def selected(self) -> list[ModelSpec]:
-        """The models of Tables 1/2 this profile trains."""
-        return [m for m in MODELS if not self.models or m.name in self.models]
+    def selected(self, models: tuple[ModelSpec, ...] = MODELS) -> list[ModelSpec]:
+        """The models of Tables 1/2 this profile trains (``models``), or of another group (Table 6's, the trend's:
+        all of them), less those ``only_models`` leaves out."""
+        return [m for m in models if (models is not MODELS or not self.models or m.name in self.models)
+                and (not self.only_models or m.name in self.only_models)]
 
     def diag_task_keys(self) -> list[str]:
         """Canonical names of the majority diagnosis's tasks."""
@@ -280,23 +292,29 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
         diag_epochs=10.0, diag_patience=3, timing_repeats=3, timing_batch=8, timing_examples=64,
         timing_base_repeats=3, timing_base_batch=1,
     ),
-    # One GPU, about 10 minutes for the whole chapter (18 models): 4 x 256 encoder, N = 50,260 as the paper, a
-    # 16,000-piece BPE, the whole WikiText-2 validation split as corpus; per model 300 pre-training steps of 64 x 128
-    # units; fine-tuning on at most 6,000 training examples of SST-2, MRPC and RTE for one epoch (scores on the whole
-    # dev splits), one seed. Measured on one H100 (bf16): 21-27 pre-training and about 25 fine-tuning steps/s. A run
-    # with 200 pre-training steps and 2,000 examples (63 fine-tuning steps per task) took 5.2 minutes for the GLUE
-    # experiment and left every model at the majority class, so this profile fine-tunes about four times longer; its
-    # duration is an estimate from those rates until a run records it.
-    # Larger runs: --pt_steps=... --ft_train_examples=0 (all) --ft_epochs=3 --tasks=cola,sst2,mrpc,stsb,rte.
+    # One GPU, about 10 minutes for the chapter, run as parallel jobs (python -m hashlib_core.parallel hashformers
+    # --profile small --device cuda: one process per model sharing the GPU and the checkpoints, then the whole run
+    # reading them back; see hashformers.jobs). The cpu profile's protocol at a wider encoder and longer pre-training:
+    # 4 x 256 (4 heads), roberta-base's BPE, Emb (50K) at N = 50,260, 1,000 pre-training steps of 64 x 128 units on
+    # Penn Treebank's train split and WikiText-2's validation split (about 8M units, six passes: three times the cpu
+    # profile's); every staged GLUE task, 1,500 training examples per task with 500 held out (at most
+    # 5 epochs, patience 2), three learning rates swept on SST-2 for every model, three seeds at the chosen rate, the
+    # whole dev splits; the trend at 250 and 500 steps; the majority diagnosis at most 4 epochs. Measured on one
+    # H100 (the committed run): the 21 jobs keep the GPU busy throughout and all but BERT-MLM's finish in about seven
+    # minutes; BERT-MLM's job also runs the majority diagnosis (about three minutes more), then the whole run reads
+    # everything back in about a minute and Table 3 needs a few more: about 12 minutes in all, over one 10-minute
+    # call (the committed Table 3 was timed on CPU). Per-experiment compute is in the meta files.
     small=HashFormersProfile(
-        name="small", accelerator="gpu", budget_minutes=10.0, bpe_vocab=0, emb_buckets=50260,
+        name="small", accelerator="gpu", budget_minutes=10.0, corpus="ptb-train+wikitext2-validation",
+        corpus_max_words=0, bpe_vocab=0, emb_buckets=50260, emb_buckets_small=1000,
         sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,
-        layers=4, hidden=256, heads=4, intermediate=1024, seq_len=128, pt_steps=300, pt_batch=64,
-        pt_lr=5e-4, pt_lr_mlm=5e-4, pt_warmup=30, tasks=("sst2", "mrpc", "rte"),
-        ft_train_examples=6000, ft_validation_examples=500, ft_eval_examples=0, ft_epochs=1.0, ft_batch=32,
-        ft_lrs=(3e-4,), ft_max_len=128,
-        table6_tasks=("sst2",), timing_repeats=3, timing_batch=32, timing_examples=256, timing_base_repeats=5,
-        timing_base_batch=16, mixed_precision="bf16",
+        layers=4, hidden=256, heads=4, intermediate=1024, seq_len=128, pt_steps=1000, pt_batch=64,
+        pt_lr=5e-4, pt_lr_mlm=5e-4, pt_warmup=50, tasks=("sst2", "cola", "mrpc", "stsb", "rte"),
+        ft_train_examples=1500, ft_validation_examples=500, ft_eval_examples=0, ft_epochs=5.0, ft_patience=2,
+        ft_batch=32, ft_lrs=(1e-4, 3e-4, 1e-3), ft_sweep_task="sst2", ft_max_len=128, ft_seeds=(0, 1, 2),
+        table6_tasks=("sst2",), trend_pt_steps=(250, 500), trend_tasks=("sst2",), diag_tasks=("cola", "mrpc"),
+        diag_train_examples=(1500, 0), diag_epochs=4.0, diag_patience=2, timing_repeats=3, timing_batch=32,
+        timing_examples=256, timing_base_repeats=3, timing_base_batch=8, mixed_precision="bf16",
     ),
     # Appendix A: 12 x 768, sequence 512, batch 128 (16 x 8 GPUs), 500K steps, peak lr 1e-4 (MLM) / 5e-5, linear,
     # 10K warm-up, Adam beta2 0.9999; fine-tuning 5 epochs, batch 32, lr 3e-5, 3 seeds, max length 128.

@@ -18,12 +18,12 @@ Where each part of the paper is implemented (the chapter: ``book/pnlp_mixer.ipyn
 §4, model sizes                 :class:`~hashlib_core.papers.pnlp_mixer.configuration.PNLPMixerConfig`
 §5.2, Table 2's encoders        :func:`~hashlib_core.papers.pnlp_mixer.alternatives.build_encoder` (``PNLPMixerConfig(encoder=...)``: projection-only, CNN, LSTM, transformer, mixer)
 §4, inputs (mBERT WordPiece)    :class:`~hashlib_core.papers.pnlp_mixer.projection.SentenceProjector`
-§4, data (ATIS, SNIPS, MTOP)    :mod:`~hashlib_core.papers.pnlp_mixer.data`
+§4, data (ATIS, SNIPS, MTOP)    :mod:`~hashlib_core.papers.pnlp_mixer.data` (MTOP and MASSIVE in full from :mod:`hashlib_core.data`)
 §4, training, early stopping    :func:`~hashlib_core.papers.pnlp_mixer.fit.fit` (on the shared loop)
 §4, metrics                     :mod:`~hashlib_core.papers.pnlp_mixer.metrics` (intent accuracy, exact match, seqeval slot F1, the community's non-O accuracy)
-Tables 1-4, 8-bit, latency      :mod:`~hashlib_core.papers.pnlp_mixer.experiments`, :mod:`~hashlib_core.papers.pnlp_mixer.quantization`, :mod:`hashlib_core.benchmarks.pnlp_mixer_latency`
+Tables 1-4, 8-bit, latency      :mod:`~hashlib_core.papers.pnlp_mixer.experiments` (tuning and seeds: :mod:`~hashlib_core.papers.pnlp_mixer.runs`; Tables 1-2 in parts: :mod:`~hashlib_core.papers.pnlp_mixer.comparisons`), :mod:`~hashlib_core.papers.pnlp_mixer.quantization`, :mod:`hashlib_core.benchmarks.pnlp_mixer_latency`
 §6, lean inference (latency)    :class:`~hashlib_core.papers.pnlp_mixer.inference.MixerForInference`
 §1, cost against the length     :mod:`hashlib_core.benchmarks.pnlp_mixer_scaling` (Mixer and Transformer, 32-4,096)
-the claims and their verdicts   :mod:`~hashlib_core.papers.pnlp_mixer.claims` (the ``claims`` experiment, registered last)
+the claims and their verdicts   :mod:`~hashlib_core.papers.pnlp_mixer.claims` (the ``claims`` experiment, registered last; Tables 1-2's bootstraps: :mod:`~hashlib_core.papers.pnlp_mixer.claims_comparison`)
 ==============================  ====================================================================================
 """

@@ -1,37 +1,38 @@
 """pNLP-Mixer's claims (Fusco et al., ACL 2023), each with a verdict computed from this chapter's results.
 
-The abstract's headline claims come first: the one-megabyte model, its share of mBERT's accuracy on multiATIS
-(MTOP's is not testable here: its training split is not staged), its parameter ratio to mBERT, and the margin over
-pQRNN (not released). Then Table 1 (MinHash the best projection), Table 2 (the MLP-Mixer the best encoder,
-projection-only far behind, the Mixer above the same-size Transformer, the parameter column), Table 3 (English test
-intent accuracy), 8-bit quantisation and §6's latency.
+The abstract's headline claims come first: the one-megabyte model, its share of mBERT's accuracy on multiATIS and
+on MTOP, its parameter ratio to mBERT, and the margin over pQRNN (not released). Then Table 1 (MinHash the best
+projection), Table 2 (the MLP-Mixer the best encoder, projection-only far behind, the Mixer above the same-size
+Transformer, the parameter column), Table 3 (English test intent accuracy), Table 4 (MTOP test exact match) and §6's
+latency.
 
-Uncertainty. Tables 1 and 2 are one training run per model scored on validation, with no per-sentence prediction
-kept: their effects have no interval (at best *holds in direction*), and each says how many of the models compared
-were still improving at their last epoch. The test table's intent model is trained with several seeds: a t interval
-over the seeds. Counts and bytes are exact. Our ATIS validation split stands in for the paper's multiATIS EN column,
-and ATIS slot exact match for its MTOP EN column (another dataset: only the direction of a comparison carries over).
+Uncertainty. Tables 1 and 2 are scored on validation, as the paper's are: MTOP EN for slot exact match, ATIS (the
+sentences of multiATIS EN) for intent accuracy. Every chosen run keeps its per-sentence correctness, so a comparison
+of two rows is a paired bootstrap over the validation sentences, each row's seeds resampled too (a row trained once
+has one seed: its training noise is not covered). Each claim says how many of the runs compared were best at their
+epoch cap. The test table's intent model: Wilson's interval over the test sentences around the mean of its seeds;
+MTOP's test exact match likewise, per language. Counts and bytes are exact.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 
-from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, kendall_tau, ordering,
-                                 proportion_interval, ratio, value, within)
+from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, ordering, proportion_interval, ratio,
+                                 value, within)
 from hashlib_core.papers.pnlp_mixer import tables
+from hashlib_core.papers.pnlp_mixer.claims_comparison import (_TASK_LABEL, _T2, _best_of, _mixer_minus, _paper_gap,
+                                                             _t1_order, convergence)
 from hashlib_core.papers.pnlp_mixer.profiles import MODEL_SHAPE, PNLPMixerProfile
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["CLAIMS", "paper_model", "convergence"]
 
 ONE_RUN = "one run: no interval"
-#: our validation metrics: what they are, and the paper's column they stand in for (Tables 1 and 2)
-METRICS = {"val_intent_acc": ("intent accuracy", "multiATIS_EN_Intent_Acc"),
-           "val_exact_match": ("slot exact match", "MTOP_EN_Exact_Match_Acc")}
-_T1, _T2 = tables.paper_rows("projection")[1], tables.paper_rows("encoder")[1]
 _T3, _T4 = (load_paper_table(f"pnlp_mixer_table{i}").set_index("Model") for i in (3, 4))
 #: §6, as printed: "as little as 2.4ms, with the projection layer taking 0.4ms"; the abstract: "99.4% and 97.8% the
 #: performance of mBERT on MTOP and multiATIS"
@@ -45,94 +46,6 @@ def paper_model(profile: Any) -> None:
     if off:
         raise NotTestable(f"the {profile.name} profile's model is not §4's ({', '.join(off)}): its sizes and speed "
                           f"are not the paper's model's")
-
-
-def convergence(rows: pd.DataFrame) -> str:
-    """How many of the models compared were best at their last epoch, i.e. still improving when they stopped."""
-    last = rows["best_epoch"] == rows["epochs"]
-    if last.all():
-        every = "both" if len(rows) == 2 else f"all {len(rows)}"
-        return f"{every} models still improving at their last epoch (best epoch = last): not converged"
-    if last.any():
-        return f"{int(last.sum())} of {len(rows)} models still improving at their last epoch (best epoch = last)"
-    return f"none of the {len(rows)} models was best at its last epoch"
-
-
-def _labels(which: str) -> dict[str, str]:
-    return tables.PROJECTION_LABELS if which == "projection" else tables.ENCODER_LABELS
-
-
-def _rows(evidence: Any, name: str, which: str, needed: Any, task: str = "atis") -> pd.DataFrame:
-    """``name``'s rows of ``task`` indexed by ``which``; NotTestable when the task or a needed row is absent."""
-    table = evidence.table(name)
-    rows = table[table["task"] == task].set_index(which)
-    profile = evidence.profile.name
-    if rows.empty:
-        raise NotTestable(f"{task.upper()} is not compared in the {profile} profile")
-    missing = [_labels(which)[k] for k in needed if k not in rows.index]
-    if missing:
-        raise NotTestable(f"the {profile} profile does not train {', '.join(missing)} ({name})")
-    return rows
-
-
-def _paper_gap(which: str, ours: str, column: str) -> str:
-    """The paper's ``ours`` row against its best other row in ``column``, as printed: "MinHash 98.57 vs SimHash
-    98.38"."""
-    labels, paper = _labels(which), (_T1 if which == "projection" else _T2)
-    col = paper[column].map(tables.paper_number)
-    rival = col.drop(labels[ours]).idxmax()
-    return f"{labels[ours]} {paper.loc[labels[ours], column]} vs {rival} {paper.loc[rival, column]}"
-
-
-def _best_of(name: str, which: str, ours: str, metric: str) -> Callable[[Any], Effect]:
-    """``ours`` minus the best other row (every row the paper's table has), ATIS validation ``metric``."""
-    labels = _labels(which)
-
-    def effect(evidence: Any) -> Effect:
-        rows = _rows(evidence, name, which, labels)
-        others = rows[metric].drop(ours)
-        rival = others.idxmax()
-        gap = float(rows.loc[ours, metric] - others[rival])
-        text = (f"{labels[ours]} {rows.loc[ours, metric]:.1f} vs the best other, {labels[rival]}, "
-                f"{others[rival]:.1f}: {gap:+.1f} points (ATIS validation {METRICS[metric][0]})")
-        note = convergence(rows)
-        snips = evidence.table(name)
-        snips = snips[snips["task"] == "snips"].set_index(which)
-        if set(labels) <= set(snips.index):
-            rest = snips[metric].drop(ours)
-            note += (f"; SNIPS (no paper column): {labels[ours]} - {labels[rest.idxmax()]} = "
-                     f"{snips.loc[ours, metric] - rest.max():+.1f}, {convergence(snips)}")
-        return Effect(Interval(gap, method=ONE_RUN), text, unit="points", note=note)
-    return effect
-
-
-def _t1_order(evidence: Any) -> Effect:
-    rows = _rows(evidence, "table1", "projection", tables.PROJECTION_LABELS)
-    names = list(tables.PROJECTION_LABELS)
-    paper = [tables.paper_number(_T1.loc[tables.PROJECTION_LABELS[n], "multiATIS_EN_Intent_Acc"]) for n in names]
-    ours = [float(rows.loc[n, "val_intent_acc"]) for n in names]
-    tau = kendall_tau(paper, ours)
-    order = " < ".join(f"{tables.PROJECTION_LABELS[n]} {s:.1f}" for s, n in sorted(zip(ours, names)))
-    return Effect(Interval(tau, method=ONE_RUN), f"ours (ATIS validation intent): {order}; tau {tau:+.2f}",
-                  unit="tau", note=convergence(rows))
-
-
-def _mixer_minus(other: str, metrics: tuple[str, ...]) -> Callable[[Any], Effect]:
-    """The Mixer minus ``other`` (Table 2, ATIS validation), the smaller gap over ``metrics``."""
-    def effect(evidence: Any) -> Effect:
-        rows = _rows(evidence, "table2", "encoder", ("mixer", other))
-        gaps = {m: float(rows.loc["mixer", m] - rows.loc[other, m]) for m in metrics}
-        worst = min(gaps, key=gaps.get)
-        label = tables.ENCODER_LABELS[other]
-        text = "; ".join(f"{METRICS[m][0]}: MLP-Mixer {rows.loc['mixer', m]:.1f} vs {label} {rows.loc[other, m]:.1f} "
-                         f"({gaps[m]:+.1f})" for m in metrics)
-        if len(metrics) > 1:
-            text += f"; the effect is the smaller gap ({METRICS[worst][0]})"
-        params = (f"parameters as trained: MLP-Mixer {int(rows.loc['mixer', 'parameters']):,}, {label} "
-                  f"{int(rows.loc[other, 'parameters']):,}")
-        return Effect(Interval(gaps[worst], method=ONE_RUN), text, unit="points",
-                      note=f"{convergence(rows.loc[['mixer', other]])}; {params}")
-    return effect
 
 
 def _size(encoder: str, column: str) -> Callable[[Any], Effect]:
@@ -250,20 +163,63 @@ def _scale(p: Any) -> str:
         model = "§4's model"
     except NotTestable:
         model = f"a reduced model ({p.num_mixer_layers} blocks {p.hidden_size} wide)"
-    snips = f" (SNIPS {p.snips_max_epochs})" if p.snips_max_epochs and "snips" in p.comparison_tasks else ""
-    train = f"{p.train_examples} training sentences per task" if p.train_examples else "every training sentence"
-    test_epochs, test_patience = ((p.test_max_epochs, p.test_patience) if p.test_max_epochs
-                                  else (p.max_epochs, p.patience))
-    return (f"{p.name} profile: {model} at batch {p.batch_size} on {train}; Tables 1-2 one seed per model on "
-            f"{', '.join(t.upper() for t in p.comparison_tasks)} validation, at most {p.max_epochs} epochs{snips}, "
-            f"patience {p.patience}; the test intent model {p.test_seeds} seed(s), at most {test_epochs} epochs, "
-            f"patience {test_patience}, tuned over {len(p.tuning_points())} points")
+    train = (f"a random sample of at most {p.train_examples:,} training sentences per task" if p.train_examples
+             else "every training sentence")
+    heads = sorted({*p.headline_projections, *p.headline_encoders, "minhash", "mixer"})
+    return (f"{p.name} profile: {model} at batch {p.batch_size} on {train}; Tables 1-2 on "
+            f"{', '.join(_TASK_LABEL.get(t, t) for t in p.comparison_tasks)} validation, at most {p.max_epochs} "
+            f"epochs (MTOP {p.mtop_max_epochs}), patience {p.patience} (MTOP {p.mtop_patience}); headline rows "
+            f"({', '.join(heads)}) tuned over {len(p.tuning_points())} points and trained with {p.seeds} seed(s), "
+            f"the others once")
+
+
+def _mtop_rows(evidence: Any) -> pd.DataFrame:
+    """Table 4's 8-bit rows indexed by language (upper case), with their Wilson intervals; NotTestable without."""
+    t4 = evidence.table("table4")
+    rows = t4[t4["precision"] == "int8"].copy()
+    if rows.empty:
+        raise NotTestable(f"the {evidence.profile.name} profile trains no MTOP model")
+    rows.index = [t.split("-", 1)[1].upper() for t in rows["task"]]
+    ivs = [proportion_interval(round(em * n / 100), int(n), items="MTOP test sentences")
+           for em, n in zip(rows["exact_match"], rows["test_sentences"])]
+    rows["low"], rows["high"] = [iv.low for iv in ivs], [iv.high for iv in ivs]
+    return rows
+
+
+def _t4_en(evidence: Any) -> Effect:
+    rows = _mtop_rows(evidence)
+    if "EN" not in rows.index:
+        raise NotTestable(f"the {evidence.profile.name} profile trains no English MTOP model")
+    r, paper = rows.loc["EN"], tables.paper_number(_T4.loc["pNLP-Mixer", "EN"])
+    n = int(r["test_sentences"])
+    iv = Interval(r["exact_match"] - paper, r["low"] - paper, r["high"] - paper,
+                  f"Wilson interval over {n:,} MTOP EN test sentences", n)
+    train = f"trained on {int(r['train_sentences']):,} sentences"
+    return Effect(iv, f"8-bit MTOP EN test exact match {r['exact_match']:.1f} vs the paper's "
+                      f"{_T4.loc['pNLP-Mixer', 'EN']}: {iv.estimate:+.1f} points", unit="points",
+                  note=f"{train}; best epoch {int(r['best_epoch'])} of at most {int(r['max_epochs'])}")
+
+
+def _mtop_share(evidence: Any) -> Effect:
+    """Our mean 8-bit exact match over the languages trained, as a share of mBERT's mean over the same languages
+    (the paper's Table 4 row); the interval from each language's Wilson interval (independent test sets: their
+    half-widths combined as a normal approximation), mBERT's numbers taken as exact."""
+    rows = _mtop_rows(evidence)
+    langs = list(rows.index)
+    mbert = float(np.mean([tables.paper_number(_T4.loc["mBERT", lang]) for lang in langs]))
+    ours = float(rows["exact_match"].mean())
+    half = math.sqrt(sum(((h - lo) / 2) ** 2 for lo, h in zip(rows["low"], rows["high"]))) / len(rows)
+    n = int(rows["test_sentences"].sum())
+    share = Interval(100 * ours / mbert, 100 * (ours - half) / mbert, 100 * (ours + half) / mbert,
+                     f"each language's Wilson interval over its test sentences, combined ({n:,} sentences); mBERT's "
+                     f"numbers are the paper's, taken as exact", n)
+    return Effect(share, f"8-bit MTOP test exact match {ours:.1f} (mean over {', '.join(langs)}) = "
+                         f"{share.estimate:.1f}% of mBERT's {mbert:.1f} on the same languages", unit="% of mBERT",
+                  note=f"mBERT is not fine-tuned here; the abstract's {PAPER_MTOP_SHARE} is over all six languages")
 
 
 _ABSTRACT_SHARE = ("Our quantized model achieves 99.4% and 97.8% the performance of mBERT on MTOP and multiATIS, "
                    "while using *170x fewer parameters*.")
-_NO_MTOP = ("MTOP's training split is not staged here (only the dev and test items shared by six languages), and "
-            "the Table 4 analog trains on a small fraction of it")
 #: quotes are verbatim; where a sentence goes on with differences that the paper_value gives from the transcribed
 #: tables, the quote stops before them
 _T1_BEST = "Overall, our projection layer MinHash obtains the best exact match accuracy and intent accuracy"
@@ -273,7 +229,7 @@ _T2_CAPTION = ("Table 2: Comparison of different architectures using the MinHash
                "set of English MTOP and multiATIS.")
 _LATENCY = ("To put numbers in perspective, for the non-quantized pNLPN-Mixer model, the inference latency with batch "
             "size 1 on a *single CPU core* is as little as 2.4ms,¹ with the projection layer taking 0.4ms.")
-_T1_ROWS, _T2_ROWS = ("table1",), ("table2",)
+_T1_ROWS, _T2_ROWS = ("table1", "table1_items"), ("table2", "table2_items")
 
 
 def _avg(model: str) -> float:
@@ -293,8 +249,7 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
           quote=_ABSTRACT_SHARE, effect=_mbert_share, reads=("table3_intent",), section="pnlp-t3", headline=True),
     ratio("mbert-mtop", f"The 8-bit model reaches {PAPER_MTOP_SHARE} of mBERT's MTOP exact match",
           at_least=parse_printed(PAPER_MTOP_SHARE).value, paper_value=PAPER_MTOP_SHARE, where="Abstract; Table 4",
-          quote=_ABSTRACT_SHARE, section="pnlp-t4", headline=True,
-          untestable=f"{_NO_MTOP}; mBERT is not fine-tuned here"),
+          quote=_ABSTRACT_SHARE, effect=_mtop_share, reads=("table4",), section="pnlp-t4", headline=True),
     ratio("fewer-params", "mBERT has 170 times the pNLP-Mixer's parameters", between=_FEWER, paper_value="170x",
           where="Abstract", quote=_ABSTRACT_SHARE, effect=_fewer_params, reads=("sizes",), section="pnlp-sizes",
           headline=True),
@@ -304,13 +259,12 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
            quote="Our model consistently beats the state-of-the-art of tiny models (pQRNN), which is twice as large",
            section="pnlp-t4", headline=True,
            untestable=("pQRNN's code is not released (the paper copies its numbers from Kaliamoorthi et al. 2021), "
-                       f"and {_NO_MTOP}")),
+                       "and it is not trained here")),
     better("t1-minhash-intent", "MinHash is the best of the four projections in intent accuracy",
            paper_value=_paper_gap("projection", "minhash", "multiATIS_EN_Intent_Acc"), where="§5.1, Table 1",
            quote=_T1_BEST, effect=_best_of("table1", "projection", "minhash", "val_intent_acc"), reads=_T1_ROWS,
            section="pnlp-t1"),
-    better("t1-minhash-em", "MinHash is the best of the four projections in slot exact match (MTOP's metric; ATIS "
-           "here)", paper_value=_paper_gap("projection", "minhash", "MTOP_EN_Exact_Match_Acc"),
+    better("t1-minhash-em", "MinHash is the best of the four projections in MTOP EN slot exact match", paper_value=_paper_gap("projection", "minhash", "MTOP_EN_Exact_Match_Acc"),
            where="§5.1, Table 1", quote=_T1_BEST,
            effect=_best_of("table1", "projection", "minhash", "val_exact_match"),
            reads=_T1_ROWS, section="pnlp-t1"),
@@ -321,7 +275,7 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
            paper_value=_paper_gap("encoder", "mixer", "multiATIS_EN_Intent_Acc"), where="§5.2, Table 2",
            quote=_T2_CAPTION, effect=_best_of("table2", "encoder", "mixer", "val_intent_acc"), reads=_T2_ROWS,
            section="pnlp-t2"),
-    better("t2-mixer-em", "The MLP-Mixer is the best of the five architectures in slot exact match (ATIS here)",
+    better("t2-mixer-em", "The MLP-Mixer is the best of the five architectures in MTOP EN slot exact match",
            paper_value=_paper_gap("encoder", "mixer", "MTOP_EN_Exact_Match_Acc"), where="§5.2, Table 2",
            quote=_T2_WORSE, effect=_best_of("table2", "encoder", "mixer", "val_exact_match"), reads=_T2_ROWS,
            section="pnlp-t2"),
@@ -359,11 +313,11 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
                        "models, "
                        "whose numbers the paper copies; they are not trained here (Table 2's same-size Transformer "
                        "and LSTM are compared on validation)")),
-    value("t4-mtop", "The 8-bit model's MTOP exact match is 84.0 in English (77.5 on average)",
-          printed=_T4.loc["pNLP-Mixer", "EN"], paper_value=f"{_T4.loc['pNLP-Mixer', 'EN']} (EN), "
-                                                           f"{_T4.loc['pNLP-Mixer', 'Avg']} (avg)",
-          where="Table 4", quote="Table 4: Exact match accuracy across languages on the test sets of MTOP.",
-          section="pnlp-t4", untestable=_NO_MTOP + ": its exact match measures what a few hundred sentences teach"),
+    within("t4-mtop", f"The 8-bit model's English MTOP test exact match is within one point of the paper's "
+           f"{_T4.loc['pNLP-Mixer', 'EN']}", tolerance=1.0,
+           paper_value=f"{_T4.loc['pNLP-Mixer', 'EN']} (EN), {_T4.loc['pNLP-Mixer', 'Avg']} (avg)",
+           where="Table 4", quote="Table 4: Exact match accuracy across languages on the test sets of MTOP.",
+           effect=_t4_en, reads=("table4",), section="pnlp-t4"),
     ratio("latency-total", "The float model answers in at most 2.4 ms per sentence on one CPU core", between=(0.0, 1.0),
           paper_value=f"{PAPER_TOTAL_MS} ms", where="§6 and footnote 1", quote=_LATENCY, effect=_latency_total,
           reads=("latency",), section="pnlp-latency"),

@@ -6,23 +6,27 @@ Each writes ``results/pnlp_mixer/<profile>/<name>.csv``; run them with
 ``sizes``
     Table 2's ``#Param.`` column and the model sizes in bytes (float32 and 8-bit), counted from instantiated models
     with an 18-intent head (multiATIS, as the paper counts them).
+``mixer_<task>``, ``projections_<task>``, ``architectures_<task>`` (``<task>``: ``mtop_en``, ``atis``, ``snips``)
+    The parts Tables 1 and 2 are trained in, per comparison task (:mod:`~hashlib_core.papers.pnlp_mixer.comparisons`):
+    the MinHash Mixer (a row of both tables), the other §5.1 projections with the Mixer, the other §5.2 encoders on
+    MinHash. MTOP EN's are joint models chosen on slot exact match, ATIS's and SNIPS's intent models; each is scored
+    on the task's validation split. A headline row is tuned and trained with every seed
+    (:meth:`~hashlib_core.papers.pnlp_mixer.runs.Resources.row_runs`).
 ``projections``
-    Table 1: the Mixer with each §5.1 projection, trained on each comparison task, scored on its validation split.
+    Table 1, merged from the parts: ``table1`` has one row per run, ``table1_curves`` the chosen runs' validation
+    curves, ``table1_items`` each chosen run's per-sentence validation correctness (for paired bootstraps).
 ``architectures``
-    Table 2: each §5.2 encoder on the MinHash projection, same tasks and protocol.
-``test``
-    Table 3 analog: Table 1's MinHash Mixer (selected on ATIS validation) scored on the ATIS test split in float32
-    and 8-bit (size, accuracy change, agreement of predictions; intents and slots).
+    Table 2, merged likewise.
 ``test_intent``
-    The test table's intent model (``test_intent_only``): the same MinHash Mixer trained and selected on intents
-    alone, as the paper trains its multiATIS models, with at most ``test_max_epochs`` epochs and ``test_patience``
-    (Table 1's schedule when ``test_max_epochs`` is 0), its learning rate, weight decay and dropout tuned on
-    validation over the profile's ``test_tuning`` points (``tuning``); test intent accuracy in float32 and 8-bit,
-    and its size: the parameters and bytes of the modules an intent model uses (encoder and intent head; not the
-    untrained slot head it carries).
+    Table 3 analog: Table 1's ATIS MinHash Mixer (an intent model, tuned on validation, every seed at the chosen
+    point) scored on the ATIS test split (multiATIS EN's test sentences) in float32 and 8-bit; ``tuning``: its
+    tuning points, each also scored on test after the choice.
 ``mtop``
-    Table 4 analog: one MinHash Mixer per language of the staged MTOP subset (trained on 90% of its dev items,
-    selected on the rest, scored on its test items), float32 and 8-bit.
+    Table 4 analog: one joint MinHash Mixer per language of MTOP (trained on the language's training split at the
+    profile's values, chosen on its eval split by exact match, scored on its test split), float32 and 8-bit.
+``massive``
+    The MASSIVE table (another dataset than the paper's multiATIS): one MinHash Mixer intent model per locale, at
+    the profile's values, scored on the locale's test split in float32 and 8-bit.
 ``latency``
     The footnote's latency (batch 1, one thread, the float32 Mixer: total and cached projection), copied from the
     latency benchmark's result (``python -m hashlib_core.benchmarks.pnlp_mixer_latency``, run on its own): nothing is
@@ -39,129 +43,28 @@ from typing import Any
 import pandas as pd
 
 from hashlib_core.chapter import Chapter, RunContext
-from hashlib_core.papers.pnlp_mixer.fit import FitSettings, fit, predict, score
-from hashlib_core.papers.pnlp_mixer.profiles import MODEL_SHAPE, PROFILES, TUNED, PNLPMixerProfile
+from hashlib_core.papers.pnlp_mixer.comparisons import (MERGES, PART_KINDS, merge_parts, part_enabled, part_name,
+                                                        run_part)
+from hashlib_core.papers.pnlp_mixer.fit import predict, score
+from hashlib_core.papers.pnlp_mixer.profiles import (COMPARISON_TASKS, MODEL_SHAPE, PROFILES, TUNED,
+                                                     PNLPMixerProfile)
+from hashlib_core.papers.pnlp_mixer.runs import Resources, objective
 
 __all__ = ["CHAPTER", "Resources"]
 
 
-class Resources:
-    """What every experiment of one run shares: the vocabulary, projectors, tasks and trained models."""
-
-    def __init__(self, ctx: RunContext) -> None:
-        from hashlib_core.data import load_wordpiece_vocab
-
-        self.ctx = ctx
-        self.profile: PNLPMixerProfile = ctx.profile
-        self.vocab = load_wordpiece_vocab("bert-base-multilingual-cased")
-        self._projectors: dict[str, Any] = {}
-        self._tasks: dict[str, Any] = {}
-        self._trained: dict[tuple, tuple[Any, dict]] = {}
-
-    def projector(self, name: str = "minhash") -> Any:
-        """The sentence projector of a §5.1 projection over the mBERT-cased vocabulary (built once)."""
-        from hashlib_core.papers.pnlp_mixer.projection import SentenceProjector
-
-        if name not in self._projectors:
-            p = self.profile
-            # MinHash and Binary: n hashes into m counters / bits; TSP: m ternary values; SimHash: m / 16 hashes of
-            # 16 bits each, so that every projection gives the Mixer the same m features (§5.1 fixes them to 512)
-            kwargs = {"minhash": dict(width=p.bloom_size, num_hashes=p.num_hashes),
-                      "binary": dict(width=p.bloom_size, num_hashes=p.num_hashes),
-                      "tsp": dict(width=p.bloom_size),
-                      "simhash": dict(num_hashes=max(1, p.bloom_size // 16), bits_per_hash=16)}[name]
-            self._projectors[name] = SentenceProjector.with_projection(name, self.vocab, p.max_seq_len, **kwargs)
-        return self._projectors[name]
-
-    def task(self, name: str) -> Any:
-        from hashlib_core.papers.pnlp_mixer.data import load_task
-
-        if name not in self._tasks:
-            self._tasks[name] = load_task(name)
-        return self._tasks[name]
-
-    def config(self, task: Any, encoder: str = "mixer", projection: str = "minhash",
-               dropout: float | None = None) -> Any:
-        return self.profile.model_config(bloom_size=self.projector(projection).projection.width,
-                                         num_labels=task.num_intents, num_slot_labels=task.num_slots,
-                                         encoder=encoder, dropout=self.profile.dropout if dropout is None else dropout)
-
-    def settings(self, task_name: str, schedule: str = "comparison", objective: str = "joint",
-                 seed_offset: int = 0, learning_rate: float | None = None,
-                 weight_decay: float | None = None) -> FitSettings:
-        """The optimisation of ``task_name``'s models: the MTOP subset has its own epochs and patience, and so has
-        the test table's intent model (``schedule="test"``) when the profile sets ``test_max_epochs``; SNIPS has its
-        own epochs when the profile sets ``snips_max_epochs``. ``learning_rate``, ``weight_decay``: a tuning point's
-        instead of the profile's."""
-        p = self.profile
-        if task_name.startswith("mtop-"):
-            epochs, patience = p.mtop_max_epochs, p.mtop_patience
-        elif schedule == "test" and p.test_max_epochs:
-            epochs, patience = p.test_max_epochs, p.test_patience
-        elif task_name == "snips" and p.snips_max_epochs:
-            epochs, patience = p.snips_max_epochs, p.patience
-        else:
-            epochs, patience = p.max_epochs, p.patience
-        return FitSettings(batch_size=p.batch_size,
-                           learning_rate=p.learning_rate if learning_rate is None else learning_rate,
-                           weight_decay=p.weight_decay if weight_decay is None else weight_decay,
-                           max_epochs=epochs, patience=patience, seed=p.seed + seed_offset,
-                           select_on="intent" if objective == "intent" else "intent+exact_match",
-                           tie_break="loss" if objective == "intent" else "first")
-
-    def trained(self, task_name: str, projection: str = "minhash", encoder: str = "mixer",
-                schedule: str = "comparison", objective: str = "joint", seed_offset: int = 0,
-                point: tuple[float, float, float] | None = None) -> tuple[Any, dict]:
-        """The model of (task, projection, encoder) trained with early stopping, and its summary (trained once);
-        ``schedule="test"``: with the test table's epochs and patience (the comparison model when they are not set);
-        ``objective="intent"``: trained and selected on intents only (its slot head is not trained);
-        ``seed_offset``: initialised and trained with the profile's seed plus it; ``point``: a tuning point's
-        (learning rate, weight decay, dropout) instead of the profile's."""
-        from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
-        from hashlib_core.profiles import seed_everything
-
-        if schedule == "test" and not self.profile.test_max_epochs:
-            schedule = "comparison"
-        p = self.profile
-        lr, wd, dropout = point if point is not None else (p.learning_rate, p.weight_decay, p.dropout)
-        key = (task_name, projection, encoder, schedule, objective, seed_offset, lr, wd, dropout)
-        if key not in self._trained:
-            task = self.task(task_name)
-            seed_everything(self.profile.seed + seed_offset)
-            config = self.config(task, encoder, projection, dropout)
-            config.slot_loss_weight = 0.0 if objective == "intent" else 1.0
-            model = PNLPMixerForIntentAndSlots(config).to(self.ctx.device)
-            self.ctx.log(f"training {encoder} / {projection} on {task_name} ({len(task.train)} sentences, "
-                         f"{objective}, seed {self.profile.seed + seed_offset})")
-            model, summary = fit(model, self.projector(projection), task,
-                                 self.settings(task_name, schedule, objective, seed_offset, lr, wd),
-                                 device=self.ctx.device,
-                                 progress=False, train_examples=self.profile.train_examples,
-                                 eval_examples=self.profile.eval_examples)
-            summary["parameters"] = sum(p.numel() for p in model.parameters())
-            self._trained[key] = (model, summary)
-        return self._trained[key]
-
-
 CHAPTER = Chapter("pnlp_mixer", "pNLP-Mixer", PROFILES, resources=Resources)
 
-#: what the MTOP-subset models read and the ATIS ones do not, and the other way round (staleness is per experiment)
-_MTOP_ONLY = ("mtop_languages", "mtop_max_epochs", "mtop_patience")
-#: what chooses the rows of Tables 1 and 2 (the test tables train ATIS's MinHash Mixer whatever they are)
-_COMPARISON_ROWS = ("comparison_tasks", "projections", "encoders", "snips_max_epochs")
-_ATIS_ONLY = _COMPARISON_ROWS + ("max_epochs", "patience")
-_TEST_ONLY = ("test_max_epochs", "test_patience", "test_intent_only", "test_seeds", "test_tuning")
-_TRAINING = ("batch_size", "learning_rate", "weight_decay", "dropout", "train_examples", "eval_examples", "seed")
-
-
-def _row(task: str, projection: str, encoder: str, summary: dict) -> dict[str, Any]:
-    return {"task": task, "projection": projection, "encoder": encoder,
-            **{k: v for k, v in summary.items() if k != "curve"}}
-
-
-def _curves(rows: list[tuple[str, str, str, dict]]) -> pd.DataFrame:
-    return pd.DataFrame([{"task": t, "projection": p, "encoder": e, **point}
-                         for t, p, e, s in rows for point in s["curve"]])
+#: what chooses the rows of Tables 1 and 2, each table's own, and what only the multilingual tables read
+_T1_ROWS = ("projections", "headline_projections")
+_T2_ROWS = ("encoders", "headline_encoders")
+_COMPARISON = ("comparison_tasks", "snips_max_epochs") + _T1_ROWS + _T2_ROWS
+_LANGUAGES = ("mtop_languages", "massive_languages")
+_ATIS_SCHEDULE = ("max_epochs", "patience")
+_MTOP_SCHEDULE = ("mtop_max_epochs", "mtop_patience", "mtop_train_examples")
+_TUNING = ("tuning", "seeds")
+_TRAINING = ("batch_size", "learning_rate", "weight_decay", "dropout", "train_examples", "eval_examples",
+             "subset_seed", "seed")
 
 
 #: intents of multiATIS, the size the paper's intent models are counted at (Table 2's #Param.)
@@ -185,124 +88,149 @@ def encoder_sizes(profile: PNLPMixerProfile, encoders) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@CHAPTER.experiment("sizes", outputs=("sizes",), independent_of=_MTOP_ONLY + _TEST_ONLY + _TRAINING + tuple(
-    k for k in _ATIS_ONLY if k != "encoders"))
+@CHAPTER.experiment("sizes", outputs=("sizes",), independent_of=_LANGUAGES + _ATIS_SCHEDULE + _MTOP_SCHEDULE
+                    + _TUNING + _TRAINING + tuple(k for k in _COMPARISON if k != "encoders"))
 def _sizes(ctx: RunContext) -> dict:
     return {"sizes": encoder_sizes(ctx.profile, ctx.profile.encoders)}
 
 
-@CHAPTER.experiment("projections", outputs=("table1", "table1_curves"), independent_of=_MTOP_ONLY + _TEST_ONLY)
-def _projections(ctx: RunContext) -> dict:
-    res: Resources = ctx.resources
-    runs = [(t, p, "mixer", res.trained(t, p)[1]) for t in res.profile.comparison_tasks for p in res.profile.projections]
-    return {"table1": pd.DataFrame([_row(*r) for r in runs]), "table1_curves": _curves(runs)}
+def _part_independent_of(kind: str, task: str) -> tuple[str, ...]:
+    """What a part never reads: the multilingual tables' settings, the other tasks' schedules, the other table's
+    rows (the MinHash Mixer is a headline row of both tables whatever their settings)."""
+    source = task.split("-")[0]
+    schedules = {"mtop": _ATIS_SCHEDULE + ("snips_max_epochs",), "atis": _MTOP_SCHEDULE + ("snips_max_epochs",),
+                 "snips": _MTOP_SCHEDULE}[source]
+    rows = {"mixer": _T1_ROWS + _T2_ROWS, "projections": _T2_ROWS, "architectures": _T1_ROWS}[kind]
+    return _LANGUAGES + schedules + rows + ("comparison_tasks",)
 
 
-def _test_rows(res: Resources, task_name: str, schedule: str = "comparison", objective: str = "joint",
-               seed_offset: int = 0, point: tuple[float, float, float] | None = None) -> list[dict[str, Any]]:
-    """Test scores of the task's MinHash Mixer in float32 and 8-bit, with sizes and agreement; ``objective="intent"``:
-    the intent-only model, scored on intents alone and sized without its slot head (untrained, unused: see
-    :func:`~hashlib_core.papers.pnlp_mixer.joint.intent_modules`), trained with the profile's seed
-    plus ``seed_offset`` and the tuning ``point`` (learning rate, weight decay, dropout; the profile's when None)."""
+def _part(kind: str, task: str):
+    def run(ctx: RunContext) -> dict:
+        return run_part(ctx.resources, kind, task)
+    run.__doc__ = f"The {kind} part of Tables 1-2 on {task} (:func:`~.comparisons.run_part`)."
+    return run
+
+
+def _merge(merge: str):
+    def run(ctx: RunContext) -> dict:
+        return merge_parts(ctx.evidence(), ctx.profile, merge)
+    run.__doc__ = f"Merge the {merge} parts into {MERGES[merge][0]} (:func:`~.comparisons.merge_parts`)."
+    return run
+
+
+def _register_comparisons() -> None:
+    """Every part of every comparison task (enabled when the profile compares on the task and the part has rows),
+    then the two merges, each reading the MinHash Mixer's parts and its own."""
+    outputs: dict[str, tuple[str, ...]] = {}
+    for task in COMPARISON_TASKS:
+        for kind in PART_KINDS:
+            name = part_name(kind, task)
+            outputs[name] = (f"{name}_runs", f"{name}_curves", f"{name}_items")
+            CHAPTER.experiment(name, outputs=outputs[name], independent_of=_part_independent_of(kind, task),
+                               when=lambda profile, k=kind, t=task: part_enabled(profile, k, t))(_part(kind, task))
+    for merge, (stem, _, kind) in MERGES.items():
+        reads = tuple(o for name, outs in outputs.items() if name.startswith(("mixer_", f"{kind}_")) for o in outs)
+        CHAPTER.experiment(merge, outputs=(stem, f"{stem}_curves", f"{stem}_items"), reads=reads,
+                           independent_of=_LANGUAGES + (_T2_ROWS if kind == "projections" else _T1_ROWS))(
+            _merge(merge))
+
+
+_register_comparisons()
+
+
+def test_rows(res: Resources, task_name: str, seed_offset: int = 0,
+              point: tuple[float, float, float] | None = None) -> list[dict[str, Any]]:
+    """Test scores of the task's MinHash Mixer (trained with the profile's seed plus ``seed_offset`` at the tuning
+    ``point``, the profile's values when None) in float32 and 8-bit, with sizes and the agreement of the two
+    precisions' predictions. An intent model (ATIS, MASSIVE) is scored on intents and sized without its slot head
+    (untrained, unused: see :func:`~hashlib_core.papers.pnlp_mixer.joint.intent_modules`); a joint model (MTOP) on
+    intents and slots, its agreement counting a sentence only when its intent and every tag agree."""
     from hashlib_core.papers.pnlp_mixer.data import UNSEEN
     from hashlib_core.papers.pnlp_mixer.joint import intent_modules
     from hashlib_core.papers.pnlp_mixer.metrics import intent_accuracy, intent_errors
     from hashlib_core.papers.pnlp_mixer.quantization import model_size_bytes, quantize_int8
 
-    intent_only = objective == "intent"
-    model, summary = res.trained(task_name, schedule=schedule, objective=objective, seed_offset=seed_offset,
-                                 point=point)
+    intent_only = objective(task_name) == "intent"
+    point = point or res.profile.tuning_points()[0]
+    model, summary = res.trained(task_name, seed_offset=seed_offset, point=point)
     task, projector = res.task(task_name), res.projector()
     cpu_model = model.to("cpu")
-    # what is counted: the whole joint model, or for the intent-only model the modules it uses (its encoder and
-    # intent head; its untrained slot head is no part of an intent classifier). Its intents are predicted by the
-    # joint model, whose intent logits are those of the counted modules (8-bit: each linear layer alone).
+    # what is counted: the whole joint model, or for an intent model the modules it uses (its encoder and intent
+    # head). Its intents are predicted by the joint model, whose intent logits are those of the counted modules.
     counted = intent_modules(cpu_model) if intent_only else cpu_model
-    parameters = sum(p.numel() for p in counted.parameters())
+    parameters = sum(q.numel() for q in counted.parameters())
     rows, preds = [], {}
     for precision, m, c in (("float32", cpu_model, counted),
                             ("int8", quantize_int8(cpu_model), quantize_int8(counted) if intent_only else None)):
         intents, slots = predict(m, projector, task.test)
-        preds[precision] = intents if intent_only else (intents, slots)
-        row = {"task": task_name, **({"objective": objective, "seed": res.profile.seed + seed_offset,
-                                      **dict(zip(TUNED, point or res.profile.tuning_points()[0]))}
-                                     if intent_only else {}), "precision": precision,
+        preds[precision] = intents if intent_only else list(zip(intents, slots))
+        row = {"task": task_name, "objective": objective(task_name), "seed": res.profile.seed + seed_offset,
+               **dict(zip(TUNED, point)), "precision": precision, "train_sentences": summary["train_sentences"],
                "test_sentences": len(task.test), "size_bytes": model_size_bytes(c if c is not None else m),
-               "parameters": parameters, "epochs": summary["epochs"], "best_epoch": summary["best_epoch"]}
+               "parameters": parameters, "epochs": summary["epochs"], "best_epoch": summary["best_epoch"],
+               "max_epochs": res.schedule(task_name)[0], "wall_time_s": summary["wall_time_s"]}
         if intent_only:
             row.update(val_intent_acc=summary["val_intent_acc"], intent_acc=intent_accuracy(intents, task.test.intents),
-                       **intent_errors(intents, task.test.intents, task.intent_names, UNSEEN),
-                       wall_time_s=summary["wall_time_s"])
+                       **intent_errors(intents, task.test.intents, task.intent_names, UNSEEN))
         else:
-            row.update(score(intents, slots, task.test, task.slot_names))
+            row.update(val_exact_match=summary["val_exact_match"],
+                       **score(intents, slots, task.test, task.slot_names))
         rows.append(row)
-    if intent_only:
-        same = [a == b for a, b in zip(preds["float32"], preds["int8"])]
-    else:
-        (fi, fs), (qi, qs) = preds["float32"], preds["int8"]
-        same = [a == b and sa == sb for a, b, sa, sb in zip(fi, qi, fs, qs)]
-    column = "intent_agreement_with_float_%" if intent_only else "agreement_with_float_%"
+    same = [a == b for a, b in zip(preds["float32"], preds["int8"])]
     for row in rows:
-        row[column] = 100.0 * (1.0 if row["precision"] == "float32" else sum(same) / len(same))
+        row["agreement_with_float_%"] = 100.0 * (1.0 if row["precision"] == "float32" else sum(same) / len(same))
     model.to(res.ctx.device)
     return rows
 
 
-@CHAPTER.experiment("test", outputs=("table3",), independent_of=_MTOP_ONLY + _TEST_ONLY + _COMPARISON_ROWS)
-def _test(ctx: RunContext) -> dict:
-    return {"table3": pd.DataFrame(_test_rows(ctx.resources, "atis"))}
-
-
-@CHAPTER.experiment("test_intent", outputs=("table3_intent", "tuning"), when=lambda profile: profile.test_intent_only,
-                    independent_of=_MTOP_ONLY + _COMPARISON_ROWS)
+@CHAPTER.experiment("test_intent", outputs=("table3_intent", "tuning"),
+                    independent_of=_LANGUAGES + _MTOP_SCHEDULE + _COMPARISON)
 def _test_intent(ctx: RunContext) -> dict:
-    """The test table's intent model: the same MinHash Mixer trained and selected on intents alone, as the paper
-    trains its multiATIS models; tuned on validation over the profile's points (:func:`tune`), then trained once per
-    seed (``test_seeds``) at the chosen point, the first seed's model being the tuning run's; scored on intents."""
+    """The test table's intent model: Table 1's ATIS MinHash Mixer, tuned on validation over the profile's points
+    (:func:`tune`), trained once per seed at the chosen point (the first seed's model being the tuning run's), each
+    scored on the test intents."""
     res: Resources = ctx.resources
     tuning = tune(res)
-    chosen = tuple(tuning.loc[tuning["chosen"], list(TUNED)].iloc[0])
+    chosen = res.chosen_point("atis")
     return {"tuning": tuning,
-            "table3_intent": pd.DataFrame([r for offset in range(ctx.profile.test_seeds)
-                                           for r in _test_rows(res, "atis", schedule="test", objective="intent",
-                                                               seed_offset=offset, point=chosen)])}
+            "table3_intent": pd.DataFrame([r for offset in range(ctx.profile.seeds)
+                                           for r in test_rows(res, "atis", seed_offset=offset, point=chosen)])}
 
 
-def tune(res: Resources) -> pd.DataFrame:
-    """The intent model trained at each of the profile's tuning points (the profile's seed) and chosen on ATIS
-    validation only: one row per point, ``chosen`` marking the best (validation intent accuracy, ties to the lower
-    validation loss, then to the earlier point). Every point's float32 model is also scored on the test split
+def tune(res: Resources, task_name: str = "atis") -> pd.DataFrame:
+    """The MinHash Mixer trained at each of the profile's tuning points (the profile's seed) and chosen on the
+    task's validation split only (:meth:`~hashlib_core.papers.pnlp_mixer.runs.Resources.chosen_point`): one row per
+    point, ``chosen`` marking it. Every point's float32 model is also scored on the test split
     (``test_intent_acc``), after the choice and never used for it: it shows whether validation differences of a few
     sentences carry over to test."""
     from hashlib_core.papers.pnlp_mixer.metrics import intent_accuracy
 
-    rows, models, test = [], [], res.task("atis").test
+    chosen = res.chosen_point(task_name)
+    test = res.task(task_name).test
+    rows = []
     for point in res.profile.tuning_points():
-        model, summary = res.trained("atis", schedule="test", objective="intent", point=point)
-        models.append(model)
+        model, summary = res.trained(task_name, point=point)
         rows.append({**dict(zip(TUNED, point)), "seed": res.profile.seed, "epochs": summary["epochs"],
-                     "best_epoch": summary["best_epoch"], "val_intent_acc": summary["val_intent_acc"],
-                     "val_loss": summary["val_loss"], "wall_time_s": summary["wall_time_s"]})
-    best = min(range(len(rows)), key=lambda i: (-rows[i]["val_intent_acc"], rows[i]["val_loss"], i))
-    for i, (row, model) in enumerate(zip(rows, models)):     # scored on test only once the choice is made
-        row.update(chosen=i == best, test_intent_acc=intent_accuracy(predict(model, res.projector(), test)[0],
-                                                                     test.intents))
+                     "best_epoch": summary["best_epoch"], "max_epochs": res.schedule(task_name)[0],
+                     "val_intent_acc": summary["val_intent_acc"], "val_loss": summary["val_loss"],
+                     "wall_time_s": summary["wall_time_s"], "chosen": point == chosen,
+                     "test_intent_acc": intent_accuracy(predict(model, res.projector(), test)[0], test.intents)})
     return pd.DataFrame(rows)
 
 
-@CHAPTER.experiment("mtop", outputs=("table4",), independent_of=_ATIS_ONLY + _TEST_ONLY)
+@CHAPTER.experiment("mtop", outputs=("table4",),
+                    independent_of=_ATIS_SCHEDULE + _TUNING + _COMPARISON + ("massive_languages",))
 def _mtop(ctx: RunContext) -> dict:
     res: Resources = ctx.resources
-    return {"table4": pd.DataFrame([r for lang in res.profile.mtop_languages for r in _test_rows(res, f"mtop-{lang}")])}
+    return {"table4": pd.DataFrame([r for lang in res.profile.mtop_languages for r in test_rows(res, f"mtop-{lang}")])}
 
 
-@CHAPTER.experiment("architectures", outputs=("table2", "table2_curves"),
-                    independent_of=_MTOP_ONLY + _TEST_ONLY)
-def _architectures(ctx: RunContext) -> dict:
+@CHAPTER.experiment("massive", outputs=("massive",),
+                    independent_of=_ATIS_SCHEDULE + _TUNING + _COMPARISON + ("mtop_languages",))
+def _massive(ctx: RunContext) -> dict:
     res: Resources = ctx.resources
-    runs = [(t, "minhash", e, res.trained(t, "minhash", e)[1]) for t in res.profile.comparison_tasks
-            for e in res.profile.encoders]
-    return {"table2": pd.DataFrame([_row(*r) for r in runs]), "table2_curves": _curves(runs)}
+    return {"massive": pd.DataFrame([r for lang in res.profile.massive_languages
+                                     for r in test_rows(res, f"massive-{lang}")])}
 
 
 #: where ``python -m hashlib_core.benchmarks.pnlp_mixer_latency`` writes its result: (chapter, profile, name)

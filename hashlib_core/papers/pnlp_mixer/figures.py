@@ -7,6 +7,7 @@ import pandas as pd
 from hashlib_core.papers.pnlp_mixer.tables import (
     ENCODER_LABELS,
     PROJECTION_LABELS,
+    TASK_LABELS,
     paper_number,
     paper_rows,
     scaling_view,
@@ -16,7 +17,10 @@ __all__ = ["accuracy_vs_size", "validation_curves", "cost_vs_length"]
 
 
 #: a marker per comparison task, in the order the figures draw them
-_TASK_MARKERS = {"atis": "o", "snips": "^"}
+_TASK_MARKERS = {"mtop-en": "s", "atis": "o", "snips": "^"}
+#: the validation score each comparison task's models are chosen on (MTOP EN: slot exact match; the others: intents)
+_TASK_METRIC = {"mtop-en": ("val_exact_match", "slot exact match (%)"), "atis": ("val_intent_acc", "intent accuracy (%)"),
+                "snips": ("val_intent_acc", "intent accuracy (%)")}
 
 
 def _tasks(table: pd.DataFrame, task: str | None) -> list[str]:
@@ -26,24 +30,28 @@ def _tasks(table: pd.DataFrame, task: str | None) -> list[str]:
     present = set(table["task"])
     tasks = [t for t in _TASK_MARKERS if t in present]
     if not tasks:
-        raise ValueError(f"no comparison task in the table (tasks: {sorted(present)}); expected 'atis' or 'snips'")
+        raise ValueError(f"no comparison task in the table (tasks: {sorted(present)}); expected one of "
+                         f"{tuple(_TASK_MARKERS)}")
     return tasks
 
 
 def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str | None = None):
     """Validation intent accuracy against parameters for Table 2's architectures: ours (filled: a circle on ATIS, a
-    triangle on SNIPS; every task in ``table2`` unless ``task`` names one) and the paper's (open, multiATIS EN)."""
+    triangle on SNIPS; every intent task in ``table2`` unless ``task`` names one; each the mean over its chosen
+    runs) and the paper's (open, multiATIS EN)."""
     paper = paper_rows("encoder")[1]
     params = sizes.set_index("encoder")["parameters"]
-    tasks = _tasks(table2, task)
+    tasks = [t for t in _tasks(table2, task) if _TASK_METRIC.get(t, ("val_intent_acc",))[0] == "val_intent_acc"]
+    if "chosen" in table2:
+        table2 = table2[table2["chosen"].astype(bool)]
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     colours = {}
     for t in tasks:
-        ours = table2[table2["task"] == t].set_index("encoder")
+        ours = table2[table2["task"] == t].groupby("encoder")["val_intent_acc"].mean()
         for encoder, label in ENCODER_LABELS.items():
             if encoder not in ours.index:
                 continue
-            point = ax.scatter(params[encoder], ours.loc[encoder, "val_intent_acc"], s=45, zorder=3,
+            point = ax.scatter(params[encoder], ours[encoder], s=45, zorder=3,
                                marker=_TASK_MARKERS.get(t, "o"), color=colours.get(encoder))
             if encoder not in colours:
                 colours[encoder] = point.get_facecolor()[0]
@@ -51,9 +59,10 @@ def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str | None
                            paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"]),
                            s=45, facecolors="none", edgecolors=[colours[encoder]], zorder=3)
             if t == tasks[0]:
-                ax.annotate(label, (params[encoder], ours.loc[encoder, "val_intent_acc"]),
+                ax.annotate(label, (params[encoder], ours[encoder]),
                             textcoords="offset points", xytext=(5, -11), fontsize=8)
-        ax.scatter([], [], s=45, color="grey", marker=_TASK_MARKERS.get(t, "o"), label=f"ours ({t.upper()} validation)")
+        ax.scatter([], [], s=45, color="grey", marker=_TASK_MARKERS.get(t, "o"),
+                   label=f"ours ({TASK_LABELS.get(t, t)} validation)")
     ax.scatter([], [], s=45, facecolors="none", edgecolors="grey", label="paper (multiATIS EN validation)")
     ax.set_xscale("log")
     ax.set_xlabel("parameters (18-intent head)")
@@ -65,21 +74,21 @@ def accuracy_vs_size(table2: pd.DataFrame, sizes: pd.DataFrame, task: str | None
 
 
 def validation_curves(curves: pd.DataFrame, by: str, task: str | None = None):
-    """Validation intent accuracy and exact match per epoch for each row of Table 1 (``by="projection"``) or
-    Table 2 (``by="encoder"``): one row of panels per task (every task in ``curves`` unless ``task`` names one)."""
+    """The validation score each task's models are chosen on (MTOP EN: slot exact match; ATIS, SNIPS: intent
+    accuracy) per epoch, for each row of Table 1 (``by="projection"``) or Table 2 (``by="encoder"``): one panel per
+    task (every task in ``curves`` unless ``task`` names one)."""
     labels = PROJECTION_LABELS if by == "projection" else ENCODER_LABELS
     tasks = _tasks(curves, task)
-    fig, axes = plt.subplots(len(tasks), 2, figsize=(9.0, 3.4 * len(tasks)), squeeze=False)
-    for row, t in zip(axes, tasks):
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.6 * len(tasks), 3.4), squeeze=False)
+    for ax, t in zip(axes[0], tasks):
+        metric, title = _TASK_METRIC.get(t, ("val_intent_acc", "intent accuracy (%)"))
         for name, g in curves[curves["task"] == t].groupby(by, sort=False):
-            for ax, metric in zip(row, ("val_intent_acc", "val_exact_match")):
-                ax.plot(g["epoch"], g[metric], marker="o", ms=3, label=labels.get(name, name))
-        for ax, title in zip(row, ("intent accuracy (%)", "slot exact match (%)")):
-            ax.set_xlabel("epoch")
-            ax.set_title(f"{t.upper()} validation: {title}", fontsize=9)
-            ax.grid(alpha=0.3)
-            ax.xaxis.get_major_locator().set_params(integer=True)
-        row[0].legend(fontsize=8)
+            ax.plot(g["epoch"], g[metric], marker="o", ms=3, label=labels.get(name, name))
+        ax.set_xlabel("epoch")
+        ax.set_title(f"{TASK_LABELS.get(t, t)} validation: {title}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -22,7 +22,11 @@ from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData
 from hashlib_core.papers.pnlp_mixer.metrics import exact_match, intent_accuracy, non_o_token_accuracy, slot_f1
 from hashlib_core.training import TrainConfig, train
 
-__all__ = ["FitSettings", "Collator", "EncodedSplit", "encode_split", "mean_loss", "predict", "score", "fit"]
+__all__ = ["SELECT_ON", "per_sentence", "FitSettings", "Collator", "EncodedSplit", "encode_split", "mean_loss", "predict", "score", "fit"]
+
+
+#: what model selection can maximise (:attr:`FitSettings.select_on`)
+SELECT_ON = ("intent+exact_match", "intent", "exact_match")
 
 
 @dataclass(frozen=True)
@@ -36,8 +40,8 @@ class FitSettings:
     patience: int = 5
     warmup_epochs: float = 0.5
     seed: int = 0
-    #: model selection on validation: "intent+exact_match" (their mean, for the joint model) or "intent" (an
-    #: intent model: accuracy alone)
+    #: model selection on validation: "intent+exact_match" (their mean, for the joint model), "intent" (an
+    #: intent model: accuracy alone) or "exact_match" (MTOP's models: slot exact match alone, the score §4 reports)
     select_on: str = "intent+exact_match"
     #: among epochs with the same best score: "first" keeps the earliest; "loss" the one with the lowest validation
     #: loss (the loss the model trains on, over the validation split), and a tie with a lower loss counts as an
@@ -46,15 +50,15 @@ class FitSettings:
     tie_break: str = "first"
 
     def __post_init__(self) -> None:
-        if self.select_on not in ("intent+exact_match", "intent"):
-            raise ValueError(f"select_on must be 'intent+exact_match' or 'intent', got {self.select_on!r}")
+        if self.select_on not in SELECT_ON:
+            raise ValueError(f"select_on must be one of {SELECT_ON}, got {self.select_on!r}")
         if self.tie_break not in ("first", "loss"):
             raise ValueError(f"tie_break must be 'first' or 'loss', got {self.tie_break!r}")
 
     def selection_key(self, scores: dict[str, float], loss: float | None = None) -> tuple[float, ...]:
         """What model selection maximises for validation ``scores`` (and ``loss`` when ``tie_break`` is "loss")."""
-        score = (scores["intent_acc"] if self.select_on == "intent"
-                 else (scores["intent_acc"] + scores["exact_match"]) / 2)
+        score = {"intent": scores["intent_acc"], "exact_match": scores["exact_match"],
+                 "intent+exact_match": (scores["intent_acc"] + scores["exact_match"]) / 2}[self.select_on]
         if self.tie_break == "loss":
             if loss is None:
                 raise ValueError("tie_break='loss' needs the validation loss")
@@ -195,14 +199,30 @@ def score(intents: Sequence[int], slots: Sequence[Sequence[int]], split: Split, 
             "token_acc": non_o_token_accuracy(pred_names, gold_names)}
 
 
+def per_sentence(intents: Sequence[int], slots: Sequence[Sequence[int]], split: Split) -> dict[str, str]:
+    """Each sentence's correctness as a string of ``0``/``1`` (one character per sentence, in split order):
+    ``intent`` (the predicted intent is the gold one) and ``exact_match`` (every word's tag is the gold one). Their
+    means are :func:`score`'s intent accuracy and exact match; kept per sentence, they let a paired bootstrap
+    resample the sentences (:mod:`hashlib_core.claims`)."""
+    if len(intents) != len(split) or len(slots) != len(split):
+        raise ValueError(f"{len(intents)} intents and {len(slots)} tag sequences for {len(split)} sentences")
+    intent = "".join("1" if p == g else "0" for p, g in zip(intents, split.intents))
+    exact = "".join("1" if list(p) == list(g) else "0" for p, g in zip(slots, split.slots))
+    return {"intent": intent, "exact_match": exact}
+
+
 def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: FitSettings, *,
-        device: Any = None, progress: bool = False, train_examples: int = 0, eval_examples: int = 0
-        ) -> tuple[torch.nn.Module, dict[str, Any]]:
+        device: Any = None, progress: bool = False, train_examples: int = 0, eval_examples: int = 0,
+        subset_seed: int = 0) -> tuple[torch.nn.Module, dict[str, Any]]:
     """Train ``model`` on ``task.train`` with early stopping on ``task.validation``; returns the best model (by the
     mean of validation intent accuracy and exact match, or by intent accuracy: ``settings.select_on``) and a
-    summary: epochs run, best epoch, validation scores of the best model, the per-epoch curve and the wall time."""
-    train_split = task.train.head(train_examples)
-    val_split = task.validation.head(eval_examples)
+    summary: epochs run, best epoch, validation scores of the best model, the per-epoch curve, the wall time and
+    ``items``: the best model's per-sentence validation correctness (:func:`per_sentence`). ``train_examples`` and
+    ``eval_examples`` (0: all) cap the splits by a random sample drawn with ``subset_seed``
+    (:meth:`~hashlib_core.papers.pnlp_mixer.data.Split.sample`): the same sentences for every model given the same
+    seed."""
+    train_split = task.train.sample(train_examples, subset_seed)
+    val_split = task.validation.sample(eval_examples, subset_seed)
     encoded = encode_split(projector, train_split, model.config.max_seq_len)
     val_encoded = encode_split(projector, val_split, model.config.max_seq_len)
     loader = torch.utils.data.DataLoader(list(range(len(encoded))), batch_size=settings.batch_size, shuffle=True,
@@ -228,7 +248,7 @@ def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: F
         curve.append({"epoch": step // per_epoch, "loss": loss, **{f"val_{k}": v for k, v in scores.items()}})
         if selection > best["selection"]:
             best.update(selection=selection, epoch=step // per_epoch, scores=scores,
-                        state=copy.deepcopy(model.state_dict()))
+                        state=copy.deepcopy(model.state_dict()), items=per_sentence(intents, slots, val_split))
         return step // per_epoch - best["epoch"] >= settings.patience
 
     start = time.perf_counter()
@@ -238,6 +258,6 @@ def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: F
     summary = {"epochs": int(math.ceil(result.steps / per_epoch)), "best_epoch": best["epoch"],
                "train_sentences": len(train_split), "validation_sentences": len(val_split),
                **{f"val_{k}": v for k, v in best["scores"].items()},
-               "wall_time_s": time.perf_counter() - start, "curve": curve}
+               "wall_time_s": time.perf_counter() - start, "curve": curve, "items": best["items"]}
     return model, summary
 

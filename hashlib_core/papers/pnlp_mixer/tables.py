@@ -1,8 +1,9 @@
 """The pNLP-Mixer chapter's tables: ours beside the paper's, the orderings compared, and every number the prose quotes.
 
 Each function takes result tables (and the transcribed paper tables) and returns a DataFrame or a dict of strings;
-the notebook only displays them. Our validation scores are ATIS's and SNIPS's; the paper's columns are multiATIS EN
-(intent accuracy) and MTOP EN (slot exact match): the same kind of score on related data, not the same data.
+the notebook only displays them. Tables 1 and 2 are scored as the paper's are: slot exact match on MTOP EN validation,
+intent accuracy on ATIS validation (multiATIS EN's sentences, but for ten). The test tables are in
+:mod:`~hashlib_core.papers.pnlp_mixer.tables_tests`.
 """
 from __future__ import annotations
 
@@ -24,17 +25,34 @@ from hashlib_core.papers.pnlp_mixer.latency import (
     share_sentence,
     transformer_sentence,
 )
+from hashlib_core.papers.pnlp_mixer.tables_tests import (
+    LANGUAGE_LABELS,
+    epoch_trend,
+    intent_quoted,
+    massive_view,
+    mtop_view,
+    quantization_facts,
+    quantization_view,
+    test_view,
+    tuning_facts,
+    tuning_view,
+)
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "paper_number", "paper_rows", "comparison_view", "ordering",
-           "snips_sentence", "snips_schedule", "head_gap", "head_gap_sentence", "sizes_view", "test_view", "mtop_view",
-           "quantization_view", "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence",
-           "matmul_sentence", "share_sentence", "scaling_view", "scaling_facts", "tuning_view", "tuning_facts",
-           "mtop_training_share", "quoted"]
+__all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "TASK_LABELS", "paper_number", "paper_rows", "comparison_view",
+           "ordering", "snips_sentence", "snips_schedule", "head_gap", "head_gap_sentence", "sizes_view", "test_view",
+           "mtop_view", "all_o_floors", "epoch_trend", "massive_view", "chosen_summary", "quantization_view",
+           "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence",
+           "share_sentence", "scaling_view", "scaling_facts", "tuning_view", "tuning_facts", "intent_quoted",
+           "mtop_training_facts", "at_last_epoch", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
-_MTOP_LANGS = {"en": "EN", "es": "ES", "fr": "FR", "de": "DE", "hi": "HI", "th": "TH"}
+#: the comparison tasks as the page names them
+TASK_LABELS = {"mtop-en": "MTOP EN", "atis": "ATIS", "snips": "SNIPS"}
+#: each comparison task's score (the one its models are chosen on) and the paper's column it is read against
+TASK_SCORE = {"mtop-en": ("val_exact_match", "MTOP_EN_Exact_Match_Acc"),
+              "atis": ("val_intent_acc", "multiATIS_EN_Intent_Acc"), "snips": ("val_intent_acc", None)}
 
 
 def paper_number(cell: Any) -> float:
@@ -51,51 +69,74 @@ def paper_rows(which: str) -> tuple[dict[str, str], pd.DataFrame]:
     return labels, load_paper_table(stem).set_index(key)
 
 
-#: Table 2's parameter columns: the joint model as trained (both heads, the task's labels), the paper's count
-#: (an intent model with multiATIS's 18 intents, as the ``sizes`` table counts it) and the paper's
-PARAMS_TRAINED, PARAMS_18, PARAMS_PAPER = "params (trained: both heads)", "params (18 intents)", "params (paper)"
+#: Table 2's parameter columns: the MTOP EN joint model as trained (both heads trained, MTOP's labels), the paper's
+#: count (an intent model with multiATIS's 18 intents, as the ``sizes`` table counts it) and the paper's
+PARAMS_TRAINED, PARAMS_18, PARAMS_PAPER = "params (MTOP EN model, both heads)", "params (18 intents)", "params (paper)"
+
+
+def chosen_summary(results: pd.DataFrame, which: str) -> pd.DataFrame:
+    """Each (task, row) of Table 1 or 2 from its chosen runs: the mean validation scores over its seeds, the number
+    of seeds, the chosen learning rate, each seed's best epoch, the cap, whether any run was best at the cap, and
+    the parameters as trained; indexed by (task, ``which``), in the table's order."""
+    chosen = results[results["chosen"].astype(bool)]
+    out = []
+    for (task, name), g in chosen.groupby(["task", which], sort=False):
+        out.append({"task": task, which: name, "val_intent_acc": g["val_intent_acc"].mean(),
+                    "val_exact_match": g["val_exact_match"].mean(), "seeds": len(g),
+                    "learning_rate": float(g["learning_rate"].iloc[0]),
+                    "best_epochs": ", ".join(str(int(e)) for e in g["best_epoch"]),
+                    "max_epochs": int(g["max_epochs"].iloc[0]), "capped": bool(g["capped"].any()),
+                    "headline": bool(g["headline"].iloc[0]), "parameters": int(g["parameters"].iloc[0])})
+    return pd.DataFrame(out).set_index(["task", which])
 
 
 def comparison_view(results: pd.DataFrame, which: str, sizes: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Table 1 (``which="projection"``) or Table 2 (``"encoder"``): our validation scores per task beside the
-    paper's (``intent (paper)``: multiATIS EN intent accuracy; ``EM (paper)``: MTOP EN slot exact match), with the
-    gap in intent accuracy (points). The paper has no SNIPS column: SNIPS rows leave the paper's columns empty
-    (their ordering is compared by :func:`ordering`).
+    """Table 1 (``which="projection"``) or Table 2 (``"encoder"``), one row per model as the paper prints them: our
+    MTOP EN validation exact match and ATIS validation intent accuracy (means over the chosen point's seeds; SNIPS
+    when compared) beside the paper's MTOP EN and multiATIS EN columns; per task the seeds, chosen learning rate and
+    best epochs of the cap, ``at cap`` marking a row one of whose runs was best at its cap (maybe still improving).
 
-    Table 2 gives two parameter counts, labelled: the model as trained (:data:`PARAMS_TRAINED`: an intent head for
-    the task's intents and a slot head for its tags) and, with ``sizes``, the count the paper's column makes (an
-    intent model with 18 intents, :data:`PARAMS_18`, from the ``sizes`` result); :func:`head_gap` says why they
-    differ."""
+    Table 2 gives two parameter counts, labelled: the MTOP EN model as trained (:data:`PARAMS_TRAINED`: both heads,
+    MTOP's labels; empty when MTOP EN is not compared) and, with ``sizes``, the count the paper's column makes (an intent model with 18 intents,
+    :data:`PARAMS_18`); :func:`head_gap` says why they differ."""
     labels, paper = paper_rows(which)
+    summary = chosen_summary(results, which)
     size18 = sizes.set_index("encoder")["parameters"] if sizes is not None else None
     rows = []
-    for _, r in results.iterrows():
-        label = labels[r[which]]
-        on_atis = r["task"] == "atis"
-        p_intent = paper_number(paper.loc[label, "multiATIS_EN_Intent_Acc"]) if on_atis else np.nan
-        p_em = paper_number(paper.loc[label, "MTOP_EN_Exact_Match_Acc"]) if on_atis else np.nan
-        row = {"task": r["task"].upper(), "model": label, "intent (ours)": r["val_intent_acc"],
-               "intent (paper)": p_intent, "gap": r["val_intent_acc"] - p_intent,
-               "EM (ours)": r["val_exact_match"], "EM (paper)": p_em, "slot F1": r["val_slot_f1"],
-               "epochs (best)": f"{int(r['epochs'])} ({int(r['best_epoch'])})"}
+    for name in dict.fromkeys(summary.index.get_level_values(which)):
+        label = labels[name]
+        row: dict[str, Any] = {"model": label}
+        for task, (metric, column) in TASK_SCORE.items():
+            if (task, name) not in summary.index:
+                continue
+            r = summary.loc[(task, name)]
+            short = TASK_LABELS[task]
+            row[f"{short} (ours)"] = r[metric]
+            if column is not None:
+                row[f"{short} (paper)"] = paper_number(paper.loc[label, column])
+            row[f"{short} runs"] = (f"{r['seeds']} seed(s), lr {r['learning_rate']:g}, best epoch {r['best_epochs']} "
+                                    f"of {r['max_epochs']}" + (" (at cap)" if r["capped"] else ""))
         if which == "encoder":
-            row = {**row, PARAMS_TRAINED: int(r["parameters"]),
-                   **({PARAMS_18: int(size18[r[which]]) if r[which] in size18.index else np.nan}
-                      if size18 is not None else {}),
-                   PARAMS_PAPER: paper.loc[label, "#Param."]}
+            trained = summary.xs(name, level=which)["parameters"]
+            row[PARAMS_TRAINED] = int(trained["mtop-en"]) if "mtop-en" in trained.index else np.nan
+            if size18 is not None:
+                row[PARAMS_18] = int(size18[name]) if name in size18.index else np.nan
+            row[PARAMS_PAPER] = paper.loc[label, "#Param."]
         rows.append(row)
     out = pd.DataFrame(rows)
     out.attrs["source"] = paper.attrs.get("source", "")
     return out
 
 
-def ordering(results: pd.DataFrame, which: str, task: str, metric: str = "val_intent_acc") -> dict[str, Any]:
-    """Our ranking of the rows of one task against the paper's (multiATIS intent accuracy): Kendall's tau, and
-    whether the paper's best row is ours too."""
+def ordering(results: pd.DataFrame, which: str, task: str) -> dict[str, Any]:
+    """Our ranking of the rows of one task (means over the chosen runs' seeds, on the task's score) against the
+    paper's (MTOP EN exact match for MTOP EN, multiATIS intent accuracy otherwise): Kendall's tau, and whether the
+    paper's best row is ours too."""
     labels, table = paper_rows(which)
-    paper = table["multiATIS_EN_Intent_Acc"].map(paper_number)
-    ours = results[results["task"] == task].set_index(which)[metric]
-    names = [n for n in ours.index]
+    metric, column = TASK_SCORE[task]
+    paper = table[column or "multiATIS_EN_Intent_Acc"].map(paper_number)
+    ours = chosen_summary(results[results["task"] == task], which).xs(task, level="task")[metric]
+    names = list(ours.index)
     theirs = [paper[labels[n]] for n in names]
     tau = kendalltau(ours.values, theirs).statistic if len(names) > 1 else float("nan")
     best_paper = names[int(np.argmax(theirs))]
@@ -113,7 +154,7 @@ def snips_sentence(results: pd.DataFrame, which: str) -> str:
     """The prose on SNIPS's ordering (Table 1 or 2): our best row and Kendall's tau against the paper's multiATIS
     ranking (the paper has no SNIPS column), or that this profile did not compare on SNIPS."""
     if "snips" not in set(results["task"]):
-        return "This profile compares on ATIS only (SNIPS: see the list at the end of the page)."
+        return "This profile does not compare on SNIPS (the paper profile does)."
     o = ordering(results, which, "snips")
     tau = _tau_text(o["tau"])
     return (f"On SNIPS (validation; the paper prints no SNIPS numbers) the best is {o['our_best']}, and Kendall's "
@@ -124,7 +165,7 @@ def snips_schedule(table1: pd.DataFrame, profile) -> str:
     """The page's sentence on SNIPS's schedule in Tables 1 and 2: that the profile leaves SNIPS out, or how many
     optimiser steps its models got beside ATIS's (the longest run of each task in ``table1``)."""
     if "snips" not in set(table1["task"]):
-        return f"The {profile.name} profile compares on ATIS only; the small and paper profiles compare on both."
+        return f"The {profile.name} profile does not compare on SNIPS; the paper profile does."
 
     def steps(task: str) -> int:
         rows = table1[table1["task"] == task]
@@ -144,6 +185,8 @@ def head_gap(table2: pd.DataFrame, sizes: pd.DataFrame) -> dict[str, list[int]]:
     task's intents and its slot head, against one intent head for 18 intents; it is the same for every encoder."""
     size18 = sizes.set_index("encoder")["parameters"]
     out = {}
+    if "chosen" in table2:
+        table2 = table2[table2["chosen"].astype(bool)]
     for task, rows in table2.groupby("task", sort=False):
         rows = rows[rows["encoder"].isin(size18.index)]
         out[task] = sorted({int(p) - int(size18[e]) for e, p in zip(rows["encoder"], rows["parameters"])})
@@ -153,8 +196,8 @@ def head_gap(table2: pd.DataFrame, sizes: pd.DataFrame) -> dict[str, list[int]]:
 def head_gap_sentence(table2: pd.DataFrame, sizes: pd.DataFrame) -> str:
     """The prose's account of Table 2's two parameter columns (see :func:`head_gap`)."""
     gaps = head_gap(table2, sizes)
-    parts = [f"{g[0]:,} more on {task.upper()}" if len(g) == 1 else f"{g[0]:,} to {g[-1]:,} more on {task.upper()}"
-             for task, g in gaps.items()]
+    parts = [f"{g[0]:,} more on {TASK_LABELS.get(task, task)}" if len(g) == 1
+             else f"{g[0]:,} to {g[-1]:,} more on {TASK_LABELS.get(task, task)}" for task, g in gaps.items()]
     same = all(len(g) == 1 for g in gaps.values())
     return " and ".join(parts) + (", the same for every architecture" if same else ", depending on the architecture")
 
@@ -168,151 +211,33 @@ def sizes_view(sizes: pd.DataFrame) -> pd.DataFrame:
         columns={"parameters": "parameters (ours)", "float32_bytes": "float32 (bytes)", "int8_bytes": "8-bit (bytes)"})
 
 
-def test_view(t3: pd.DataFrame, t3_intent: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Table 3 analog: our ATIS test scores (float32 and 8-bit; the joint model, then the intent-only model when
-    given) beside the paper's multiATIS EN test column."""
-    paper = load_paper_table("pnlp_mixer_table3")
-    rows = [{"model": f"pNLP-Mixer (ours, {r['precision']})", "parameters": f"{int(r['parameters']):,}",
-             "intent acc. (EN)": r["intent_acc"], "exact match": r["exact_match"], "slot F1": r["slot_f1"],
-             "size (bytes)": int(r["size_bytes"])} for _, r in t3.iterrows()]
-    if t3_intent is not None:
-        for precision, group in t3_intent.groupby("precision", sort=False):
-            seeds = f", mean of {len(group)} seeds" if len(group) > 1 else ""
-            rows.append({"model": f"pNLP-Mixer (ours, intents only, {precision}{seeds})",
-                         "parameters": f"{int(group['parameters'].iloc[0]):,}",
-                         "intent acc. (EN)": group["intent_acc"].mean(), "exact match": np.nan, "slot F1": np.nan,
-                         "size (bytes)": int(group["size_bytes"].iloc[0])})
-    for _, r in paper.iterrows():
-        q = r["quantization"] if r["quantization"] != "-" else ""
-        rows.append({"model": f"{r['Model']} (paper{', ' + q if q else ''})", "parameters": r["#Param."],
-                     "intent acc. (EN)": paper_number(r["EN"]), "exact match": np.nan, "slot F1": np.nan,
-                     "size (bytes)": np.nan})
-    out = pd.DataFrame(rows)
-    out.attrs["source"] = paper.attrs.get("source", "")
-    return out
-
-
-def mtop_view(t4: pd.DataFrame) -> pd.DataFrame:
-    """Table 4 analog: exact match per language on the staged MTOP subset (8-bit) beside the paper's pNLP-Mixer
-    row (full MTOP: not the same training data, see the chapter)."""
-    table4 = load_paper_table("pnlp_mixer_table4")
-    paper = table4.set_index("Model").loc["pNLP-Mixer"]
-    int8 = t4[t4["precision"] == "int8"]
-    rows = []
-    for _, r in int8.iterrows():
-        lang = r["task"].split("-", 1)[1]
-        rows.append({"language": _MTOP_LANGS[lang], "exact match (ours, 8-bit)": r["exact_match"],
-                     "exact match (paper, 8-bit)": paper_number(paper[_MTOP_LANGS[lang]]),
-                     "intent acc. (ours)": r["intent_acc"], "slot F1 (ours)": r["slot_f1"],
-                     "test sentences": int(r["test_sentences"])})
-    out = pd.DataFrame(rows)
-    out.attrs["source"] = table4.attrs.get("source", "")
-    return out
-
-
-def quantization_view(t3: pd.DataFrame, t4: pd.DataFrame) -> pd.DataFrame:
-    """Float32 against 8-bit for every tested model: bytes, ratio, score changes, agreement of predictions."""
-    rows = []
-    for task, g in pd.concat([t3, t4]).groupby("task", sort=False):
-        f, q = g.set_index("precision").loc["float32"], g.set_index("precision").loc["int8"]
-        rows.append({"task": task.upper(), "float32 (bytes)": int(f["size_bytes"]),
-                     "8-bit (bytes)": int(q["size_bytes"]),
-                     "ratio": q["size_bytes"] / f["size_bytes"],
-                     "intent acc. change": q["intent_acc"] - f["intent_acc"],
-                     "exact match change": q["exact_match"] - f["exact_match"],
-                     "same predictions (%)": q["agreement_with_float_%"]})
-    return pd.DataFrame(rows)
-
-
-def quantization_facts(view: pd.DataFrame, goal: float = 99.0) -> dict[str, str]:
-    """The 8-bit section's sentences from :func:`quantization_view`: how many models keep the same predictions on
-    at least ``goal``% of their test sentences, the lowest agreement and its task, the largest size ratio."""
-    agree = view["same predictions (%)"]
-    worst = view.loc[agree.idxmin()]
-    return {"q_met": f"{int((agree >= goal).sum())} of {len(view)}", "q_goal": f"{goal:.0f}",
-            "q_worst": f"{worst['same predictions (%)']:.1f}", "q_worst_task": str(worst["task"]),
-            "q_ratio": f"{view['ratio'].max():.3f}", "q_em_change": f"{view['exact match change'].abs().max():.1f}"}
-
-
-def mtop_training_share(train_sentences: int) -> dict[str, str]:
-    """The MTOP-subset models' training sentences per language against MTOP's training split as §4 prints it
-    (:data:`~hashlib_core.papers.pnlp_mixer.data.PAPER_MTOP_TRAIN` per language): the page's numbers."""
+def mtop_training_facts(t4: pd.DataFrame, profile) -> dict[str, str]:
+    """What the page says of Table 4's training data: §4's printed number of training sentences per language, the
+    range the models of ``t4`` were trained on, and the profile's cap on them."""
     from hashlib_core.papers.pnlp_mixer.data import PAPER_MTOP_TRAIN
 
-    paper = parse_printed(PAPER_MTOP_TRAIN.upper()).value
-    return {"mtop_train": f"{train_sentences:,}", "mtop_paper_train": PAPER_MTOP_TRAIN,
-            "mtop_fraction": f"1/{round(paper / train_sentences)}"}
+    trained = t4["train_sentences"]
+    caps = [n for n in (profile.train_examples, profile.mtop_train_examples) if n > 0]
+    return {"mtop_paper_train": PAPER_MTOP_TRAIN,
+            "mtop_train": (f"{int(trained.min()):,} to {int(trained.max()):,}" if trained.min() != trained.max()
+                           else f"{int(trained.min()):,}"),
+            "mtop_train_cap": (f"a random sample of at most {min(caps):,} of each language's training sentences"
+                               if caps else "every training sentence")}
+
+
+def all_o_floors(t4: pd.DataFrame) -> dict[str, float]:
+    """{task: exact match of an all-``O`` tagger on its test split} for the MTOP tasks of ``t4``."""
+    from hashlib_core.papers.pnlp_mixer.data import load_task, outside_only_share
+
+    return {task: outside_only_share(load_task(task)) for task in t4["task"].unique()}
 
 
 def at_last_epoch(*tables: pd.DataFrame) -> str:
-    """How many of the models in ``tables`` (rows with ``epochs`` and ``best_epoch``) were best at their last epoch,
-    i.e. still improving when their schedule ended: "k of n"."""
+    """How many of the runs in ``tables`` (rows with ``best_epoch`` and ``max_epochs``, or ``epochs``) were best at
+    their epoch cap, i.e. maybe still improving when their schedule ended: "k of n"."""
     rows = pd.concat(tables)
-    return f"{int((rows['best_epoch'] == rows['epochs']).sum())} of {len(rows)}"
-
-
-def intent_quoted(t3_intent: pd.DataFrame, paper_en: float) -> dict[str, str]:
-    """The intent-only test models' numbers the Table 3 paragraph quotes (means over their seeds, with the spread),
-    and whether the mean 8-bit accuracy is within one point of the paper's."""
-    q, f = t3_intent[t3_intent["precision"] == "int8"], t3_intent[t3_intent["precision"] == "float32"]
-    acc = q["intent_acc"].mean()
-    gap = acc - paper_en
-    n = len(q)
-    if n > 1:
-        spread = (f"the mean of {n} seeds (standard deviation {q['intent_acc'].std():.1f}; per seed "
-                  f"{', '.join(f'{a:.1f}' for a in q['intent_acc'])})")
-    else:
-        spread = "one seed"
-    mean = lambda col, fmt=".1f": format(q[col].mean(), fmt)  # noqa: E731
-    out = {"t3i_int8": f"{acc:.1f}", "t3i_float": f"{f['intent_acc'].mean():.1f}", "t3i_gap": f"{gap:+.1f}",
-           "t3i_seeds": spread, "t3i_epoch": ", ".join(str(int(e)) for e in q["best_epoch"]),
-           "t3i_epochs": ", ".join(str(int(e)) for e in q["epochs"]), "t3i_val": mean("val_intent_acc"),
-           "t3i_agree": mean("intent_agreement_with_float_%"),
-           "t3i_verdict": ("within one point of the paper's" if abs(gap) <= 1.0
-                           else "not within one point of the paper's")}
-    if "errors" in q.columns:
-        out.update({f"t3i_{k}": mean(k, ".0f" if n == 1 else ".1f")
-                    for k in ("errors", "errors_unseen", "errors_combined")})
-    return out
-
-
-_TUNED_LABELS = {"learning_rate": "learning rate", "weight_decay": "weight decay", "dropout": "dropout"}
-
-
-def tuning_view(tuning: pd.DataFrame) -> pd.DataFrame:
-    """The intent model's tuning points with their validation scores, the chosen one marked, and (when scored) each
-    point's test accuracy, measured after the choice."""
-    out = tuning.rename(columns={**_TUNED_LABELS, "val_intent_acc": "validation acc.", "val_loss": "validation loss",
-                                 "test_intent_acc": "test acc. (after the choice)"})
-    out["best epoch"] = [f"{int(b)} of {int(e)}" for b, e in zip(tuning["best_epoch"], tuning["epochs"])]
-    out["chosen"] = tuning["chosen"].map({True: "✓", False: ""})
-    return out[[*_TUNED_LABELS.values(), "validation acc.", "validation loss", "best epoch", "chosen",
-                *(["test acc. (after the choice)"] if "test_intent_acc" in tuning else [])]]
-
-
-def tuning_facts(tuning: pd.DataFrame) -> dict[str, str]:
-    """What the prose says of the tuning: how many points, which was chosen (named by how it differs from the first
-    point, the profile's own values) and the spread of their validation accuracies."""
-    base, chosen = tuning.iloc[0], tuning[tuning["chosen"]].iloc[0]
-    changed = [f"{_TUNED_LABELS[k]} {chosen[k]:g}" for k in _TUNED_LABELS if chosen[k] != base[k]]
-    acc = tuning["val_intent_acc"]
-    return {"tune_n": f"{len(tuning)} point{'s' if len(tuning) != 1 else ''}",
-            "tune_chosen": ("the profile's own values" if not changed else " and ".join(changed)),
-            "tune_base": ", ".join(f"{_TUNED_LABELS[k]} {base[k]:g}" for k in _TUNED_LABELS),
-            "tune_range": f"{acc.min():.1f} to {acc.max():.1f}",
-            **(_tuning_test_facts(tuning, chosen) if "test_intent_acc" in tuning else {})}
-
-
-def _tuning_test_facts(tuning: pd.DataFrame, chosen: pd.Series) -> dict[str, str]:
-    test = tuning["test_intent_acc"]
-    best_test = tuning.loc[test.idxmax()]
-    rank = int((test > chosen["test_intent_acc"]).sum())
-    return {"tune_test_range": f"{test.min():.1f} to {test.max():.1f}",
-            "tune_test_chosen": f"{chosen['test_intent_acc']:.1f}",
-            "tune_test_verdict": ("the chosen point also scores best on test" if rank == 0 else
-                                  f"{'one other point scores' if rank == 1 else f'{rank} other points score'} "
-                                  f"higher on test than the chosen one (best: "
-                                  f"{best_test['test_intent_acc']:.1f}, validation {best_test['val_intent_acc']:.1f})")}
+    cap = rows["max_epochs"] if "max_epochs" in rows else rows["epochs"]
+    return f"{int((rows['best_epoch'] >= cap).sum())} of {len(rows)}"
 
 
 def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dict[str, str]:
@@ -324,45 +249,47 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                            "patience": str(p.patience), "batch": str(p.batch_size),
                            "mtop_max_epochs": str(p.mtop_max_epochs), "mtop_patience": str(p.mtop_patience),
                            "max_seq_len": str(p.max_seq_len)}
-    t1 = shown.table("table1")
+    t1, t2 = shown.table("table1"), shown.table("table2")
     atis = t1[t1["task"] == "atis"].iloc[0]
     out.update(atis_train=f"{int(atis['train_sentences']):,}", atis_val=f"{int(atis['validation_sentences']):,}",
                val_step=f"{100 / atis['validation_sentences']:.1f}")
+    if "mtop-en" in set(t1["task"]):
+        mtop = t1[t1["task"] == "mtop-en"].iloc[0]
+        out.update(mtop_en_train=f"{int(mtop['train_sentences']):,}",
+                   mtop_en_val=f"{int(mtop['validation_sentences']):,}")
     for which, name, prefix in (("projection", "table1", "t1"), ("encoder", "table2", "t2")):
         table = shown.table(name)
         for task in table["task"].unique():
-            o = ordering(table, which, task)
-            out[f"{prefix}_{task}_tau"] = _tau_text(o["tau"])
-            out[f"{prefix}_{task}_best"] = o["our_best"]
-            out[f"{prefix}_{task}_paper_best"] = o["paper_best"]
+            o, key = ordering(table, which, task), f"{prefix}_{task.replace('-', '_')}"
+            out[f"{key}_tau"] = _tau_text(o["tau"])
+            out[f"{key}_best"] = o["our_best"]
+            out[f"{key}_paper_best"] = o["paper_best"]
         out[f"{prefix}_snips"] = snips_sentence(table, which)
     paper1 = paper_rows("projection")[1]["multiATIS_EN_Intent_Acc"].map(paper_number)
     out["t1_paper_spread"] = f"{paper1.max() - paper1.min():.1f}"
-    t3 = shown.table("table3").set_index("precision")
+    chosen = pd.concat([t1, t2[t2["encoder"] != "mixer"]])
+    chosen = chosen[chosen["chosen"].astype(bool)]
+    out["t12_at_last"] = at_last_epoch(chosen[chosen["headline"].astype(bool)])
+    out["t12_others_at_last"] = at_last_epoch(chosen[~chosen["headline"].astype(bool)]) if (
+        ~chosen["headline"].astype(bool)).any() else "none (every row is a headline row)"
+    heads = sorted({*p.headline_projections, "minhash"})
+    out["t12_headline"] = (f"{', '.join(PROJECTION_LABELS[h] for h in heads)} in Table 1 and "
+                           f"{', '.join(ENCODER_LABELS[h] for h in sorted({*p.headline_encoders, 'mixer'}))} in "
+                           f"Table 2")
+    out.update(n_points=str(len(p.tuning_points())), n_seeds=str(p.seeds))
     paper3 = load_paper_table("pnlp_mixer_table3").set_index("Model")
-    out.update(t3_float=f"{t3.loc['float32', 'intent_acc']:.1f}", t3_int8=f"{t3.loc['int8', 'intent_acc']:.1f}",
-               t3_paper=str(paper3.loc["pNLP-Mixer", "EN"]),
-               t3_gap=f"{t3.loc['int8', 'intent_acc'] - paper_number(paper3.loc['pNLP-Mixer', 'EN']):+.1f}",
-               t3_em=f"{t3.loc['int8', 'exact_match']:.1f}", t3_f1=f"{t3.loc['int8', 'slot_f1']:.1f}",
-               t3_agree=f"{t3.loc['int8', 'agreement_with_float_%']:.1f}",
-               t3_bytes=f"{int(t3.loc['int8', 'size_bytes']):,}",
-               t3_float_bytes=f"{int(t3.loc['float32', 'size_bytes']):,}",
-               t3_params=f"{int(t3.loc['int8', 'parameters']):,}", t3_epoch=str(int(t3.loc["int8", "best_epoch"])))
-    if shown.has("table3_intent"):
-        t3i = shown.table("table3_intent")
-        out.update(intent_quoted(t3i, paper_number(paper3.loc["pNLP-Mixer", "EN"])))
-        by_precision = t3i.groupby("precision")["size_bytes"].first()
-        out.update(t3i_params=f"{int(t3i['parameters'].iloc[0]):,}", t3i_bytes=f"{int(by_precision['int8']):,}",
-                   t3i_float_bytes=f"{int(by_precision['float32']):,}")
-    if shown.has("tuning"):
-        tuning = shown.table("tuning")
-        out.update(tuning_facts(tuning))
-        spread = tuning["val_intent_acc"].max() - tuning["val_intent_acc"].min()
-        out["tune_apart"] = str(round(spread * atis["validation_sentences"] / 100))
-    out["t3_training"] = f"at most {p.max_epochs} epochs, patience {p.patience}"
-    out["t3i_schedule"] = (f"at most {p.test_max_epochs} epochs with a patience of {p.test_patience}"
-                           if p.test_max_epochs else f"Table 1's schedule, at most {p.max_epochs} epochs")
-    from hashlib_core.papers.pnlp_mixer.data import UNSEEN, load_task, outside_only_share
+    out["t3_paper"] = str(paper3.loc["pNLP-Mixer", "EN"])
+    t3i = shown.table("table3_intent")
+    out.update(intent_quoted(t3i, paper_number(paper3.loc["pNLP-Mixer", "EN"])))
+    by_precision = t3i.groupby("precision")["size_bytes"].first()
+    out.update(t3i_params=f"{int(t3i['parameters'].iloc[0]):,}", t3i_bytes=f"{int(by_precision['int8']):,}",
+               t3i_float_bytes=f"{int(by_precision['float32']):,}")
+    tuning = shown.table("tuning")
+    out.update(tuning_facts(tuning))
+    spread = tuning["val_intent_acc"].max() - tuning["val_intent_acc"].min()
+    out["tune_apart"] = str(round(spread * atis["validation_sentences"] / 100))
+    out["t3i_schedule"] = f"at most {p.max_epochs} epochs with a patience of {p.patience}"
+    from hashlib_core.papers.pnlp_mixer.data import UNSEEN, load_task
 
     atis_task = load_task("atis")
     test_intents = atis_task.test.intents
@@ -370,8 +297,6 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
     combined = sum(i != UNSEEN and "#" in atis_task.intent_names[i] for i in test_intents)
     out.update(t3_unseen=str(unseen), t3_test=f"{len(test_intents):,}", t3_combined=str(combined),
                t3_ceiling=f"{100 * (1 - unseen / len(test_intents)):.1f}")
-    t2 = shown.table("table2")
-    out["t12_at_last"] = at_last_epoch(t1, t2[t2["encoder"] != "mixer"])
     out["t2_head_gap"] = head_gap_sentence(t2, shown.table("sizes"))
     snips_task = load_task("snips")
     out.update(snips_limit=snips_schedule(t1, p), snips_train=f"{len(snips_task.train):,}",
@@ -380,12 +305,21 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
                                                                          snips_task.test)),
                snips_intents=str(snips_task.num_intents))
     t4 = shown.table("table4")
-    mtop_train = len(load_task(t4["task"].iloc[0]).train.head(p.train_examples))     # what the models trained on
-    out.update(mtop_training_share(mtop_train), mtop_batches=str(math.ceil(mtop_train / p.batch_size)))
+    out.update(mtop_training_facts(t4, p))
     out["t4_mean_em"] = f"{t4[t4['precision'] == 'int8']['exact_match'].mean():.1f}"
-    floors = [outside_only_share(load_task(task)) for task in t4["task"].unique()]
-    out["t4_all_o"] = f"{np.mean(floors):.1f}"
-    out.update(quantization_facts(quantization_view(shown.table("table3"), t4)))
+    floors = all_o_floors(t4)
+    out["t4_all_o"] = f"{np.mean(list(floors.values())):.1f}"
+    out["t4_all_o_range"] = ", ".join(f"{LANGUAGE_LABELS[t.split('-', 1)[1]]} {v:.1f}%" for t, v in floors.items())
+    if shown.has("table1_curves"):
+        out["t4_trend"] = epoch_trend(shown.table("table1_curves"), "mtop-en", "val_exact_match",
+                                      "MTOP EN validation exact match")
+    tables_8bit = [t3i, t4]
+    if shown.has("massive"):
+        massive = shown.table("massive")
+        out["massive_mean"] = f"{massive[massive['precision'] == 'int8']['intent_acc'].mean():.1f}"
+        out["massive_locales"] = ", ".join(t.split("-", 1)[1].upper() for t in massive["task"].unique())
+        tables_8bit.append(massive)
+    out.update(quantization_facts(quantization_view(*tables_8bit)))
     if bench is not None:
         r, data, lat = latency_ratios(bench), bench.get("data", bench), medians(bench)
         out.update(lat_total=f"{lat['total_mixer_float32']:.2f}", lat_proj=f"{lat['projection_cached']:.2f}",
