@@ -77,6 +77,7 @@ def trend_figure(view: pd.DataFrame):
     ax.axhline(0, color="black", lw=0.6)
     ax.set_xscale("log")
     ax.set_xticks(list(x), [f"{int(v):,}" for v in x])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())      # the log axis's minor ticks unlabelled: only the lengths
     ax.set_xlabel("pre-training steps")
     ax.set_ylabel("LSH-Proj - BERT-MLM (points)")
     ax.grid(alpha=0.3)
