@@ -338,8 +338,7 @@ class Chapter:
         current = to_jsonable(whole.to_dict())
         # a job's share: absent from a result written before it existed means the whole run (its default); any value
         # other than the default is a partial result, even under a profile that sets it
-        share = {k: to_jsonable(f.default) for f in fields(whole) if f.name in whole.SHARE_SETTINGS
-                 for k in (f.name,)}
+        share = {f.name: to_jsonable(f.default) for f in fields(whole) if f.name in whole.SHARE_SETTINGS}
         owned = self.owned_settings()
         ignored = {o: e.independent_of | (owned - e.owns) for e in self.experiments.values() for o in e.outputs}
         reads = {o: e.reads for e in self.experiments.values() for o in e.outputs}

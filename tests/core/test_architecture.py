@@ -124,6 +124,8 @@ INPUT_COLUMNS = {
     # and how many ids its beam scored (per-item records for the paired bootstrap), the step cap a profile sets and
     # the evaluation step a run kept (a point on the profile's evaluation grid)
     "data_ids", "segment", "scored", "max_steps", "best_step",
+    # the step a run read back from its checkpoint (a parallel run's whole run resumes each finished one)
+    "resumed_from_step",
 }
 
 

@@ -387,10 +387,11 @@ def test_the_page_reads_every_quoted_number_from_the_results(micro_run):
     profile, root, _ = micro_run
     from hashlib_core.papers.hashformers.protocol import protocol_quoted
     from hashlib_core.papers.hashformers.tables_majority import majority_quoted
-    from hashlib_core.papers.hashformers.trend import trend_quoted, trend_view
+    from hashlib_core.papers.hashformers.trend import scale_quoted, scale_view, trend_quoted, trend_view
 
     shown = Shown(profile, CHAPTER.store("smoke", root=root), "live", "")
     quoted = {**tables.quoted(shown), **protocol_quoted(shown), **trend_quoted(trend_view(shown)),
+              **scale_quoted(scale_view(CHAPTER)),
               **majority_quoted(shown.table("majority_floor"), shown.table("majority_runs"),
                                 shown.table("majority_bags"))}
     page = (repo_root() / "book" / "src" / "hashformers.md").read_text()

@@ -83,3 +83,23 @@ def test_jobs_then_the_whole_run_reproduce_the_sequential_run(micro_run, tmp_pat
     ours, ref = read(tmp_path / "final", "claims"), read(root, "claims")
     untimed = ~ref["reads"].fillna("").str.contains("timing")        # Table 3's verdicts read measured times
     assert ours[untimed]["verdict"].tolist() == ref[untimed]["verdict"].tolist()
+
+
+def test_the_headline_by_scale_reads_each_committed_profile(tmp_path):
+    from hashlib_core.papers.hashformers import trend
+
+    view = trend.scale_view(CHAPTER)
+    assert view["profile"].tolist() == [p for p in trend.SCALE_PROFILES if not CHAPTER.stale(p)
+                                        and CHAPTER.store(p).exists("glue_predictions")]
+    for row in view.itertuples():
+        profile = PROFILES.get(row.profile)
+        glue = CHAPTER.store(row.profile).read_table("glue").set_index("name")
+        assert row.encoder == f"{profile.layers} x {profile.hidden}"
+        assert row._4 == glue.loc["LSH-Proj", "total_params"] and row._5 == glue.loc["BERT-MLM", "total_params"]
+        assert row.low <= row.difference <= row.high
+        assert row.difference == pytest.approx(row._6 - row._7)
+    words = trend.scale_quoted(view)
+    if len(view) >= 2:
+        assert words["scale_gaps"].startswith(f"{view['profile'].iloc[0]} ") and words["scale_direction"] != "-"
+    assert "fewer than two" in trend.scale_quoted(view.iloc[:1])["scale_direction"]
+    assert trend.scale_view(CHAPTER, results_root=tmp_path).empty          # nothing committed there

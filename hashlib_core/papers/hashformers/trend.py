@@ -1,6 +1,6 @@
 """Which way the headline gap moves with pre-training: LSH-Proj against BERT-MLM after shorter pre-training runs
 (the ``trend`` experiment) and after the profile's own (Table 1's models), each with a paired bootstrap over the dev
-items of the tasks that learn."""
+items of the tasks that learn; and with scale: the same comparison in each committed profile (:func:`scale_view`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +11,10 @@ import pandas as pd
 from hashlib_core.claims.glue import GluePredictions, compare, trend_direction
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN, trend_name
 
-__all__ = ["trend_view", "trend_figure", "trend_quoted"]
+__all__ = ["trend_view", "trend_figure", "trend_quoted", "scale_view", "scale_quoted", "SCALE_PROFILES"]
+
+#: the committed profiles compared by scale, smallest first
+SCALE_PROFILES = ("cpu", "small")
 
 _A, _B = "LSH-Proj", "BERT-MLM"
 
@@ -74,6 +77,7 @@ def trend_figure(view: pd.DataFrame):
     ax.axhline(0, color="black", lw=0.6)
     ax.set_xscale("log")
     ax.set_xticks(list(x), [f"{int(v):,}" for v in x])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())      # the log axis's minor ticks unlabelled: only the lengths
     ax.set_xlabel("pre-training steps")
     ax.set_ylabel("LSH-Proj - BERT-MLM (points)")
     ax.grid(alpha=0.3)
@@ -93,3 +97,41 @@ def trend_quoted(view: pd.DataFrame) -> dict[str, str]:
             "trend_gaps": ", ".join(f"{g:+.1f} [{lo:+.1f}, {hi:+.1f}]"
                                     for g, lo, hi in zip(gaps, view["low"], view["high"])),
             "trend_direction": direction}
+
+
+def scale_view(chapter: Any, profiles: tuple[str, ...] = SCALE_PROFILES, results_root: Any = None) -> pd.DataFrame:
+    """The headline comparison in each committed profile whose results are complete and current (smallest first):
+    encoder, units seen in pre-training, both models' parameters, their mean dev score over the tasks that learn in
+    that profile, and LSH-Proj minus BERT-MLM with its 95% interval (:func:`trend_view`'s row at the profile's own
+    pre-training length)."""
+    from hashlib_core.chapter import Shown
+
+    rows = []
+    for name in profiles:
+        profile, store = chapter.profiles.get(name), chapter.store(name, results_root)
+        if not store.exists("glue_predictions") or chapter.stale(name, results_root) or \
+                any(not store.exists(n) for n in chapter.result_names(profile)):
+            continue
+        view = trend_view(Shown(profile, store, "committed", ""))
+        if view.empty:
+            continue
+        last = view.iloc[-1]
+        params = store.read_table("glue").set_index("name")["total_params"]
+        rows.append({"profile": name, "encoder": f"{profile.layers} x {profile.hidden}",
+                     "pre-training units": profile.pt_steps * profile.pt_batch * profile.seq_len,
+                     f"{_A} params": int(params[_A]), f"{_B} params": int(params[_B]), _A: last[_A], _B: last[_B],
+                     "difference": last["difference"], "low": last["low"], "high": last["high"],
+                     "tasks": last["tasks"]})
+    return pd.DataFrame(rows, columns=["profile", "encoder", "pre-training units", f"{_A} params", f"{_B} params",
+                                       _A, _B, "difference", "low", "high", "tasks"])
+
+
+def scale_quoted(view: pd.DataFrame) -> dict[str, str]:
+    """The comparison by scale for the prose."""
+    if len(view) < 2:
+        return {"scale_gaps": "-", "scale_direction": "cannot be read: fewer than two profiles have complete, current "
+                                                      "results"}
+    gaps, low, high = (view[c].to_numpy() for c in ("difference", "low", "high"))
+    return {"scale_gaps": ", ".join(f"{p} {g:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+                                    for p, g, lo, hi in zip(view["profile"], gaps, low, high)),
+            "scale_direction": trend_direction(gaps, low, high).replace("at these lengths", "at these scales")}
