@@ -131,6 +131,12 @@ def test_scratch_view_says_what_the_pre_training_adds():
     assert "adds nothing measurable" in same["scratch_reading"]
     partly = analysis.scratch_quoted(analysis.scratch_view(_shown(scratch=(100, 151))))
     assert "helps BERT-tiny (interval above zero) but not measurably EELBERT-tiny" in partly["scratch_reading"]
+    gaps = analysis.scratch_gaps(_shown(scratch=(100, 90)))
+    assert gaps["scratch_gap"].startswith(f"{100 * (45 / 50 - 1):+.1f}% [")
+    assert gaps["pretrained_gap"].startswith(f"{100 * (75.5 / 80 - 1):+.1f}% [")
+    assert "pre-training does not change the gap" in gaps["gap_reading"]
+    assert "changes the gap" in analysis.scratch_gaps(_shown(scratch=(160, 100)))["gap_reading"]
+    assert analysis.scratch_gaps(_shown())["scratch_gap"] == "-"
     assert analysis.scratch_view(_shown()).empty       # no control run
     assert "cannot be read" in analysis.scratch_quoted(analysis.scratch_view(_shown()))["scratch_reading"]
 
