@@ -126,6 +126,9 @@ INPUT_COLUMNS = {
     "data_ids", "segment", "scored", "max_steps", "best_step",
     # the step a run read back from its checkpoint (a parallel run's whole run resumes each finished one)
     "resumed_from_step",
+    # a trend point's pre-training length and a similarity test's pair count (profile settings), the size of a
+    # pre-training corpus (staged data)
+    "pt_steps", "corpus_tokens", "random_pairs",
 }
 
 
