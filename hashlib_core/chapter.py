@@ -356,16 +356,19 @@ class Chapter:
                 out[name] = differ
         return out
 
+    def missing(self, profile_name: str, results_root: str | Path | None = None) -> list[str]:
+        """The results today's profile ``profile_name`` writes that its results folder lacks."""
+        store = self.store(profile_name, results_root)
+        return [n for n in self.result_names(self.profiles.get(profile_name)) if not store.exists(n)]
+
     def committed(self, results_root: str | Path | None = None) -> tuple[Profile | None, list[str]]:
         """The richest committed profile (paper > small > cpu) whose results are complete and not stale, and notes
         on the richer ones that were skipped."""
         notes = []
         for name in COMMITTED_ORDER:
-            profile = self.profiles.get(name)
-            store = self.store(name, results_root)
-            if not store.names():
+            if not self.store(name, results_root).names():
                 continue
-            missing = [n for n in self.result_names(profile) if not store.exists(n)]
+            missing = self.missing(name, results_root)
             stale = self.stale(name, results_root)
             if missing:
                 notes.append(f"`{name}` results are incomplete (missing {', '.join(missing)}) and are not shown.")
@@ -375,7 +378,7 @@ class Chapter:
                              f"{', '.join(keys)}) and are not shown; rerun "
                              f"`python -m hashlib_core.papers.{self.slug} --profile {name}`.")
             else:
-                return profile, notes
+                return self.profiles.get(name), notes
         return None, notes
 
     def show(self, profile: str = "smoke", device: str = "auto", source: str = "live", *,

@@ -96,6 +96,12 @@ def run_jobs(module: str, common: Sequence[str], jobs: Sequence[Job], final: Seq
     timed_out = False
     children: list[subprocess.Popen] = []      # every process started, stopped with its group if this one is
 
+    def record(job: Job, returncode: int | None, began: float | None = None, **extra: str) -> dict:
+        row = {"name": job.name, "args": list(job.args), "shared": job.shared, "returncode": returncode}
+        if began is not None:
+            row.update(started_s=round(began - start, 1), wall_s=round(time.perf_counter() - began, 1))
+        return {**row, **extra}
+
     def stop(signum, frame):                    # a SIGTERM (e.g. an outer timeout) stops the jobs too
         raise SystemExit(128 + signum)
 
@@ -110,19 +116,14 @@ def run_jobs(module: str, common: Sequence[str], jobs: Sequence[Job], final: Seq
             time.sleep(0.5)
             for name, (job, proc, began) in list(running.items()):
                 if proc.poll() is not None:
-                    done.append({"name": name, "args": list(job.args), "shared": job.shared,
-                                 "returncode": proc.returncode, "started_s": round(began - start, 1),
-                                 "wall_s": round(time.perf_counter() - began, 1)})
+                    done.append(record(job, proc.returncode, began))
                     del running[name]
             if deadline_s is not None and time.perf_counter() - start > deadline_s and (running or pending):
                 timed_out = True
-                for name, (job, proc, began) in running.items():
+                for job, proc, began in running.values():
                     _stop_group(proc)
-                    done.append({"name": name, "args": list(job.args), "shared": job.shared, "returncode": None,
-                                 "started_s": round(began - start, 1),
-                                 "wall_s": round(time.perf_counter() - began, 1), "stopped": "deadline"})
-                done += [{"name": j.name, "args": list(j.args), "shared": j.shared, "returncode": None,
-                          "stopped": "not started (deadline)"} for j in pending]
+                    done.append(record(job, None, began, stopped="deadline"))
+                done += [record(job, None, stopped="not started (deadline)") for job in pending]
                 running, pending = {}, []
         summary = {"module": module, "common": list(common), "workers": workers, "jobs": done,
                    "jobs_wall_s": round(time.perf_counter() - start, 1), "timed_out": timed_out}
@@ -164,23 +165,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"chapter {args.chapter!r} has no parallel jobs (hashlib_core.papers.{args.chapter}.jobs): "
                          f"run it with python -m hashlib_core.papers.{args.chapter} instead") from None
     common = ["--profile", args.profile, *(["--device", args.device] if args.device else []), *overrides]
-    profile = jobs_module.CHAPTER.profiles.get(args.profile, **_overrides(overrides))
+    profile, _ = jobs_module.CHAPTER.profiles.parse_cli(common)
     jobs, final = jobs_module.parallel_jobs(profile)
     summary = run_jobs(f"hashlib_core.papers.{args.chapter}", common, jobs, final, workers=args.workers,
                        logs=args.logs, deadline_s=args.deadline)
     print(json.dumps({k: v for k, v in summary.items() if k != "jobs"}, indent=1))
     ok = not summary["failed"] and summary.get("final", {}).get("returncode", 0) == 0
     return 0 if ok else 1
-
-
-def _overrides(items: Sequence[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        if not item.startswith("--") or "=" not in item:
-            raise SystemExit(f"profile overrides are --key=value, got {item!r}")
-        key, value = item[2:].split("=", 1)
-        out[key] = value
-    return out
 
 
 if __name__ == "__main__":

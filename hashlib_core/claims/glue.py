@@ -131,15 +131,17 @@ def compare(predictions: GluePredictions, groups: Mapping[str, Sequence[str]], t
                                 nested=f"each model's fine-tuning runs ({'/'.join(map(str, seeds))} seeds per task)")
 
 
-def trend_direction(gaps: Sequence[float], low: Sequence[float], high: Sequence[float], unit: str = "points") -> str:
+def trend_direction(gaps: Sequence[float], low: Sequence[float], high: Sequence[float], unit: str = "points",
+                    over: str = "lengths") -> str:
     """How a gap moves from its first to its last measurement (each with its interval), in words: no clear trend
-    when the first and last intervals overlap, else whether it changes sign, narrows or widens."""
+    when the first and last intervals overlap, else whether it changes sign, narrows or widens. ``over``: what the
+    measurements range over (pre-training lengths, model scales)."""
     if len(gaps) < 2:
         return "-"
     g0, g1 = float(gaps[0]), float(gaps[-1])
     if high[0] >= low[-1] and high[-1] >= low[0]:        # the first and last intervals overlap
         return (f"moves by {g1 - g0:+.1f} {unit}, but the first and last intervals overlap: no clear trend at these "
-                "lengths")
+                f"{over}")
     if (high[0] < 0 < low[-1]) or (high[-1] < 0 < low[0]):
         return f"changes sign (from {g0:+.1f} to {g1:+.1f} {unit}; the intervals do not overlap)"
     way = "narrows" if abs(g1) < abs(g0) else "widens"

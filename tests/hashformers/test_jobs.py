@@ -102,4 +102,10 @@ def test_the_headline_by_scale_reads_each_committed_profile(tmp_path):
     if len(view) >= 2:
         assert words["scale_gaps"].startswith(f"{view['profile'].iloc[0]} ") and words["scale_direction"] != "-"
     assert "fewer than two" in trend.scale_quoted(view.iloc[:1])["scale_direction"]
+    overlapping = pd.DataFrame({"profile": ["cpu", "small"], "difference": [1.0, -0.5], "low": [-6.0, -5.0],
+                                "high": [10.0, 4.0]})
+    assert trend.scale_quoted(overlapping) == {
+        "scale_gaps": "cpu +1.0 [-6.0, +10.0], small -0.5 [-5.0, +4.0]",
+        "scale_direction": "moves by -1.5 points, but the first and last intervals overlap: no clear trend at these "
+                           "scales"}
     assert trend.scale_view(CHAPTER, results_root=tmp_path).empty          # nothing committed there

@@ -97,14 +97,22 @@ def trend_view(shown: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def _with_scratch(shown: Any) -> tuple[GluePredictions | None, list[str]]:
+    """The main runs' and the from-scratch runs' predictions in one index, and the trend's tasks that learn in the
+    main run (None and the tasks when there is nothing to compare)."""
+    tasks = [t for t in shown.profile.task_keys(trend=True) if t in _learned(shown)]
+    if not tasks or not (shown.has("scratch_predictions") and shown.has("glue_predictions")):
+        return None, tasks
+    return GluePredictions.from_records(shown.json("glue_predictions"), shown.json("scratch_predictions")), tasks
+
+
 def scratch_view(shown: Any) -> pd.DataFrame:
     """Per model of the trend, on the trend's tasks that learn in the main run: its mean dev score after the
     profile's pre-training and from random weights, and the difference (points) with its 95% paired interval."""
     cols = ["model", "pre-trained", "random weights", "pre-training adds (points)", "low", "high", "tasks"]
-    tasks = [t for t in shown.profile.task_keys(trend=True) if t in _learned(shown)]
-    if not tasks or not (shown.has("scratch_predictions") and shown.has("glue_predictions")):
+    preds, tasks = _with_scratch(shown)
+    if preds is None:
         return pd.DataFrame(columns=cols)
-    preds = GluePredictions.from_records(shown.json("glue_predictions"), shown.json("scratch_predictions"))
     rows = []
     for model in (REFERENCE, DYNAMIC):
         scratch = trend_name(model, 0)
@@ -120,10 +128,9 @@ def scratch_view(shown: Any) -> pd.DataFrame:
 def scratch_gaps(shown: Any) -> dict[str, str]:
     """EELBERT-tiny's relative gap to BERT-tiny (%) pre-trained and from random weights, each with its 95% paired
     interval, on the trend's tasks that learn: whether the gap is there without any pre-training."""
-    tasks = [t for t in shown.profile.task_keys(trend=True) if t in _learned(shown)]
-    if not tasks or not (shown.has("scratch_predictions") and shown.has("glue_predictions")):
+    preds, tasks = _with_scratch(shown)
+    if preds is None:
         return {"scratch_gap": "-", "pretrained_gap": "-", "gap_reading": "cannot be compared: no control run"}
-    preds = GluePredictions.from_records(shown.json("glue_predictions"), shown.json("scratch_predictions"))
     out, ivs = {}, {}
     for key, (dyn, ref) in {"pretrained_gap": (DYNAMIC, REFERENCE),
                             "scratch_gap": (trend_name(DYNAMIC, 0), trend_name(REFERENCE, 0))}.items():

@@ -109,8 +109,7 @@ def scale_view(chapter: Any, profiles: tuple[str, ...] = SCALE_PROFILES, results
     rows = []
     for name in profiles:
         profile, store = chapter.profiles.get(name), chapter.store(name, results_root)
-        if not store.exists("glue_predictions") or chapter.stale(name, results_root) or \
-                any(not store.exists(n) for n in chapter.result_names(profile)):
+        if not store.names() or chapter.missing(name, results_root) or chapter.stale(name, results_root):
             continue
         view = trend_view(Shown(profile, store, "committed", ""))
         if view.empty:
@@ -134,4 +133,4 @@ def scale_quoted(view: pd.DataFrame) -> dict[str, str]:
     gaps, low, high = (view[c].to_numpy() for c in ("difference", "low", "high"))
     return {"scale_gaps": ", ".join(f"{p} {g:+.1f} [{lo:+.1f}, {hi:+.1f}]"
                                     for p, g, lo, hi in zip(view["profile"], gaps, low, high)),
-            "scale_direction": trend_direction(gaps, low, high).replace("at these lengths", "at these scales")}
+            "scale_direction": trend_direction(gaps, low, high, over="scales")}
