@@ -45,7 +45,8 @@ class TrainConfig:
     adam_betas: tuple[float, float] = (0.9, 0.999)
     adam_eps: float = 1e-8
     warmup_steps: int = 0
-    #: "cosine", "linear", "constant" or "cosine_with_restarts" (transformers' schedulers)
+    #: "cosine", "linear", "constant", "constant_with_warmup" or "cosine_with_restarts" (transformers' schedulers;
+    #: "constant" ignores ``warmup_steps``)
     scheduler: str = "cosine"
     scheduler_cycles: int = 1
     grad_clip: float | None = 1.0
@@ -63,8 +64,9 @@ class TrainConfig:
             raise ValueError(f"max_steps must be a positive int, got {self.max_steps!r}")
         if self.learning_rate <= 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
-        if self.scheduler not in {"cosine", "linear", "constant", "cosine_with_restarts"}:
-            raise ValueError(f"scheduler must be cosine, linear, constant or cosine_with_restarts; got {self.scheduler!r}")
+        if self.scheduler not in {"cosine", "linear", "constant", "constant_with_warmup", "cosine_with_restarts"}:
+            raise ValueError(f"scheduler must be cosine, linear, constant, constant_with_warmup or "
+                             f"cosine_with_restarts; got {self.scheduler!r}")
         if self.mixed_precision not in {"no", "bf16", "fp16"}:
             raise ValueError(f"mixed_precision must be 'no', 'bf16' or 'fp16', got {self.mixed_precision!r}")
         if self.grad_accumulation < 1 or self.keep_checkpoints < 1 or self.checkpoint_every < 0:

@@ -218,3 +218,31 @@ def test_on_step_returning_true_stops_training(tmp_path):
     result = train(Regressor(), _data(), TrainConfig(max_steps=13, learning_rate=1e-2), on_step=early_stop,
                    progress=False)
     assert result.steps == 4 and seen == [1, 2, 3, 4]
+
+
+class _Slope(nn.Module):
+    """loss = w: a constant gradient of 1, so each AdamW step (no weight decay, no clipping) moves w by the step's
+    learning rate exactly (bias-corrected moments of a constant gradient are 1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(()))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"loss": self.w + 0 * x.sum()}
+
+
+@pytest.mark.parametrize("scheduler", ["linear", "constant_with_warmup"])
+def test_scheduler_sets_each_steps_learning_rate(scheduler):
+    model, seen = _Slope(), [0.0]
+
+    def record(step: int, loss: float) -> None:
+        seen.append(float(model.w.detach()))
+
+    config = TrainConfig(max_steps=10, learning_rate=0.1, weight_decay=0.0, warmup_steps=2, grad_clip=None,
+                         scheduler=scheduler, log_every=1, seed=0)
+    train(model, _data(), config, on_step=record, progress=False)
+    moves = [round(a - b, 6) for a, b in zip(seen[:-1], seen[1:])]
+    warm = [0.0, 0.05]   # step k of the warm-up takes k / warmup_steps of the rate
+    after = [0.1] * 8 if scheduler == "constant_with_warmup" else [round(0.1 * (10 - k) / 8, 6) for k in range(2, 10)]
+    assert moves == pytest.approx(warm + after, abs=1e-5)

@@ -471,6 +471,27 @@ def test_each_task_has_its_schedule_objective_and_selection():
     assert res(PROFILES.get("cpu", snips_max_epochs=0)).settings("snips").max_epochs == cpu.max_epochs
     with pytest.raises(ValueError, match="snips_max_epochs must be >= 0"):
         PROFILES.get("cpu", snips_max_epochs=-1)
+    # Tables 1-2's MTOP EN models (comparison=True) have their own sample, batch and schedule; Table 4's, MASSIVE's
+    # and every ATIS model keep the shared ones
+    own = PROFILES.get("cpu", train_examples=3000, batch_size=128, max_epochs=15, mtop_max_epochs=15,
+                       comparison_mtop_max_epochs=25, comparison_mtop_train_examples=2000,
+                       comparison_mtop_batch_size=32, comparison_mtop_lr_schedule="constant")
+    t12 = res(own).settings("mtop-en", comparison=True)
+    assert (t12.batch_size, t12.schedule, t12.max_epochs) == (32, "constant", 25)
+    assert res(own).schedule("mtop-en", comparison=True) == (25, own.mtop_patience, 2000)
+    for task, comparison in (("mtop-en", False), ("mtop-de", False), ("massive-th", False), ("atis", True)):
+        other = res(own).settings(task, comparison=comparison)
+        assert (other.batch_size, other.schedule, other.max_epochs) == (128, "linear", 15)
+        assert res(own).schedule(task, comparison)[2] == 3000
+    shared = PROFILES.get("cpu", batch_size=64, comparison_mtop_batch_size=0, comparison_mtop_train_examples=0)
+    assert res(shared).settings("mtop-en", comparison=True).batch_size == 64
+    assert res(shared).schedule("mtop-en", comparison=True)[2] == shared.train_examples
+    for bad, match in ((dict(comparison_mtop_batch_size=-1), "comparison_mtop_batch_size must be >= 0"),
+                       (dict(comparison_mtop_max_epochs=-1), "comparison_mtop_max_epochs must be >= 0"),
+                       (dict(comparison_mtop_train_examples=-5), "comparison_mtop_train_examples must be >= 0"),
+                       (dict(comparison_mtop_lr_schedule="cosine"), "comparison_mtop_lr_schedule must be one of")):
+        with pytest.raises(ValueError, match=match):
+            PROFILES.get("cpu", **bad)
     with pytest.raises(ValueError, match="comparison_tasks"):
         PROFILES.get("cpu", comparison_tasks="mtop-de")
     with pytest.raises(ValueError, match="headline_encoders"):
@@ -526,13 +547,13 @@ def test_tuning_selects_on_validation_and_reuses_the_chosen_seed_zero_model(monk
         def projector(self):
             return None
 
-        def trained(self, task, projection="minhash", encoder="mixer", seed_offset=0, point=None):
+        def trained(self, task, projection="minhash", encoder="mixer", seed_offset=0, point=None, comparison=False):
             calls.append((task, projection, encoder, seed_offset, point))
             acc, loss = scores[point]
             return point, {"epochs": 9, "best_epoch": 4, "val_intent_acc": acc, "val_loss": loss,
                            "val_exact_match": 0.0, "wall_time_s": 1.0}
 
-        def schedule(self, task):
+        def schedule(self, task, comparison=False):
             return 40, 5, 0
 
         settings = Resources.settings

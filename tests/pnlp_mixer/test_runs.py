@@ -32,7 +32,7 @@ class FakeResources(Resources):
     def __init__(self, profile, scores):
         self.profile, self.scores, self.calls = profile, scores, []
 
-    def trained(self, task_name, projection="minhash", encoder="mixer", seed_offset=0, point=None):
+    def trained(self, task_name, projection="minhash", encoder="mixer", seed_offset=0, point=None, comparison=False):
         self.calls.append((task_name, projection, encoder, seed_offset, point))
         key = (task_name, projection, seed_offset, point)
         return None, self.scores.get(key, _summary())

@@ -58,7 +58,10 @@ CHAPTER = Chapter("pnlp_mixer", "pNLP-Mixer", PROFILES, resources=Resources)
 #: what chooses the rows of Tables 1 and 2, each table's own, and what only the multilingual tables read
 _T1_ROWS = ("projections", "headline_projections")
 _T2_ROWS = ("encoders", "headline_encoders")
-_COMPARISON = ("comparison_tasks", "snips_max_epochs") + _T1_ROWS + _T2_ROWS
+#: Tables 1 and 2's MTOP EN schedule: what only the MTOP EN parts (and the merges) read
+_MTOP_COMPARISON = ("comparison_mtop_max_epochs", "comparison_mtop_train_examples", "comparison_mtop_batch_size",
+                    "comparison_mtop_lr_schedule")
+_COMPARISON = ("comparison_tasks", "snips_max_epochs") + _T1_ROWS + _T2_ROWS + _MTOP_COMPARISON
 _LANGUAGES = ("mtop_languages", "massive_languages")
 _ATIS_SCHEDULE = ("max_epochs", "patience")
 _MTOP_SCHEDULE = ("mtop_max_epochs", "mtop_patience", "mtop_train_examples")
@@ -98,8 +101,9 @@ def _part_independent_of(kind: str, task: str) -> tuple[str, ...]:
     """What a part never reads: the multilingual tables' settings, the other tasks' schedules, the other table's
     rows (the MinHash Mixer is a headline row of both tables whatever their settings)."""
     source = task.split("-")[0]
-    schedules = {"mtop": _ATIS_SCHEDULE + ("snips_max_epochs",), "atis": _MTOP_SCHEDULE + ("snips_max_epochs",),
-                 "snips": _MTOP_SCHEDULE}[source]
+    schedules = {"mtop": _ATIS_SCHEDULE + ("snips_max_epochs",),
+                 "atis": _MTOP_SCHEDULE + _MTOP_COMPARISON + ("snips_max_epochs",),
+                 "snips": _MTOP_SCHEDULE + _MTOP_COMPARISON}[source]
     rows = {"mixer": _T1_ROWS + _T2_ROWS, "projections": _T2_ROWS, "architectures": _T1_ROWS}[kind]
     return _LANGUAGES + schedules + rows + ("comparison_tasks",)
 

@@ -22,16 +22,19 @@ from hashlib_core.papers.pnlp_mixer.data import UNSEEN, Split, TaskData
 from hashlib_core.papers.pnlp_mixer.metrics import exact_match, intent_accuracy, non_o_token_accuracy, slot_f1
 from hashlib_core.training import TrainConfig, train
 
-__all__ = ["SELECT_ON", "per_sentence", "FitSettings", "Collator", "EncodedSplit", "encode_split", "mean_loss", "predict", "score", "fit"]
+__all__ = ["SELECT_ON", "SCHEDULES", "per_sentence", "FitSettings", "Collator", "EncodedSplit", "encode_split", "mean_loss", "predict", "score", "fit"]
 
 
 #: what model selection can maximise (:attr:`FitSettings.select_on`)
 SELECT_ON = ("intent+exact_match", "intent", "exact_match")
+#: learning-rate schedules after the warm-up (:attr:`FitSettings.schedule`)
+SCHEDULES = ("linear", "constant")
 
 
 @dataclass(frozen=True)
 class FitSettings:
-    """Optimisation of one model: AdamW, linear decay over ``max_epochs``, early stopping on validation."""
+    """Optimisation of one model: AdamW, a warm-up of ``warmup_epochs``, then ``schedule``, early stopping on
+    validation."""
 
     batch_size: int = 128
     learning_rate: float = 1e-3
@@ -39,6 +42,10 @@ class FitSettings:
     max_epochs: int = 20
     patience: int = 5
     warmup_epochs: float = 0.5
+    #: the learning rate after the warm-up: "linear" decays it to zero at ``max_epochs`` (so the last epochs take
+    #: ever smaller steps and a model is often best at the cap); "constant" keeps it, and early stopping alone ends
+    #: training (the paper prints no schedule, only the patience)
+    schedule: str = "linear"
     seed: int = 0
     #: model selection on validation: "intent+exact_match" (their mean, for the joint model), "intent" (an
     #: intent model: accuracy alone) or "exact_match" (MTOP's models: slot exact match alone, the score §4 reports)
@@ -52,6 +59,8 @@ class FitSettings:
     def __post_init__(self) -> None:
         if self.select_on not in SELECT_ON:
             raise ValueError(f"select_on must be one of {SELECT_ON}, got {self.select_on!r}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
         if self.tie_break not in ("first", "loss"):
             raise ValueError(f"tie_break must be 'first' or 'loss', got {self.tie_break!r}")
 
@@ -229,7 +238,8 @@ def fit(model: torch.nn.Module, projector: Callable, task: TaskData, settings: F
                                          collate_fn=_IndexCollator(encoded))
     per_epoch = len(loader)
     config = TrainConfig(max_steps=per_epoch * settings.max_epochs, learning_rate=settings.learning_rate,
-                         weight_decay=settings.weight_decay, scheduler="linear",
+                         weight_decay=settings.weight_decay,
+                         scheduler={"linear": "linear", "constant": "constant_with_warmup"}[settings.schedule],
                          warmup_steps=int(settings.warmup_epochs * per_epoch), log_every=per_epoch,
                          seed=settings.seed)
     curve: list[dict[str, float]] = []

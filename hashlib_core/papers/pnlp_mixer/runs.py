@@ -9,7 +9,9 @@ Each task decides what its models learn and how they are chosen:
 * **MTOP**: joint models (intents and slots), chosen on validation slot exact match, the score §4 reports for MTOP.
 
 ATIS and SNIPS train with the profile's ``max_epochs`` and ``patience``, MTOP and MASSIVE with ``mtop_max_epochs``
-and ``mtop_patience`` and at most ``mtop_train_examples`` training sentences.
+and ``mtop_patience`` and at most ``mtop_train_examples`` training sentences, all at ``batch_size`` with the
+learning rate decaying linearly to zero at the cap; Tables 1 and 2's MTOP EN models (``comparison=True``) may have
+their own sample, batch and schedule (``comparison_mtop_*``).
 """
 from __future__ import annotations
 
@@ -80,68 +82,81 @@ class Resources:
                                          num_labels=task.num_intents, num_slot_labels=task.num_slots,
                                          encoder=encoder, dropout=self.profile.dropout if dropout is None else dropout)
 
-    def schedule(self, task_name: str) -> tuple[int, int, int]:
-        """``(max_epochs, patience, train_examples)`` of ``task_name``'s models (0 training examples: all)."""
+    def schedule(self, task_name: str, comparison: bool = False) -> tuple[int, int, int]:
+        """``(max_epochs, patience, train_examples)`` of ``task_name``'s models (0 training examples: all);
+        ``comparison``: Tables 1 and 2's models (an MTOP one at ``comparison_mtop_max_epochs``, and capped by
+        ``comparison_mtop_train_examples`` too)."""
         p = self.profile
         source = task_language(task_name)[0]
         if source in ("mtop", "massive"):
             caps = [n for n in (p.train_examples, p.mtop_train_examples) if n > 0]
-            return p.mtop_max_epochs, p.mtop_patience, min(caps) if caps else 0
+            epochs = p.mtop_max_epochs
+            if comparison and source == "mtop":
+                caps += [p.comparison_mtop_train_examples] if p.comparison_mtop_train_examples else []
+                epochs = p.comparison_mtop_max_epochs or epochs
+            return epochs, p.mtop_patience, min(caps) if caps else 0
         epochs = p.snips_max_epochs if source == "snips" and p.snips_max_epochs else p.max_epochs
         return epochs, p.patience, p.train_examples
 
     def settings(self, task_name: str, seed_offset: int = 0, learning_rate: float | None = None,
-                 weight_decay: float | None = None) -> FitSettings:
+                 weight_decay: float | None = None, comparison: bool = False) -> FitSettings:
         """The optimisation of ``task_name``'s models (:meth:`schedule`, :func:`objective`); ``learning_rate``,
-        ``weight_decay``: a tuning point's instead of the profile's."""
+        ``weight_decay``: a tuning point's instead of the profile's; ``comparison``: Tables 1 and 2's models (an
+        MTOP one at ``comparison_mtop_batch_size`` and ``comparison_mtop_lr_schedule``)."""
         p = self.profile
-        epochs, patience, _ = self.schedule(task_name)
+        epochs, patience, _ = self.schedule(task_name, comparison)
         joint = objective(task_name) == "joint"
-        return FitSettings(batch_size=p.batch_size,
+        own = comparison and task_language(task_name)[0] == "mtop"
+        return FitSettings(batch_size=(p.comparison_mtop_batch_size or p.batch_size) if own else p.batch_size,
+                           schedule=p.comparison_mtop_lr_schedule if own else "linear",
                            learning_rate=p.learning_rate if learning_rate is None else learning_rate,
                            weight_decay=p.weight_decay if weight_decay is None else weight_decay,
                            max_epochs=epochs, patience=patience, seed=p.seed + seed_offset,
                            select_on="exact_match" if joint else "intent", tie_break="first" if joint else "loss")
 
     def trained(self, task_name: str, projection: str = "minhash", encoder: str = "mixer", seed_offset: int = 0,
-                point: tuple[float, float, float] | None = None) -> tuple[Any, dict]:
+                point: tuple[float, float, float] | None = None, comparison: bool = False) -> tuple[Any, dict]:
         """The model of (task, projection, encoder) trained with early stopping, and its summary (trained once);
         ``seed_offset``: initialised and trained with the profile's seed plus it; ``point``: a tuning point's
-        (learning rate, weight decay, dropout) instead of the profile's."""
+        (learning rate, weight decay, dropout) instead of the profile's; ``comparison``: as Tables 1 and 2 train
+        it (:meth:`settings`)."""
         from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
         from hashlib_core.profiles import seed_everything
 
         p = self.profile
         lr, wd, dropout = point if point is not None else p.tuning_points()[0]
-        key = (task_name, projection, encoder, seed_offset, lr, wd, dropout)
+        # Tables 1 and 2 train an ATIS or SNIPS model as every other experiment does (the test table reuses it)
+        comparison = comparison and task_language(task_name)[0] == "mtop"
+        key = (task_name, projection, encoder, seed_offset, lr, wd, dropout, comparison)
         if key not in self._trained:
             task = self.task(task_name)
             seed_everything(p.seed + seed_offset)
             config = self.config(task, encoder, projection, dropout)
             config.slot_loss_weight = 1.0 if objective(task_name) == "joint" else 0.0
             model = PNLPMixerForIntentAndSlots(config).to(self.ctx.device)
-            train_examples = self.schedule(task_name)[2]
+            train_examples = self.schedule(task_name, comparison)[2]
             self.ctx.log(f"training {encoder} / {projection} on {task_name} ({train_examples or len(task.train)} "
                          f"sentences, {objective(task_name)}, seed {p.seed + seed_offset}, lr {lr:g}, wd {wd:g}, "
                          f"dropout {dropout:g})")
             model, summary = fit(model, self.projector(projection), task,
-                                 self.settings(task_name, seed_offset, lr, wd), device=self.ctx.device,
+                                 self.settings(task_name, seed_offset, lr, wd, comparison), device=self.ctx.device,
                                  progress=False, train_examples=train_examples, eval_examples=p.eval_examples,
                                  subset_seed=p.subset_seed)
             summary["parameters"] = sum(q.numel() for q in model.parameters())
             self._trained[key] = (model, summary)
         return self._trained[key]
 
-    def chosen_point(self, task_name: str, projection: str = "minhash", encoder: str = "mixer"
-                     ) -> tuple[float, float, float]:
-        """The tuning point of a row chosen on validation (the profile's values for a row that is not headline)."""
+    def chosen_point(self, task_name: str, projection: str = "minhash", encoder: str = "mixer",
+                     comparison: bool = False) -> tuple[float, float, float]:
+        """The tuning point of a row chosen on validation (the profile's values for a row that is not headline);
+        ``comparison``: among Tables 1 and 2's models (:meth:`settings`)."""
         points = self.profile.tuning_points()
         if not self.profile.headline(projection, encoder):
             return points[0]
-        select = self.settings(task_name)
+        select = self.settings(task_name, comparison=comparison)
         keys = []
         for i, point in enumerate(points):
-            summary = self.trained(task_name, projection, encoder, 0, point)[1]
+            summary = self.trained(task_name, projection, encoder, 0, point, comparison)[1]
             scores = {k[4:]: v for k, v in summary.items() if k.startswith("val_")}
             keys.append((select.selection_key(scores, scores.get("loss")), -i))
         return points[max(range(len(points)), key=lambda i: keys[i])]
@@ -152,15 +167,15 @@ class Resources:
         p = self.profile
         headline = p.headline(projection, encoder)
         points = p.tuning_points() if headline else p.tuning_points()[:1]
-        chosen = self.chosen_point(task_name, projection, encoder)
-        cap = self.schedule(task_name)[0]
+        chosen = self.chosen_point(task_name, projection, encoder, comparison=True)
+        cap = self.schedule(task_name, comparison=True)[0]
         out = []
         for point in points:
-            summary = self.trained(task_name, projection, encoder, 0, point)[1]
+            summary = self.trained(task_name, projection, encoder, 0, point, comparison=True)[1]
             out.append((run_row(task_name, projection, encoder, point, p.seed, summary, cap, point == chosen,
                                 headline), summary))
         for offset in range(1, p.seeds if headline else 1):
-            summary = self.trained(task_name, projection, encoder, offset, chosen)[1]
+            summary = self.trained(task_name, projection, encoder, offset, chosen, comparison=True)[1]
             out.append((run_row(task_name, projection, encoder, chosen, p.seed + offset, summary, cap, True,
                                 headline), summary))
         return out
