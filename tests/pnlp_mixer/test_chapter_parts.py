@@ -604,6 +604,47 @@ def test_epoch_trend_reads_the_minhash_mixers_first_run():
     assert tables.epoch_trend(short, "mtop-en", "val_exact_match", "EM") == "EM: 9.0 at epoch 3"
 
 
+def test_comparison_mtop_schedule_says_what_tables_1_2_train_with():
+    plain = PROFILES.get("cpu", comparison_mtop_max_epochs=0, comparison_mtop_train_examples=0,
+                         comparison_mtop_batch_size=0, comparison_mtop_lr_schedule="linear")
+    assert tables.comparison_mtop_schedule(plain) == "train as Table 4's models do"
+    own = PROFILES.get("cpu", train_examples=3000, mtop_train_examples=0, mtop_patience=5,
+                       comparison_mtop_max_epochs=25, comparison_mtop_train_examples=2000,
+                       comparison_mtop_batch_size=32, comparison_mtop_lr_schedule="constant")
+    assert tables.comparison_mtop_schedule(own) == (
+        "train on a random sample of 2,000 training sentences at batch 32, with a constant learning rate after the "
+        "warm-up, so that early stopping alone ends them (at most 25 epochs, patience 5)")
+    linear = PROFILES.get("cpu", train_examples=0, mtop_train_examples=0, batch_size=128, mtop_max_epochs=40,
+                          comparison_mtop_max_epochs=0, comparison_mtop_train_examples=0,
+                          comparison_mtop_batch_size=64, comparison_mtop_lr_schedule="linear")
+    assert tables.comparison_mtop_schedule(linear) == (
+        "train on every training sentence at batch 64, with the learning rate decaying linearly to zero at the cap "
+        "(at most 40 epochs, patience 5)")
+
+
+def test_schedule_contrast_pairs_table_4s_english_model_with_table_1s():
+    t4 = pd.DataFrame([
+        {"task": "mtop-en", "precision": "float32", "seed": 0, "learning_rate": 0.002, "train_sentences": 3000,
+         "best_epoch": 14, "max_epochs": 15, "val_exact_match": 38.25},
+        {"task": "mtop-en", "precision": "int8", "seed": 0, "learning_rate": 0.002, "train_sentences": 3000,
+         "best_epoch": 14, "max_epochs": 15, "val_exact_match": 1.0},
+        {"task": "mtop-de", "precision": "float32", "seed": 0, "learning_rate": 0.002, "train_sentences": 3000,
+         "best_epoch": 3, "max_epochs": 15, "val_exact_match": 2.0}])
+    row = {"task": "mtop-en", "projection": "minhash", "encoder": "mixer", "train_sentences": 2000, "max_epochs": 25}
+    t1 = pd.DataFrame([
+        {**row, "seed": 0, "learning_rate": 0.002, "best_epoch": 11, "val_exact_match": 41.5},
+        # another point, another seed, another projection: not the pair
+        {**row, "seed": 0, "learning_rate": 0.004, "best_epoch": 9, "val_exact_match": 50.0},
+        {**row, "seed": 1, "learning_rate": 0.002, "best_epoch": 9, "val_exact_match": 60.0},
+        {**row, "projection": "simhash", "seed": 0, "learning_rate": 0.002, "best_epoch": 9, "val_exact_match": 70.0}])
+    assert tables.schedule_contrast(t4, t1) == (
+        "at the same learning rate (0.002) and seed, Table 4's English model (3,000 sentences, best at epoch 14 of at "
+        "most 15: 38.2) and Table 1's (2,000 sentences, best at epoch 11 of at most 25: 41.5) reach a validation "
+        "exact match +3.2 points apart (Table 1's minus Table 4's)")
+    assert tables.schedule_contrast(t4[t4["task"] != "mtop-en"], t1) == ""
+    assert tables.schedule_contrast(t4, t1[t1["seed"] == 1]) == ""
+
+
 def test_a_capped_split_is_a_seeded_sample_not_a_prefix():
     # a split grouped by label, as MASSIVE's training files are: 60 intents of 10 sentences each, in label order
     grouped = Split([[f"w{i}"] for i in range(600)], [i // 10 for i in range(600)], [[0]] * 600)

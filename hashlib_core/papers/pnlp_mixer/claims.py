@@ -168,7 +168,8 @@ def _scale(p: Any) -> str:
     heads = sorted({*p.headline_projections, *p.headline_encoders, "minhash", "mixer"})
     return (f"{p.name} profile: {model} at batch {p.batch_size} on {train}; Tables 1-2 on "
             f"{', '.join(_TASK_LABEL.get(t, t) for t in p.comparison_tasks)} validation, at most {p.max_epochs} "
-            f"epochs (MTOP {p.mtop_max_epochs}), patience {p.patience} (MTOP {p.mtop_patience}); headline rows "
+            f"epochs (MTOP {p.mtop_max_epochs}), patience {p.patience} (MTOP {p.mtop_patience}); Tables 1-2's MTOP EN "
+            f"models {tables.comparison_mtop_schedule(p)}; headline rows "
             f"({', '.join(heads)}) tuned over {len(p.tuning_points())} points and trained with {p.seeds} seed(s), "
             f"the others once")
 

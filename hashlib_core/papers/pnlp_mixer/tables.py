@@ -27,12 +27,14 @@ from hashlib_core.papers.pnlp_mixer.latency import (
 )
 from hashlib_core.papers.pnlp_mixer.tables_tests import (
     LANGUAGE_LABELS,
+    comparison_mtop_schedule,
     epoch_trend,
     intent_quoted,
     massive_view,
     mtop_view,
     quantization_facts,
     quantization_view,
+    schedule_contrast,
     test_view,
     tuning_facts,
     tuning_view,
@@ -41,10 +43,10 @@ from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "TASK_LABELS", "paper_number", "paper_rows", "comparison_view",
            "ordering", "snips_sentence", "snips_schedule", "head_gap", "head_gap_sentence", "sizes_view", "test_view",
-           "mtop_view", "all_o_floors", "epoch_trend", "massive_view", "chosen_summary", "quantization_view",
-           "quantization_facts", "latency_view", "latency_ratios", "transformer_sentence", "matmul_sentence",
-           "share_sentence", "scaling_view", "scaling_facts", "tuning_view", "tuning_facts", "intent_quoted",
-           "mtop_training_facts", "at_last_epoch", "quoted"]
+           "mtop_view", "all_o_floors", "epoch_trend", "comparison_mtop_schedule", "schedule_contrast", "massive_view",
+           "chosen_summary", "quantization_view", "quantization_facts", "latency_view", "latency_ratios",
+           "transformer_sentence", "matmul_sentence", "share_sentence", "scaling_view", "scaling_facts", "tuning_view",
+           "tuning_facts", "intent_quoted", "mtop_training_facts", "at_last_epoch", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
@@ -313,6 +315,8 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
     if shown.has("table1_curves"):
         out["t4_trend"] = epoch_trend(shown.table("table1_curves"), "mtop-en", "val_exact_match",
                                       "MTOP EN validation exact match")
+    out["t12_mtop_schedule"] = comparison_mtop_schedule(p)
+    out["t4_contrast"] = schedule_contrast(t4, t1) or "no run pairs Table 4's English model with Table 1's"
     tables_8bit = [t3i, t4]
     if shown.has("massive"):
         massive = shown.table("massive")

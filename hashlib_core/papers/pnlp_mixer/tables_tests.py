@@ -7,8 +7,8 @@ import pandas as pd
 
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["test_view", "mtop_view", "epoch_trend", "massive_view", "quantization_view", "quantization_facts",
-           "intent_quoted", "tuning_view", "tuning_facts", "LANGUAGE_LABELS"]
+__all__ = ["test_view", "mtop_view", "epoch_trend", "comparison_mtop_schedule", "schedule_contrast", "massive_view",
+           "quantization_view", "quantization_facts", "intent_quoted", "tuning_view", "tuning_facts", "LANGUAGE_LABELS"]
 
 #: our language codes -> the paper's column labels (Tables 3 and 4)
 LANGUAGE_LABELS = {"en": "EN", "es": "ES", "fr": "FR", "de": "DE", "hi": "HI", "th": "TH"}
@@ -196,3 +196,41 @@ def _tuning_test_facts(tuning: pd.DataFrame, chosen: pd.Series) -> dict[str, str
                                   f"{best_test['test_intent_acc']:.1f}, validation {best_test['val_intent_acc']:.1f})")}
 
 
+
+
+def comparison_mtop_schedule(profile) -> str:
+    """How Tables 1 and 2's MTOP EN models train, in words (the profile's ``comparison_mtop_*`` settings): "as Table
+    4's models" where none is set, else their sample, batch, schedule and cap."""
+    p = profile
+    if not (p.comparison_mtop_max_epochs or p.comparison_mtop_train_examples or p.comparison_mtop_batch_size
+            or p.comparison_mtop_lr_schedule != "linear"):
+        return "train as Table 4's models do"
+    caps = [n for n in (p.train_examples, p.mtop_train_examples, p.comparison_mtop_train_examples) if n > 0]
+    sample = f"a random sample of {min(caps):,} training sentences" if caps else "every training sentence"
+    rate = ("a constant learning rate after the warm-up, so that early stopping alone ends them"
+            if p.comparison_mtop_lr_schedule == "constant" else "the learning rate decaying linearly to zero at the cap")
+    return (f"train on {sample} at batch {p.comparison_mtop_batch_size or p.batch_size}, with {rate} (at most "
+            f"{p.comparison_mtop_max_epochs or p.mtop_max_epochs} epochs, patience {p.mtop_patience})")
+
+
+def schedule_contrast(t4: pd.DataFrame, t1: pd.DataFrame) -> str:
+    """Table 4's English model beside Table 1's English MTOP MinHash Mixer trained at the same point and seed on
+    Tables 1-2's schedule: each one's training sentences, best epoch against its cap and validation exact match, so
+    the page can say what the schedule alone changes. Empty when either is missing."""
+    four = t4[(t4["task"] == "mtop-en") & (t4["precision"] == "float32")]
+    if four.empty:
+        return ""
+    a = four.iloc[0]
+    one = t1[(t1["task"] == "mtop-en") & (t1["projection"] == "minhash") & (t1["encoder"] == "mixer")
+             & (t1["seed"] == a["seed"]) & np.isclose(t1["learning_rate"], a["learning_rate"])]
+    if one.empty:
+        return ""
+    b = one.iloc[0]
+
+    def run(r) -> str:
+        return (f"{int(r['train_sentences']):,} sentences, best at epoch {int(r['best_epoch'])} of at most "
+                f"{int(r['max_epochs'])}: {r['val_exact_match']:.1f}")
+
+    return (f"at the same learning rate ({a['learning_rate']:g}) and seed, Table 4's English model ({run(a)}) and "
+            f"Table 1's ({run(b)}) reach a validation exact match {b['val_exact_match'] - a['val_exact_match']:+.1f} "
+            f"points apart (Table 1's minus Table 4's)")
