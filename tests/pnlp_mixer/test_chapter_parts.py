@@ -475,10 +475,17 @@ def test_each_task_has_its_schedule_objective_and_selection():
     # and every ATIS model keep the shared ones
     own = PROFILES.get("cpu", train_examples=3000, batch_size=128, max_epochs=15, mtop_max_epochs=15,
                        comparison_mtop_max_epochs=25, comparison_mtop_train_examples=2000,
+                       comparison_mtop_eval_examples=0, eval_examples=0,
                        comparison_mtop_batch_size=32, comparison_mtop_lr_schedule="constant")
     t12 = res(own).settings("mtop-en", comparison=True)
     assert (t12.batch_size, t12.schedule, t12.max_epochs) == (32, "constant", 25)
     assert res(own).schedule("mtop-en", comparison=True) == (25, own.mtop_patience, 2000)
+    assert res(own).eval_examples("mtop-en", comparison=True) == 0   # the profile's own: every sentence
+    sampled = PROFILES.get("cpu", eval_examples=0, comparison_mtop_eval_examples=1000)
+    assert [res(sampled).eval_examples(t, c) for t, c in (("mtop-en", True), ("mtop-en", False), ("atis", True))] == [
+        1000, 0, 0]
+    assert res(PROFILES.get("cpu", eval_examples=400, comparison_mtop_eval_examples=1000)).eval_examples(
+        "mtop-en", True) == 400
     for task, comparison in (("mtop-en", False), ("mtop-de", False), ("massive-th", False), ("atis", True)):
         other = res(own).settings(task, comparison=comparison)
         assert (other.batch_size, other.schedule, other.max_epochs) == (128, "linear", 15)
@@ -489,6 +496,7 @@ def test_each_task_has_its_schedule_objective_and_selection():
     for bad, match in ((dict(comparison_mtop_batch_size=-1), "comparison_mtop_batch_size must be >= 0"),
                        (dict(comparison_mtop_max_epochs=-1), "comparison_mtop_max_epochs must be >= 0"),
                        (dict(comparison_mtop_train_examples=-5), "comparison_mtop_train_examples must be >= 0"),
+                       (dict(comparison_mtop_eval_examples=-5), "comparison_mtop_eval_examples must be >= 0"),
                        (dict(comparison_mtop_lr_schedule="cosine"), "comparison_mtop_lr_schedule must be one of")):
         with pytest.raises(ValueError, match=match):
             PROFILES.get("cpu", **bad)

@@ -59,8 +59,8 @@ CHAPTER = Chapter("pnlp_mixer", "pNLP-Mixer", PROFILES, resources=Resources)
 _T1_ROWS = ("projections", "headline_projections")
 _T2_ROWS = ("encoders", "headline_encoders")
 #: Tables 1 and 2's MTOP EN schedule: what only the MTOP EN parts (and the merges) read
-_MTOP_COMPARISON = ("comparison_mtop_max_epochs", "comparison_mtop_train_examples", "comparison_mtop_batch_size",
-                    "comparison_mtop_lr_schedule")
+_MTOP_COMPARISON = ("comparison_mtop_max_epochs", "comparison_mtop_train_examples", "comparison_mtop_eval_examples",
+                    "comparison_mtop_batch_size", "comparison_mtop_lr_schedule")
 _COMPARISON = ("comparison_tasks", "snips_max_epochs") + _T1_ROWS + _T2_ROWS + _MTOP_COMPARISON
 _LANGUAGES = ("mtop_languages", "massive_languages")
 _ATIS_SCHEDULE = ("max_epochs", "patience")

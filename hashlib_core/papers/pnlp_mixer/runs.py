@@ -98,6 +98,15 @@ class Resources:
         epochs = p.snips_max_epochs if source == "snips" and p.snips_max_epochs else p.max_epochs
         return epochs, p.patience, p.train_examples
 
+    def eval_examples(self, task_name: str, comparison: bool = False) -> int:
+        """How many of ``task_name``'s validation sentences choose its models (0: all): ``eval_examples``, and for
+        Tables 1 and 2's MTOP models (``comparison``) at most ``comparison_mtop_eval_examples`` too."""
+        p = self.profile
+        caps = [p.eval_examples] if p.eval_examples else []
+        if comparison and task_language(task_name)[0] == "mtop" and p.comparison_mtop_eval_examples:
+            caps.append(p.comparison_mtop_eval_examples)
+        return min(caps) if caps else 0
+
     def settings(self, task_name: str, seed_offset: int = 0, learning_rate: float | None = None,
                  weight_decay: float | None = None, comparison: bool = False) -> FitSettings:
         """The optimisation of ``task_name``'s models (:meth:`schedule`, :func:`objective`); ``learning_rate``,
@@ -140,7 +149,8 @@ class Resources:
                          f"dropout {dropout:g})")
             model, summary = fit(model, self.projector(projection), task,
                                  self.settings(task_name, seed_offset, lr, wd, comparison), device=self.ctx.device,
-                                 progress=False, train_examples=train_examples, eval_examples=p.eval_examples,
+                                 progress=False, train_examples=train_examples,
+                                 eval_examples=self.eval_examples(task_name, comparison),
                                  subset_seed=p.subset_seed)
             summary["parameters"] = sum(q.numel() for q in model.parameters())
             self._trained[key] = (model, summary)
