@@ -614,20 +614,24 @@ def test_epoch_trend_reads_the_minhash_mixers_first_run():
 
 def test_comparison_mtop_schedule_says_what_tables_1_2_train_with():
     plain = PROFILES.get("cpu", comparison_mtop_max_epochs=0, comparison_mtop_train_examples=0,
-                         comparison_mtop_batch_size=0, comparison_mtop_lr_schedule="linear")
+                         comparison_mtop_eval_examples=0, comparison_mtop_batch_size=0,
+                         comparison_mtop_lr_schedule="linear")
     assert tables.comparison_mtop_schedule(plain) == "train as Table 4's models do"
-    own = PROFILES.get("cpu", train_examples=3000, mtop_train_examples=0, mtop_patience=5,
+    own = PROFILES.get("cpu", train_examples=3000, mtop_train_examples=0, mtop_patience=5, eval_examples=0,
                        comparison_mtop_max_epochs=25, comparison_mtop_train_examples=2000,
-                       comparison_mtop_batch_size=32, comparison_mtop_lr_schedule="constant")
+                       comparison_mtop_eval_examples=1000, comparison_mtop_batch_size=32,
+                       comparison_mtop_lr_schedule="constant")
     assert tables.comparison_mtop_schedule(own) == (
-        "train on a random sample of 2,000 training sentences at batch 32, with a constant learning rate after the "
-        "warm-up, so that early stopping alone ends them (at most 25 epochs, patience 5)")
+        "train at batch 32 on a random sample of 2,000 training sentences, with a constant learning rate after the "
+        "warm-up, so that early stopping alone ends them (at most 25 epochs, patience 5), and are chosen on a sample "
+        "of 1,000 validation sentences")
     linear = PROFILES.get("cpu", train_examples=0, mtop_train_examples=0, batch_size=128, mtop_max_epochs=40,
+                          eval_examples=0, comparison_mtop_eval_examples=0,
                           comparison_mtop_max_epochs=0, comparison_mtop_train_examples=0,
                           comparison_mtop_batch_size=64, comparison_mtop_lr_schedule="linear")
     assert tables.comparison_mtop_schedule(linear) == (
-        "train on every training sentence at batch 64, with the learning rate decaying linearly to zero at the cap "
-        "(at most 40 epochs, patience 5)")
+        "train at batch 64 on every training sentence, with the learning rate decaying linearly to zero at the cap "
+        "(at most 40 epochs, patience 5), and are chosen on the whole validation split")
 
 
 def test_schedule_contrast_pairs_table_4s_english_model_with_table_1s():

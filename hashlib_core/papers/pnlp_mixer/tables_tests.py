@@ -203,14 +203,17 @@ def comparison_mtop_schedule(profile) -> str:
     4's models" where none is set, else their sample, batch, schedule and cap."""
     p = profile
     if not (p.comparison_mtop_max_epochs or p.comparison_mtop_train_examples or p.comparison_mtop_batch_size
-            or p.comparison_mtop_lr_schedule != "linear"):
+            or p.comparison_mtop_eval_examples or p.comparison_mtop_lr_schedule != "linear"):
         return "train as Table 4's models do"
     caps = [n for n in (p.train_examples, p.mtop_train_examples, p.comparison_mtop_train_examples) if n > 0]
     sample = f"a random sample of {min(caps):,} training sentences" if caps else "every training sentence"
+    val = [n for n in (p.eval_examples, p.comparison_mtop_eval_examples) if n > 0]
+    chosen = f"a sample of {min(val):,} validation sentences" if val else "the whole validation split"
     rate = ("a constant learning rate after the warm-up, so that early stopping alone ends them"
             if p.comparison_mtop_lr_schedule == "constant" else "the learning rate decaying linearly to zero at the cap")
-    return (f"train on {sample} at batch {p.comparison_mtop_batch_size or p.batch_size}, with {rate} (at most "
-            f"{p.comparison_mtop_max_epochs or p.mtop_max_epochs} epochs, patience {p.mtop_patience})")
+    return (f"train at batch {p.comparison_mtop_batch_size or p.batch_size} on {sample}, with {rate} (at most "
+            f"{p.comparison_mtop_max_epochs or p.mtop_max_epochs} epochs, patience {p.mtop_patience}), and are "
+            f"chosen on {chosen}")
 
 
 def schedule_contrast(t4: pd.DataFrame, t1: pd.DataFrame) -> str:
