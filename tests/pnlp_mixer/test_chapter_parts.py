@@ -637,24 +637,28 @@ def test_comparison_mtop_schedule_says_what_tables_1_2_train_with():
 def test_schedule_contrast_pairs_table_4s_english_model_with_table_1s():
     t4 = pd.DataFrame([
         {"task": "mtop-en", "precision": "float32", "seed": 0, "learning_rate": 0.002, "train_sentences": 3000,
-         "best_epoch": 14, "max_epochs": 15, "val_exact_match": 38.25},
+         "epochs": 15, "best_epoch": 14, "max_epochs": 15, "val_exact_match": 38.25},
         {"task": "mtop-en", "precision": "int8", "seed": 0, "learning_rate": 0.002, "train_sentences": 3000,
-         "best_epoch": 14, "max_epochs": 15, "val_exact_match": 1.0},
+         "epochs": 15, "best_epoch": 14, "max_epochs": 15, "val_exact_match": 1.0},
         {"task": "mtop-de", "precision": "float32", "seed": 0, "learning_rate": 0.002, "train_sentences": 3000,
-         "best_epoch": 3, "max_epochs": 15, "val_exact_match": 2.0}])
-    row = {"task": "mtop-en", "projection": "minhash", "encoder": "mixer", "train_sentences": 2000, "max_epochs": 25}
+         "epochs": 8, "best_epoch": 3, "max_epochs": 15, "val_exact_match": 2.0}])
+    row = {"task": "mtop-en", "projection": "minhash", "encoder": "mixer", "train_sentences": 2000, "max_epochs": 20,
+           "validation_sentences": 1000}
     t1 = pd.DataFrame([
-        {**row, "seed": 0, "learning_rate": 0.002, "best_epoch": 11, "val_exact_match": 41.5},
+        {**row, "seed": 0, "learning_rate": 0.002, "epochs": 16, "best_epoch": 11, "val_exact_match": 41.5},
         # another point, another seed, another projection: not the pair
-        {**row, "seed": 0, "learning_rate": 0.004, "best_epoch": 9, "val_exact_match": 50.0},
-        {**row, "seed": 1, "learning_rate": 0.002, "best_epoch": 9, "val_exact_match": 60.0},
-        {**row, "projection": "simhash", "seed": 0, "learning_rate": 0.002, "best_epoch": 9, "val_exact_match": 70.0}])
-    assert tables.schedule_contrast(t4, t1) == (
-        "at the same learning rate (0.002) and seed, Table 4's English model (3,000 sentences, best at epoch 14 of at "
-        "most 15: 38.2) and Table 1's (2,000 sentences, best at epoch 11 of at most 25: 41.5) reach a validation "
-        "exact match +3.2 points apart (Table 1's minus Table 4's)")
-    assert tables.schedule_contrast(t4[t4["task"] != "mtop-en"], t1) == ""
-    assert tables.schedule_contrast(t4, t1[t1["seed"] == 1]) == ""
+        {**row, "seed": 0, "learning_rate": 0.004, "epochs": 9, "best_epoch": 4, "val_exact_match": 50.0},
+        {**row, "seed": 1, "learning_rate": 0.002, "epochs": 9, "best_epoch": 4, "val_exact_match": 60.0},
+        {**row, "projection": "simhash", "seed": 0, "learning_rate": 0.002, "epochs": 9, "best_epoch": 4,
+         "val_exact_match": 70.0}])
+    profile = PROFILES.get("cpu", batch_size=128, comparison_mtop_batch_size=32, comparison_mtop_lr_schedule="constant")
+    assert tables.schedule_contrast(t4, t1, profile) == (
+        "at the same learning rate (0.002) and seed, Table 4's English model trains on 3,000 sentences at batch 128 "
+        "with the rate decaying to zero, 360 optimiser steps, best at epoch 14 of at most 15: 38.2 on the whole eval "
+        "split; Table 1's on 2,000 sentences at batch 32 with a constant rate, 1,008 optimiser steps, best at epoch 11 "
+        "of at most 20: 41.5 on a sample of 1,000 of its sentences")
+    assert tables.schedule_contrast(t4[t4["task"] != "mtop-en"], t1, profile) == ""
+    assert tables.schedule_contrast(t4, t1[t1["seed"] == 1], profile) == ""
 
 
 def test_a_capped_split_is_a_seeded_sample_not_a_prefix():

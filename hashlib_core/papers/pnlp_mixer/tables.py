@@ -316,7 +316,7 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
         out["t4_trend"] = epoch_trend(shown.table("table1_curves"), "mtop-en", "val_exact_match",
                                       "MTOP EN validation exact match")
     out["t12_mtop_schedule"] = comparison_mtop_schedule(p)
-    out["t4_contrast"] = schedule_contrast(t4, t1) or "no run pairs Table 4's English model with Table 1's"
+    out["t4_contrast"] = schedule_contrast(t4, t1, p) or "no run pairs Table 4's English model with Table 1's"
     tables_8bit = [t3i, t4]
     if shown.has("massive"):
         massive = shown.table("massive")
