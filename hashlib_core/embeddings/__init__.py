@@ -3,6 +3,11 @@
 - :mod:`hashlib_core.embeddings.base` -- :class:`TokenEmbedding`: ``embedding_dim`` and ``embedding_parameter_count()``.
 - :mod:`hashlib_core.embeddings.hashed` -- Emb / Pool / Add / Proj (HashFormers, Eq. 1-3) and ProFormer's projection.
 - :mod:`hashlib_core.embeddings.multihash` -- gated compositional embedding (MultiHashFormer, section 3.1).
+- :mod:`hashlib_core.embeddings.compressed` -- the other compression families: rows combined (hashing trick, Bloom,
+  Superbloom's input side, T-FREE), hash embeddings with importance weights, quotient-remainder, ROBE, DHE, and a
+  fixed-feature bottleneck (pNLP-Mixer's).
+- :mod:`hashlib_core.embeddings.catalogue` -- every family built by one factory from (token strings, a parameter
+  budget, a width): ``build(name, strings, budget, d)`` returns a module from token ids to ``(..., d)`` vectors.
 """
 from hashlib_core.embeddings.base import TokenEmbedding, check_token_embedding
 

@@ -1,0 +1,383 @@
+"""One catalogue of token-embedding families: every family built by one factory from (the vocabulary's token
+strings, a parameter budget, a width ``d``), taking token ids and returning ``(..., d)`` vectors.
+
+:func:`build` returns a :class:`CatalogueEmbedding`: the family's module and, where the family hashes the token
+strings, the per-id **codes** (row ids, bits or features) in a buffer, so ids become codes by one gather and a saved
+state dict reloads the same hashes (every hash is also a function of the strings and the seed: building again gives
+the same codes). :data:`FAMILIES` lists each family with its source (paper, and the public code file it follows where
+one exists) and how its size follows the budget:
+
+* ``"budget"``: its table (or MLP) is sized to the largest shape within the budget;
+* ``"fixed"``: its parameter count does not depend on the budget (HashFormers' Pool / Add / Proj over a 128-bit
+  code, pNLP-Mixer's projection of a 512-wide feature): it is built whatever the budget, at its own size;
+* ``"full"``: the unhashed ``V x d`` table (the control), only at a budget of at least ``V d``;
+* ``"none"``: no parameters (EELBERT's computed n-gram vectors).
+
+Token strings are a vocabulary's entries in id order; a WordPiece continuation marker (``##``) is kept in the string
+a family hashes, except by the families that hash characters (T-FREE, the MinHash projection), which read the piece
+without it, as their sources do.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import mmh3
+import numpy as np
+import torch
+from torch import nn
+
+from hashlib_core.embeddings.compressed import (DenseHashEmbedding, FeatureProjection, ImportanceHashEmbedding,
+                                                QuotientRemainderEmbedding, RobeEmbedding, RowCombinationEmbedding)
+
+__all__ = ["Family", "FAMILIES", "CatalogueEmbedding", "build", "family", "mmh3_codes", "tfree_rows",
+           "tfree_word_rows", "qr_modulus"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of the catalogue: its name, what it is, its source and how its size follows the budget."""
+
+    name: str
+    description: str
+    source: str
+    sizing: str          # "budget", "fixed", "full" or "none"
+    builder: Callable[["_Spec"], tuple[nn.Module, torch.Tensor | None]]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    strings: tuple[str, ...]
+    budget: int
+    dim: int
+    seed: int
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.strings)
+
+    def rows(self, per_row: int | None = None) -> int:
+        """Rows of ``per_row`` numbers (default ``d``) within the budget (at least 1)."""
+        return max(1, self.budget // (per_row or self.dim))
+
+
+class CatalogueEmbedding(nn.Module):
+    """Token ids -> ``(..., d)``: ``module(codes[ids])`` where the family hashes strings, ``module(ids)`` where it
+    hashes ids. ``embedding_parameter_count()`` is the module's; :meth:`lookup_bytes` the codes buffer's size (what
+    the hash needs at run time besides the parameters)."""
+
+    def __init__(self, family: str, module: nn.Module, codes: torch.Tensor | None, vocab_size: int) -> None:
+        super().__init__()
+        self.family, self.module, self.vocab_size = family, module, vocab_size
+        self.embedding_dim = module.embedding_dim
+        if codes is not None:
+            if codes.shape[0] != vocab_size:
+                raise ValueError(f"{family}: {codes.shape[0]} rows of codes for {vocab_size} token ids")
+            self.register_buffer("codes", codes)
+        else:
+            self.codes = None
+
+    def embedding_parameter_count(self) -> int:
+        return self.module.embedding_parameter_count()
+
+    def lookup_bytes(self) -> int:
+        """Bytes the hash keeps besides the parameters: every buffer (the per-id codes, a family's own signature
+        table or hash multipliers) and a computed-vector cache (the dynamic n-gram family's)."""
+        held = [b for b in self.buffers()]
+        cache = getattr(getattr(self.module, "inner", None), "cache", None)
+        if isinstance(cache, torch.Tensor):
+            held.append(cache)
+        return sum(t.numel() * t.element_size() for t in held)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        if not isinstance(input_ids, torch.Tensor) or input_ids.dtype not in (torch.int64, torch.int32):
+            got = input_ids.dtype if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
+            raise TypeError(f"{self.family}: input_ids must be an int64 tensor of token ids, got {got}; convert "
+                            f"with torch.as_tensor(ids).long()")
+        if input_ids.numel():
+            low, high = (int(v) for v in torch.aminmax(input_ids))
+            if low < 0 or high >= self.vocab_size:
+                raise ValueError(f"{self.family}: token ids must lie in [0, {self.vocab_size}) (the vocabulary it "
+                                 f"was built from), got values in [{low}, {high}]")
+        if self.codes is None:
+            return self.module(input_ids.long())
+        codes = self.codes[input_ids.long()]
+        # row ids are stored narrow (int32) where they are many per token; the modules read int64
+        return self.module(codes.long() if isinstance(self.module, _ROW_MODULES) else codes)
+
+    def extra_repr(self) -> str:
+        return f"family={self.family!r}, vocab_size={self.vocab_size}"
+
+
+#: modules that read row ids (a codes buffer stored as int32 is widened for them)
+_ROW_MODULES = (RowCombinationEmbedding, ImportanceHashEmbedding)
+
+
+# ---------------------------------------------------------------------------------------------------------- hashes
+def mmh3_codes(strings: Sequence[str], num_hashes: int, modulus: int, seed: int = 0) -> torch.Tensor:
+    """``(V, k)`` int64: column ``j`` is ``mmh3.hash(s, seed + j, signed=False) % modulus`` (MurmurHash3 x86 32-bit
+    of the UTF-8 bytes)."""
+    out = np.empty((len(strings), num_hashes), dtype=np.int64)
+    for j in range(num_hashes):
+        out[:, j] = [mmh3.hash(s, seed + j, signed=False) % modulus for s in strings]
+    return torch.from_numpy(out)
+
+
+def _strip(piece: str) -> str:
+    return piece[2:] if piece.startswith("##") and len(piece) > 2 else piece
+
+
+def tfree_rows(trigram: bytes, num_rows: int, population: int = 10, shared: int = 0) -> list[int]:
+    """T-FREE's active rows of one byte trigram: for ``k = 0 .. population-1``, the first ``md5(f"{t}_{k}_{j}") %
+    num_rows`` (``j = 0, 1, ...``) not already taken by this trigram, with ``t = b0 + 256 b1 + 65536 b2``; the first
+    ``shared`` of them hash the lower-cased trigram instead (Aleph-Alpha/trigrams ``trigram_tokenizer.py``; the 7B
+    config: population 10, 2 shared). The md5 digest is read as a big-endian integer."""
+    if len(trigram) != 3:
+        raise ValueError(f"tfree_rows takes 3 bytes, got {trigram!r}")
+    if population > num_rows:
+        raise ValueError(f"T-FREE needs population <= rows ({population} > {num_rows})")
+    rows: list[int] = []
+    for k in range(population):
+        source = trigram.lower() if k < shared else trigram
+        t = source[0] + 256 * source[1] + 65536 * source[2]
+        j = 0
+        while True:
+            row = int.from_bytes(hashlib.md5(f"{t}_{k}_{j}".encode(), usedforsecurity=False).digest(), "big") % num_rows
+            if row not in rows:
+                break
+            j += 1
+        rows.append(row)
+    return rows
+
+
+def tfree_word_rows(word: str, num_rows: int, population: int = 10, shared: int = 0) -> list[int]:
+    """The sorted active rows of a word: the union over the byte trigrams of ``" word "`` (UTF-8) of
+    :func:`tfree_rows` (a multi-hot vector: a row two trigrams share is active once)."""
+    data = f" {word} ".encode("utf-8")
+    active: set[int] = set()
+    for start in range(len(data) - 2):
+        active.update(tfree_rows(data[start:start + 3], num_rows, population, shared))
+    return sorted(active)
+
+
+def _padded(rows: list[list[int]]) -> torch.Tensor:
+    width = max(1, max(len(r) for r in rows))
+    out = np.full((len(rows), width), -1, dtype=np.int32)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return torch.from_numpy(out)
+
+
+def qr_modulus(num_ids: int, rows: int) -> int:
+    """The largest modulus ``M`` with ``ceil(V / M) + M <= rows``; ``ValueError`` when none exists
+    (``rows < 2 sqrt(V)`` roughly)."""
+    best = 0
+    for m in range(1, rows):
+        if m + -(-num_ids // m) <= rows:
+            best = m
+    if not best:
+        raise ValueError(f"quotient-remainder: {rows} rows cannot hold {num_ids} ids (need about "
+                         f"{2 * math.ceil(math.sqrt(num_ids))}); raise the budget")
+    return best
+
+
+# --------------------------------------------------------------------------------------------------------- builders
+class _FullTable(nn.Module):
+    """The unhashed table: ``nn.Embedding(V, d)`` with the catalogue's N(0, 0.02) initialisation."""
+
+    def __init__(self, vocab_size: int, embedding_dim: int) -> None:
+        super().__init__()
+        self.embedding_dim = embedding_dim
+        self.table = nn.Embedding(vocab_size, embedding_dim)
+        nn.init.normal_(self.table.weight, std=0.02)
+
+    def embedding_parameter_count(self) -> int:
+        return self.table.weight.numel()
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.table(ids)
+
+
+def _full(s: _Spec):
+    if s.budget < s.vocab_size * s.dim:
+        raise ValueError(f"the full table needs {s.vocab_size * s.dim:,} parameters, over the budget {s.budget:,}")
+    return _FullTable(s.vocab_size, s.dim), None
+
+
+def _rows(num_hashes: int, combine: str):
+    def build(s: _Spec):
+        rows = s.rows()
+        return RowCombinationEmbedding(rows, s.dim, combine), mmh3_codes(s.strings, num_hashes, rows, s.seed)
+    return build
+
+
+def _md5_emb(s: _Spec):
+    from hashlib_core.hashing.md5 import KeyedMD5Hasher
+
+    rows = s.rows()
+    codes = KeyedMD5Hasher(num_buckets=rows, offset=0).batch_index(s.strings).unsqueeze(-1)
+    return RowCombinationEmbedding(rows, s.dim, "sum"), codes
+
+
+def _importance(s: _Spec):
+    k = 2
+    rows = s.rows(s.dim + k)      # K = B weight rows of k numbers beside B pool rows of d
+    codes = torch.cat([mmh3_codes(s.strings, k, rows, s.seed), mmh3_codes(s.strings, 1, rows, s.seed + k)], dim=-1)
+    return ImportanceHashEmbedding(rows, s.dim, k, rows), codes
+
+
+def _qr(s: _Spec):
+    return QuotientRemainderEmbedding(s.vocab_size, qr_modulus(s.vocab_size, s.rows()), s.dim, "mult"), None
+
+
+def _robe(s: _Spec):
+    return RobeEmbedding(s.vocab_size, s.budget, s.dim, chunk=min(16, s.dim), seed=s.seed), None
+
+
+def _dhe(s: _Spec):
+    k = 1024
+    hidden = math.floor((s.budget - s.dim) / (k + 1 + s.dim))
+    if hidden < 1:
+        raise ValueError(f"DHE with k = {k} hashes needs at least {k + 1 + 2 * s.dim:,} parameters")
+    return DenseHashEmbedding(s.vocab_size, s.dim, hidden, k, seed=s.seed), None
+
+
+def _superbloom(s: _Spec):
+    from hashlib_core.hashing.bloom import BloomHashMaps
+
+    m = 2
+    per_map = max(1, s.rows() // m)
+    alpha = -(-s.vocab_size // per_map)
+    maps = BloomHashMaps(s.vocab_size, alpha, m, seed=s.seed, special_tokens=())
+    codes = maps.table + torch.arange(m) * maps.tokens_per_map
+    return RowCombinationEmbedding(m * maps.tokens_per_map, s.dim, "sum"), codes
+
+
+def _tfree(s: _Spec):
+    rows = s.rows()
+    population = min(10, rows)
+    return (RowCombinationEmbedding(rows, s.dim, "sum"),
+            _padded([tfree_word_rows(_strip(w), rows, population, shared=2) for w in s.strings]))
+
+
+def _bits(kind: str):
+    def build(s: _Spec):
+        from hashlib_core.embeddings.hashed import AdditiveEmbedding, PearsonProjection, PoolEmbedding
+        from hashlib_core.hashing.md5 import KeyedMD5Hasher
+
+        bits = KeyedMD5Hasher(offset=0).batch_bits(s.strings)
+        module = {"pool": lambda: PoolEmbedding(128, s.dim, codeword_dropout=0.0),
+                  "add": lambda: AdditiveEmbedding(128, s.dim), "proj": lambda: PearsonProjection(128, s.dim)}[kind]()
+        return module, bits
+    return build
+
+
+def _gated(s: _Spec):
+    from hashlib_core.embeddings.multihash import GatedCompositionalEmbedding
+    from hashlib_core.hashing.registry import SignatureRegistry
+
+    h, dz = 2, 64
+    fixed = s.dim * dz + 2 * dz + 1 + s.dim * s.dim + s.dim      # gate and adapter
+    buckets = (s.budget - fixed) // (h * s.dim)
+    if (buckets - 1) ** h < s.vocab_size:
+        raise ValueError(f"gated signatures: {buckets} buckets x {h} hashes cannot give {s.vocab_size:,} tokens "
+                         f"distinct signatures; raise the budget")
+    registry = SignatureRegistry(h, buckets)
+    registry.register(s.strings)
+    module = GatedCompositionalEmbedding(s.vocab_size, h, buckets, s.dim, dz)
+    module.set_signature_table(registry.table())
+    return _IdsOnly(module), None
+
+
+class _IdsOnly(nn.Module):
+    """A module that embeds ids itself (its signatures are its own buffer)."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.inner, self.embedding_dim = module, module.embedding_dim
+
+    def embedding_parameter_count(self) -> int:
+        return self.inner.embedding_parameter_count()
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.inner(ids)
+
+
+def _dynamic(s: _Spec):
+    from hashlib_core.embeddings.dynamic import DynamicHashEmbedding
+
+    return _IdsOnly(DynamicHashEmbedding(list(s.strings), s.dim)), None
+
+
+def _minhash(s: _Spec):
+    from hashlib_core.hashing.minhash import MinHashFingerprinter, counting_bloom_filter
+
+    fingerprinter = MinHashFingerprinter(num_hashes=256)
+    prints = np.stack([fingerprinter.token_fingerprint([w]) for w in s.strings])
+    counts = counting_bloom_filter(prints, 512).astype(np.int16)
+    return FeatureProjection(512, s.dim), torch.from_numpy(counts)
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("full", "the unhashed V x d table (the control)", "-", "full", _full),
+    Family("hashing-trick", "one MurmurHash3 of the string into B rows", "Weinberger et al. 2009", "budget",
+           _rows(1, "sum")),
+    Family("bloom", "k = 2 hashes into B rows, their mean", "Serra & Karatzoglou 2017; maciejkula/spotlight "
+           "spotlight/layers.py BloomEmbedding", "budget", _rows(2, "mean")),
+    Family("hash-embedding", "k = 2 rows of a shared pool weighted by k learned importance weights of a hashed row",
+           "Svenstrup et al. 2017; YannDubs/Hash-Embeddings hashembed/embedding.py", "budget", _importance),
+    Family("quotient-remainder", "rows i // M and i % M of two tables, multiplied", "Shi et al. 2020; "
+           "facebookresearch/dlrm tricks/qr_embedding_bag.py", "budget", _qr),
+    Family("robe", "d / Z chunks of Z numbers at hashed offsets of one shared array", "Desai et al. 2022; "
+           "thomasahle/cce cce/robe.py", "budget", _robe),
+    Family("dhe", "1,024 dense hash values in [-1, 1] through an MLP (no table)", "Kang et al. 2021; "
+           "thomasahle/cce cce/dhe.py", "budget", _dhe),
+    Family("md5-emb", "HashFormers' Emb: the (HMAC-)MD5 digest mod B rows", "Xue & Aletras 2022, §3.1",
+           "budget", _md5_emb),
+    Family("md5-pool", "HashFormers' Pool over the 128-bit MD5 code", "Xue & Aletras 2022, Eq. 1", "fixed",
+           _bits("pool")),
+    Family("md5-add", "HashFormers' Add over the 128-bit MD5 code", "Xue & Aletras 2022, Eq. 2", "fixed",
+           _bits("add")),
+    Family("md5-proj", "HashFormers' Proj over the 128-bit MD5 code", "Xue & Aletras 2022, Eq. 3", "fixed",
+           _bits("proj")),
+    Family("gated-signatures", "MultiHashFormer's H = 2 unique signatures, gated mixture and adapter",
+           "Xue, Yamaguchi & Aletras, §3.1", "budget", _gated),
+    Family("superbloom", "m = 2 alpha-to-one maps, the sum of the two rows (input side)", "Anonymous (ICLR 2020 "
+           "submission), Superbloom §3", "budget", _superbloom),
+    Family("t-free", "the sum of the rows its byte trigrams activate (10 per trigram, 2 shared with lower case)",
+           "Deiseroth et al. 2024; Aleph-Alpha/trigrams trigram_tokenizer.py", "budget", _tfree),
+    Family("dynamic-ngram", "EELBERT's computed n-gram vectors (no parameters)", "EELBERT blog; "
+           "hashlib_core.embeddings.dynamic", "none", _dynamic),
+    Family("minhash-projection", "pNLP-Mixer's MinHash counting Bloom filter (256 hashes, 512 counters) through its "
+           "bottleneck", "Fusco et al. 2023, §3.1-3.2", "fixed", _minhash),
+)}
+
+
+def family(name: str) -> Family:
+    """The family called ``name``; ``KeyError`` naming the known ones."""
+    if name not in FAMILIES:
+        raise KeyError(f"unknown family {name!r}; the catalogue has {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def build(name: str, strings: Sequence[str], budget: int, embedding_dim: int, seed: int = 0) -> CatalogueEmbedding:
+    """Family ``name`` for the vocabulary ``strings`` (in id order), sized to at most ``budget`` parameters (a
+    ``"fixed"`` family: its own size; ``"none"``: no parameters), ``d = embedding_dim`` wide, its hashes drawn with
+    ``seed``."""
+    spec_family = family(name)
+    strings = tuple(strings)
+    if not strings or not all(isinstance(w, str) and w for w in strings):
+        raise ValueError("build: strings must be the vocabulary's non-empty token strings, in id order")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"build: budget must be a positive number of parameters, got {budget!r:.40}")
+    if isinstance(embedding_dim, bool) or not isinstance(embedding_dim, int) or embedding_dim < 1:
+        raise ValueError(f"build: embedding_dim must be an int >= 1, got {embedding_dim!r:.40}")
+    torch_state = torch.random.get_rng_state()
+    try:
+        torch.manual_seed(seed)
+        module, codes = spec_family.builder(_Spec(strings, budget, embedding_dim, seed))
+    finally:
+        torch.random.set_rng_state(torch_state)
+    return CatalogueEmbedding(name, module, codes, len(strings))

@@ -1,0 +1,241 @@
+"""The family catalogue (hashlib_core.embeddings.catalogue, .compressed): every family builds from strings, a budget
+and a width; its codes are the hashes its source describes (recomputed here independently), its parameters are
+counted exactly, a saved state dict reloads the same hashes, and bad input is refused with a clear error."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+
+import mmh3
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hashlib_core.embeddings import catalogue
+from hashlib_core.embeddings.compressed import (MERSENNE_61, DenseHashEmbedding, ImportanceHashEmbedding,
+                                                QuotientRemainderEmbedding, RobeEmbedding, RowCombinationEmbedding,
+                                                universal_hash)
+
+#: a small vocabulary in the shape of BERT's: specials, words, continuation pieces, accents, a CJK character
+VOCAB = ["[PAD]", "[UNK]", "the", "of", "hashing", "##ing", "##s", "embed", "café", "naïve", "東", "x", "a", "is",
+         "Table", "table", "##ed", "bloom", "filter", "2026"] + [f"w{i}" for i in range(280)]
+V, D = len(VOCAB), 16
+IDS = torch.tensor([[2, 4, 5, 8], [10, 14, 15, 299]])
+
+
+def _build(name: str, fraction: float = 0.5, seed: int = 0):
+    budget = V * D if name == "full" else int(V * D * fraction)
+    return catalogue.build(name, VOCAB, budget, D, seed=seed)
+
+
+@pytest.mark.parametrize("name", list(catalogue.FAMILIES))
+def test_every_family_embeds_ids_within_its_budget(name):
+    emb = _build(name)
+    out = emb(IDS)
+    assert out.shape == (2, 4, D) and torch.isfinite(out).all()
+    sizing = catalogue.FAMILIES[name].sizing
+    counted = emb.embedding_parameter_count()
+    # every parameter builds a token's vector, but Pool's padding codeword (row 0 of the released code)
+    assert counted == sum(p.numel() for p in emb.parameters()) - (D if name == "md5-pool" else 0)
+    if sizing == "budget":
+        # the budget is filled up to one unit of the family's size: a row (d; d + 2 with importance weights; 2 d
+        # for two signature tables), or one hidden unit of DHE's MLP (k + 1 + d)
+        unit = {"dhe": 1024 + 1 + D, "hash-embedding": D + 2, "gated-signatures": 2 * D}.get(name, D)
+        budget = int(V * D * 0.5)
+        if name == "superbloom":   # two maps of ceil(V / alpha) rows, alpha the smallest that fits
+            per_map = budget // D // 2
+            assert counted == 2 * -(-V // -(-V // per_map)) * D
+        else:
+            assert budget - unit < counted <= budget, (name, counted, budget)
+    elif sizing == "none":
+        assert counted == 0
+    elif sizing == "full":
+        assert counted == V * D
+
+
+def test_fixed_families_have_their_papers_parameter_counts():
+    # Pool: a 2^10 + 1 row codebook and ceil(128 / 10) = 13 weight rows; Add: 128 codebooks of 2 vectors; Proj:
+    # 128 x d; the MinHash projection: a 512 x d dense layer with its bias and a LayerNorm
+    assert _build("md5-pool").embedding_parameter_count() == (2 ** 10 + 1) * D + 13 * D - D
+    assert _build("md5-add").embedding_parameter_count() == 128 * 2 * D
+    assert _build("md5-proj").embedding_parameter_count() == 128 * D
+    assert _build("minhash-projection").embedding_parameter_count() == 512 * D + D + 2 * D
+
+
+def test_hashing_trick_and_bloom_codes_are_murmur3_of_the_strings():
+    emb = _build("bloom")
+    rows = emb.module.num_rows
+    assert rows == int(V * D * 0.5) // D
+    for i in (2, 5, 10):
+        assert emb.codes[i].tolist() == [mmh3.hash(VOCAB[i], j, signed=False) % rows for j in (0, 1)]
+    # the mean of the two rows (a token whose two hashes meet reads that row twice)
+    expected = emb.module.weight[emb.codes[IDS]].mean(dim=-2)
+    torch.testing.assert_close(emb(IDS), expected)
+    trick = _build("hashing-trick", seed=7)
+    assert trick.codes[4, 0] == mmh3.hash("hashing", 7, signed=False) % trick.module.num_rows
+    # the hash itself: MurmurHash3 x86 32-bit, the mmh3 README's examples (signed there)
+    assert mmh3.hash("foo", 0, signed=False) == -156908512 % 2**32
+    assert mmh3.hash("foo", 42, signed=False) == -1322301282 % 2**32
+
+
+def test_md5_families_read_hashformers_hmac_md5():
+    emb = _build("md5-emb")
+    rows = emb.module.num_rows
+    digest = hmac.new(b"en", "naïve".encode(), hashlib.md5).digest()
+    assert emb.codes[9, 0] == int.from_bytes(digest, "big") % rows
+    bits = _build("md5-add").codes[9]
+    assert bits.tolist() == [int(c) for c in format(int.from_bytes(digest, "big"), "0128b")]
+
+
+def test_hash_embedding_weights_its_pool_rows_by_a_hashed_importance_row():
+    emb = _build("hash-embedding")
+    module: ImportanceHashEmbedding = emb.module
+    rows = module.num_buckets
+    assert rows == int(V * D * 0.5) // (D + 2)
+    assert emb.codes[4].tolist() == [mmh3.hash("hashing", 0, signed=False) % rows,
+                                     mmh3.hash("hashing", 1, signed=False) % rows,
+                                     mmh3.hash("hashing", 2, signed=False) % rows]
+    with torch.no_grad():
+        module.importance.normal_()
+    c = emb.codes[4]
+    expected = module.importance[c[2], 0] * module.pool[c[0]] + module.importance[c[2], 1] * module.pool[c[1]]
+    torch.testing.assert_close(emb(torch.tensor([4]))[0], expected)
+
+
+def test_quotient_remainder_never_collides_and_fits_its_rows():
+    emb = _build("quotient-remainder", 0.25)
+    module: QuotientRemainderEmbedding = emb.module
+    rows = int(V * D * 0.25) // D
+    assert module.quotient.shape[0] + module.remainder.shape[0] <= rows
+    assert module.collisions() == 0
+    i = torch.tensor([123])
+    torch.testing.assert_close(emb(i)[0], module.quotient[123 // module.modulus] * module.remainder[123 % module.modulus])
+    with pytest.raises(ValueError, match="raise the budget"):
+        catalogue.qr_modulus(30522, 300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 50_000), st.integers(0, 400))
+def test_qr_modulus_is_the_largest_that_fits(num_ids, extra):
+    rows = 2 * math.isqrt(num_ids) + 2 + extra
+    m = catalogue.qr_modulus(num_ids, rows)
+    assert m + -(-num_ids // m) <= rows
+    assert all(k + -(-num_ids // k) > rows for k in range(m + 1, min(rows, m + 50)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=8), st.integers(1, 2**31 - 1),
+       st.integers(0, 2**31 - 1), st.integers(2, 10**9))
+def test_universal_hash_equals_python_integers(values, a, b, modulus):
+    fast = universal_hash(torch.tensor(values), torch.tensor([a]), torch.tensor([b]), modulus)[:, 0].tolist()
+    assert fast == [((a * x + b) % MERSENNE_61) % modulus for x in values]
+
+
+def test_robe_reads_wrapping_chunks_at_hashed_offsets():
+    module = RobeEmbedding(num_ids=50, size=37, embedding_dim=8, chunk=4, seed=3)
+    ids = torch.tensor([0, 7, 49])
+    out = module(ids)
+    a, b = int(module.hash_a), int(module.hash_b)
+    for row, i in enumerate(ids.tolist()):
+        for c in range(2):
+            start = ((a * (2 * i + c) + b) % MERSENNE_61) % 37
+            expected = torch.stack([module.weight[(start + z) % 37] for z in range(4)])
+            torch.testing.assert_close(out[row, 4 * c: 4 * c + 4], expected)
+    assert module.embedding_parameter_count() == 37
+
+
+def test_dhe_encodes_ids_in_minus_one_to_one_then_an_mlp():
+    module = DenseHashEmbedding(num_ids=100, embedding_dim=8, hidden=5, num_hashes=16, buckets=1000, seed=1)
+    enc = module.encode(torch.tensor([3]))[0]
+    a, b = module.hash_a.tolist(), module.hash_b.tolist()
+    expected = [(((x * 3 + y) % MERSENNE_61) % 1000) * 2 / 999 - 1 for x, y in zip(a, b)]
+    torch.testing.assert_close(enc, torch.tensor(expected, dtype=torch.float32))
+    assert enc.min() >= -1 and enc.max() <= 1
+    assert module.embedding_parameter_count() == 16 * 5 + 5 + 5 * 8 + 8
+
+
+def test_row_combination_skips_padding_codes():
+    module = RowCombinationEmbedding(6, 4, "mean")
+    codes = torch.tensor([[1, 3, -1], [-1, -1, -1]])
+    out = module(codes)
+    torch.testing.assert_close(out[0], (module.weight[1] + module.weight[3]) / 2)
+    assert torch.equal(out[1], torch.zeros(4))
+    with pytest.raises(ValueError, match=r"codes must lie in \[-1, 6\)"):
+        module(torch.tensor([[6]]))
+
+
+def test_tfree_rows_follow_the_reference_md5_rule():
+    rows = 1000
+    trigram = " he".encode()
+    t = trigram[0] + 256 * trigram[1] + 65536 * trigram[2]
+    expected, k = [], 0
+    for k in range(4):
+        j = 0
+        while (r := int(hashlib.md5(f"{t}_{k}_{j}".encode()).hexdigest(), 16) % rows) in expected:
+            j += 1
+        expected.append(r)
+    assert catalogue.tfree_rows(trigram, rows, population=4) == expected
+    # the first `shared` activations hash the lower-cased trigram: "He" shares them with "he"
+    upper = catalogue.tfree_rows(" He".encode(), rows, population=4, shared=2)
+    assert upper[:2] == expected[:2] and upper[2:] != expected[2:]
+    # a word's rows: the union of its trigrams' (" a " has one trigram)
+    assert catalogue.tfree_word_rows("a", rows, 4) == sorted(set(catalogue.tfree_rows(b" a ", rows, 4)))
+    # a continuation piece is hashed without its marker
+    emb = _build("t-free")
+    n = emb.module.num_rows
+    word = catalogue.tfree_word_rows("ing", n, min(10, n), shared=2)
+    assert emb.codes[5][emb.codes[5] >= 0].tolist() == word
+
+
+def test_superbloom_input_sums_one_row_of_each_map():
+    emb = _build("superbloom")
+    codes = emb.codes
+    per_map = emb.module.num_rows // 2
+    assert codes[:, 0].max() < per_map <= codes[:, 1].min()
+    torch.testing.assert_close(emb(torch.tensor([7]))[0], emb.module.weight[codes[7]].sum(dim=0))
+
+
+def test_gated_signatures_are_unique_per_token():
+    emb = _build("gated-signatures")
+    table = emb.module.inner.hash_map
+    assert len({tuple(r) for r in table.tolist()}) == V
+
+
+@pytest.mark.parametrize("name", list(catalogue.FAMILIES))
+def test_a_saved_state_dict_reloads_the_same_hashes(name):
+    first, other = _build(name, seed=0), _build(name, seed=5)
+    other.load_state_dict(first.state_dict())
+    torch.testing.assert_close(other(IDS), first(IDS))
+
+
+def test_the_same_seed_builds_the_same_model():
+    for name in ("bloom", "robe", "dhe", "superbloom"):
+        torch.testing.assert_close(_build(name, seed=2)(IDS), _build(name, seed=2)(IDS))
+    assert not torch.equal(_build("bloom", seed=2).codes, _build("bloom", seed=3).codes)
+
+
+def test_lookup_bytes_count_what_the_hash_keeps():
+    assert _build("full").lookup_bytes() == 0
+    assert _build("hashing-trick").lookup_bytes() == V * 8
+    assert _build("md5-proj").lookup_bytes() == V * 128
+    assert _build("dynamic-ngram").lookup_bytes() == V * D * 4
+
+
+def test_bad_input_is_refused_with_the_fix():
+    with pytest.raises(KeyError, match="unknown family 'bloomy'; the catalogue has full, hashing-trick"):
+        catalogue.build("bloomy", VOCAB, 100, D)
+    with pytest.raises(ValueError, match="full table needs"):
+        catalogue.build("full", VOCAB, V * D - 1, D)
+    with pytest.raises(ValueError, match="DHE with k = 1024 hashes needs"):
+        catalogue.build("dhe", VOCAB, 500, D)
+    with pytest.raises(ValueError, match="non-empty token strings"):
+        catalogue.build("bloom", ["a", ""], 100, D)
+    with pytest.raises(ValueError, match="budget must be a positive number"):
+        catalogue.build("bloom", VOCAB, 0, D)
+    emb = _build("bloom")
+    with pytest.raises(ValueError, match=r"token ids must lie in \[0, 300\)"):
+        emb(torch.tensor([300]))
+    with pytest.raises(TypeError, match="int64 tensor of token ids"):
+        emb(torch.tensor([1.0]))
