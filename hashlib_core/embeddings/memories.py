@@ -1,0 +1,182 @@
+"""Hashed n-gram memories that **add** to a language model's token table: each maps a batch of token ids
+``(batch, length)`` to ``(batch, length, d)`` vectors computed from the causal n-grams ending at each position, to be
+added to the token embedding (the every-family chapter's Track B).
+
+* :class:`BLTHashNgramEmbedding` -- BLT's hash n-gram embeddings (Pagnoni et al. 2024; facebookresearch/blt
+  ``bytelatent/model/blt.py``: ``byte_group_hash_function``, ``rolling_polynomial_hash``): for every group size ``n``
+  and hash function ``f``, the window of the ``n`` ids ending at each position (left-padded with zeros) is hashed by
+  ``sum_k x_k p_f^k`` in int64 with two's-complement wrap-around (``p_f^3`` already overflows), taken ``% max_hash``,
+  and looked up in its own ``nn.Embedding(max_hash, d)``; all are summed.
+* :class:`OverEncodingEmbedding` -- over-encoding (Huang et al., ICML 2025): for each order ``n = 2..N`` and table
+  ``j = 0..k-1`` of size ``m + 2 j``, id ``(x_t + x_{t-1} V + ... + x_{t-n+1} V^{n-1}) mod (m + 2 j)``; each table
+  ``d / (k (N-1))`` wide, projected to ``d``, the projections summed.
+* :class:`BigramHashEmbedding` -- the bigram hash of the parameter-golf records (openai/parameter-golf): ``(36313 t_i
+  XOR 27191 t_{i-1}) mod (B - 1)``, position 0 -> ``B - 1``, a ``B x w`` table projected to ``d`` and scaled by a
+  learned scalar (0.05 at start). The projection starts at zero, so the memory adds nothing until it has learned;
+  the table starts N(0, 0.02): were both zero, neither would ever get a gradient.
+
+Every module counts its parameters with ``embedding_parameter_count()``; :func:`blt_ngram_hashes` and
+:func:`over_encoding_ids` are the hashes alone (no parameters), tested against the references' rules.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import nn
+
+__all__ = ["BLT_PRIMES", "blt_ngram_hashes", "BLTHashNgramEmbedding", "over_encoding_ids", "OverEncodingEmbedding",
+           "bigram_hash_ids", "BigramHashEmbedding"]
+
+#: BLT's hash multipliers (``primes`` in ``bytelatent/model/blt.py``)
+BLT_PRIMES = (1000000007, 5915587277, 1500450271, 3267000013, 5754853343, 4093082899, 9576890767, 3628273133,
+              2860486313, 5463458053, 3367900313)
+
+
+def _check_batch(owner: str, ids: torch.Tensor, vocab_size: int | None = None) -> torch.Tensor:
+    if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32) or ids.dim() != 2:
+        got = f"{ids.dtype} {tuple(ids.shape)}" if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise TypeError(f"{owner}: ids must be an int64 tensor (batch, length) of token ids, got {got}")
+    if ids.numel():
+        low, high = (int(v) for v in torch.aminmax(ids))
+        if low < 0 or (vocab_size is not None and high >= vocab_size):
+            bound = f"[0, {vocab_size})" if vocab_size is not None else ">= 0"
+            raise ValueError(f"{owner}: token ids must lie in {bound}, got values in [{low}, {high}]")
+    return ids.long()
+
+
+def _positive(owner: str, name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{owner}: {name} must be an int >= 1, got {value!r:.40}")
+    return value
+
+
+def _windows(ids: torch.Tensor, n: int) -> torch.Tensor:
+    """``(batch, length, n)``: the ``n`` ids ending at each position, oldest first, left-padded with zeros."""
+    prefix = torch.zeros(ids.shape[0], n - 1, dtype=torch.int64, device=ids.device)
+    return torch.cat([prefix, ids], dim=1).unfold(1, n, 1)
+
+
+def blt_ngram_hashes(ids: torch.Tensor, group_size: int, hash_func_nb: int = 0, max_hash: int = 30000
+                     ) -> torch.Tensor:
+    """BLT's ``byte_group_hash_function``: ``(sum_k w_k p^k) % max_hash`` over each causal window ``w`` (oldest id
+    first, ``k = 0..n-1``), in int64 with wrap-around; values in ``[0, max_hash)``."""
+    ids = _check_batch("blt_ngram_hashes", ids)
+    if not 0 <= hash_func_nb < len(BLT_PRIMES):
+        raise ValueError(f"hash_func_nb must be in [0, {len(BLT_PRIMES)}) (BLT has {len(BLT_PRIMES)} primes)")
+    prime = torch.tensor(BLT_PRIMES[hash_func_nb], dtype=torch.int64, device=ids.device)
+    powers = torch.stack([prime ** i for i in range(group_size)])
+    return (_windows(ids, group_size) * powers).sum(dim=-1) % max_hash
+
+
+class BLTHashNgramEmbedding(nn.Module):
+    """The sum over group sizes ``n`` and hash functions ``f`` of ``E_{f,n}[blt hash]``, each table ``max_hash x d``.
+    Parameters: ``len(sizes) * num_functions * max_hash * d``."""
+
+    def __init__(self, embedding_dim: int, max_hash: int, sizes: Sequence[int] = (3, 4, 5), num_functions: int = 1
+                 ) -> None:
+        super().__init__()
+        owner = "BLTHashNgramEmbedding"
+        self.embedding_dim = _positive(owner, "embedding_dim", embedding_dim)
+        self.max_hash = _positive(owner, "max_hash", max_hash)
+        self.sizes = tuple(_positive(owner, "group size", n) for n in sizes)
+        self.num_functions = _positive(owner, "num_functions", num_functions)
+        if num_functions > len(BLT_PRIMES):
+            raise ValueError(f"{owner}: at most {len(BLT_PRIMES)} hash functions (BLT's primes)")
+        self.tables = nn.ModuleList(nn.Embedding(max_hash, embedding_dim)
+                                    for _ in range(num_functions) for _ in self.sizes)
+        for table in self.tables:
+            nn.init.normal_(table.weight, std=0.02)
+
+    def embedding_parameter_count(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        ids = _check_batch("BLTHashNgramEmbedding", ids)
+        out = torch.zeros(*ids.shape, self.embedding_dim, device=ids.device, dtype=self.tables[0].weight.dtype)
+        i = 0
+        for f in range(self.num_functions):
+            for n in self.sizes:
+                out = out + self.tables[i](blt_ngram_hashes(ids, n, f, self.max_hash))
+                i += 1
+        return out
+
+
+def over_encoding_ids(ids: torch.Tensor, vocab_size: int, order: int, modulus: int) -> torch.Tensor:
+    """``(x_t + x_{t-1} V + ... + x_{t-n+1} V^{n-1}) mod modulus`` at every position (ids before the start count as
+    0), with the powers of ``V`` reduced mod ``modulus`` first so nothing overflows."""
+    ids = _check_batch("over_encoding_ids", ids, vocab_size)
+    windows = _windows(ids, order)                                 # oldest first: x_{t-n+1} .. x_t
+    powers = [pow(vocab_size, order - 1 - k, modulus) for k in range(order)]
+    weights = torch.tensor(powers, dtype=torch.int64, device=ids.device)
+    return ((windows % modulus) * weights % modulus).sum(dim=-1) % modulus
+
+
+class OverEncodingEmbedding(nn.Module):
+    """Orders ``2..N``, ``k`` tables per order of sizes ``m, m + 2, ...``, each ``d / (k (N-1))`` wide and projected
+    to ``d`` (bias-free); the projections are summed. Parameters: tables plus projections."""
+
+    def __init__(self, vocab_size: int, embedding_dim: int, modulus: int, max_order: int = 3, tables_per_order: int = 4
+                 ) -> None:
+        super().__init__()
+        owner = "OverEncodingEmbedding"
+        self.vocab_size = _positive(owner, "vocab_size", vocab_size)
+        self.embedding_dim = _positive(owner, "embedding_dim", embedding_dim)
+        self.modulus = _positive(owner, "modulus", modulus)
+        if max_order < 2:
+            raise ValueError(f"{owner}: max_order must be >= 2 (bigrams and up), got {max_order}")
+        self.max_order, self.tables_per_order = max_order, _positive(owner, "tables_per_order", tables_per_order)
+        count = tables_per_order * (max_order - 1)
+        if embedding_dim % count:
+            raise ValueError(f"{owner}: d = {embedding_dim} must split into k (N - 1) = {count} equal widths")
+        width = embedding_dim // count
+        self.sizes = tuple(modulus + 2 * j for _ in range(2, max_order + 1) for j in range(tables_per_order))
+        self.tables = nn.ModuleList(nn.Embedding(size, width) for size in self.sizes)
+        self.projections = nn.ModuleList(nn.Linear(width, embedding_dim, bias=False) for _ in self.sizes)
+        for table in self.tables:
+            nn.init.normal_(table.weight, std=0.02)
+
+    def embedding_parameter_count(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        ids = _check_batch("OverEncodingEmbedding", ids, self.vocab_size)
+        out, i = 0, 0
+        for n in range(2, self.max_order + 1):
+            for _ in range(self.tables_per_order):
+                out = out + self.projections[i](self.tables[i](over_encoding_ids(ids, self.vocab_size, n,
+                                                                                  self.sizes[i])))
+                i += 1
+        return out
+
+
+def bigram_hash_ids(ids: torch.Tensor, buckets: int) -> torch.Tensor:
+    """``(36313 t_i XOR 27191 t_{i-1}) mod (buckets - 1)``; position 0 gets ``buckets - 1``."""
+    ids = _check_batch("bigram_hash_ids", ids)
+    if buckets < 2:
+        raise ValueError(f"bigram_hash_ids: buckets must be >= 2, got {buckets}")
+    out = torch.full_like(ids, buckets - 1)
+    out[:, 1:] = torch.bitwise_xor(36313 * ids[:, 1:], 27191 * ids[:, :-1]) % (buckets - 1)
+    return out
+
+
+class BigramHashEmbedding(nn.Module):
+    """``scale * W E[bigram hash]``: a ``B x w`` table (N(0, 0.02)), a ``w -> d`` projection (zero at start) and a
+    learned scale (0.05). Parameters: ``B w + w d + 1``."""
+
+    def __init__(self, embedding_dim: int, buckets: int = 4096, width: int = 128) -> None:
+        super().__init__()
+        owner = "BigramHashEmbedding"
+        self.embedding_dim = _positive(owner, "embedding_dim", embedding_dim)
+        self.buckets = _positive(owner, "buckets", buckets)
+        self.table = nn.Embedding(buckets, _positive(owner, "width", width))
+        self.projection = nn.Linear(width, embedding_dim, bias=False)
+        nn.init.normal_(self.table.weight, std=0.02)
+        nn.init.zeros_(self.projection.weight)
+        self.scale = nn.Parameter(torch.tensor(0.05))
+
+    def embedding_parameter_count(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.scale * self.projection(self.table(bigram_hash_ids(ids, self.buckets)))

@@ -1,0 +1,99 @@
+"""Hashed n-gram memories (hashlib_core.embeddings.memories): each hash equals its reference's rule recomputed with
+Python integers (BLT's int64 wrap-around included), parameters are counted exactly, and a memory learns."""
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hashlib_core.embeddings import memories
+
+IDS = torch.tensor([[5, 17, 3, 250, 9], [0, 1, 2, 3, 4]])
+
+
+def _wrap(x: int) -> int:
+    """Python int -> the int64 two's-complement value."""
+    return (x + 2**63) % 2**64 - 2**63
+
+
+def test_blt_prime_powers_wrap_as_int64():
+    # the reference's overflow example (implementation notes): 1000000007 ** 3 in int64
+    assert int(torch.tensor(1000000007, dtype=torch.int64) ** 3) == -4377642754154037417
+    assert _wrap(1000000007 ** 3) == -4377642754154037417
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 5000), min_size=1, max_size=12), st.integers(1, 6), st.integers(0, 10),
+       st.integers(2, 10**6))
+def test_blt_hashes_equal_the_reference_rule(seq, n, f, max_hash):
+    got = memories.blt_ngram_hashes(torch.tensor([seq]), n, f, max_hash)[0].tolist()
+    p, padded = memories.BLT_PRIMES[f], [0] * (n - 1) + seq
+    expected = []
+    for t in range(len(seq)):
+        window = padded[t:t + n]
+        total = 0
+        for k, x in enumerate(window):
+            total = _wrap(total + _wrap(x * _wrap(p ** k)))
+        expected.append(total % max_hash)       # torch's % follows the divisor's sign, as Python's
+    assert got == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 999), min_size=1, max_size=10), st.integers(2, 4), st.integers(2, 10**7))
+def test_over_encoding_ids_equal_the_formula(seq, order, modulus):
+    got = memories.over_encoding_ids(torch.tensor([seq]), 1000, order, modulus)[0].tolist()
+    padded = [0] * (order - 1) + seq
+    expected = [sum(padded[t + order - 1 - j] * 1000 ** j for j in range(order)) % modulus for t in range(len(seq))]
+    assert got == expected
+
+
+def test_bigram_hash_ids_follow_the_records_rule():
+    got = memories.bigram_hash_ids(IDS, 4096)
+    assert got[:, 0].tolist() == [4095, 4095]
+    assert got[0, 1] == ((36313 * 17) ^ (27191 * 5)) % 4095
+    assert got[1, 4] == ((36313 * 4) ^ (27191 * 3)) % 4095
+
+
+def test_memories_count_their_parameters_exactly():
+    blt = memories.BLTHashNgramEmbedding(16, max_hash=101, sizes=(3, 4), num_functions=2)
+    assert blt.embedding_parameter_count() == 2 * 2 * 101 * 16
+    over = memories.OverEncodingEmbedding(300, 16, modulus=17, max_order=3, tables_per_order=2)
+    assert over.sizes == (17, 19, 17, 19)
+    assert over.embedding_parameter_count() == sum(s * 4 for s in over.sizes) + 4 * 4 * 16
+    big = memories.BigramHashEmbedding(16, buckets=64, width=8)
+    assert big.embedding_parameter_count() == 64 * 8 + 8 * 16 + 1
+    for module in (blt, over, big):
+        assert module(IDS).shape == (2, 5, 16)
+
+
+def test_a_blt_memory_sums_its_tables():
+    blt = memories.BLTHashNgramEmbedding(8, max_hash=97, sizes=(2, 3), num_functions=1)
+    expected = sum(blt.tables[i](memories.blt_ngram_hashes(IDS, n, 0, 97)) for i, n in enumerate((2, 3)))
+    torch.testing.assert_close(blt(IDS), expected)
+
+
+def test_the_bigram_memory_starts_silent_and_learns():
+    big = memories.BigramHashEmbedding(8, buckets=32, width=4)
+    assert torch.equal(big(IDS), torch.zeros(2, 5, 8))
+    optimiser = torch.optim.SGD(big.parameters(), lr=0.5)
+    target = torch.ones(2, 5, 8)
+    losses = []
+    for _ in range(3):
+        loss = ((big(IDS) - target) ** 2).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    assert big.projection.weight.abs().sum() > 0 and losses[-1] < losses[0]
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(TypeError, match=r"\(batch, length\)"):
+        memories.blt_ngram_hashes(torch.tensor([1, 2]), 3)
+    with pytest.raises(ValueError, match="token ids must lie in"):
+        memories.over_encoding_ids(torch.tensor([[1, 1000]]), 1000, 2, 17)
+    with pytest.raises(ValueError, match="split into k"):
+        memories.OverEncodingEmbedding(100, 10, 17, max_order=3, tables_per_order=4)
+    with pytest.raises(ValueError, match="hash_func_nb"):
+        memories.blt_ngram_hashes(IDS, 2, hash_func_nb=11)
