@@ -9,7 +9,7 @@
 - :mod:`hashlib_core.embeddings.catalogue` -- every family built by one factory from (token strings, a parameter
   budget, a width): ``build(name, strings, budget, d)`` returns a module from token ids to ``(..., d)`` vectors.
 - :mod:`hashlib_core.embeddings.memories` -- hashed n-gram memories added to a language model's table: BLT's hash
-  n-gram embeddings, over-encoding, the bigram hash.
+  n-gram embeddings, over-encoding, an Engram-style gated memory, the bigram hash.
 """
 from hashlib_core.embeddings.base import TokenEmbedding, check_token_embedding
 

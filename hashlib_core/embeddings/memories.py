@@ -10,6 +10,13 @@ added to the token embedding (the every-family chapter's Track B).
 * :class:`OverEncodingEmbedding` -- over-encoding (Huang et al., ICML 2025): for each order ``n = 2..N`` and table
   ``j = 0..k-1`` of size ``m + 2 j``, id ``(x_t + x_{t-1} V + ... + x_{t-n+1} V^{n-1}) mod (m + 2 j)``; each table
   ``d / (k (N-1))`` wide, projected to ``d``, the projections summed.
+* :class:`EngramMemory` -- an Engram-style gated n-gram memory (DeepSeek 2026; deepseek-ai/Engram
+  ``engram_demo_v1.py``, the gate as AI-Hypercomputer/maxtext ``src/MaxText/layers/engram.py``): token ids are first
+  mapped to canonical ids (NFKC, NFD, accents stripped, lower case, whitespace collapsed, so "The" and "the" share
+  one), then for ``n = 2, 3`` ``mix = XOR_k (c_{t-k} * mult_{n,k})`` with odd random int64 multipliers, and each of
+  ``H`` heads per order looks up ``mix % prime_h`` (distinct primes) in its own table; the heads are concatenated to
+  ``e``; a gate ``g = sigmoid(sign(s) sqrt|s|)``, ``s = <RMSNorm(W_k e), RMSNorm(h)> / sqrt(d)`` against the hidden
+  state ``h`` scales ``v = W_v e``, and the output is ``v + ShortConv(v)`` (a causal depthwise convolution).
 * :class:`BigramHashEmbedding` -- the bigram hash of the parameter-golf records (openai/parameter-golf): ``(36313 t_i
   XOR 27191 t_{i-1}) mod (B - 1)``, position 0 -> ``B - 1``, a ``B x w`` table projected to ``d`` and scaled by a
   learned scalar (0.05 at start). The projection starts at zero, so the memory adds nothing until it has learned;
@@ -20,13 +27,15 @@ Every module counts its parameters with ``embedding_parameter_count()``; :func:`
 """
 from __future__ import annotations
 
+import unicodedata
 from typing import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
 __all__ = ["BLT_PRIMES", "blt_ngram_hashes", "BLTHashNgramEmbedding", "over_encoding_ids", "OverEncodingEmbedding",
-           "bigram_hash_ids", "BigramHashEmbedding"]
+           "bigram_hash_ids", "BigramHashEmbedding", "canonical_ids", "primes_above", "engram_mix", "EngramMemory"]
 
 #: BLT's hash multipliers (``primes`` in ``bytelatent/model/blt.py``)
 BLT_PRIMES = (1000000007, 5915587277, 1500450271, 3267000013, 5754853343, 4093082899, 9576890767, 3628273133,
@@ -180,3 +189,91 @@ class BigramHashEmbedding(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.scale * self.projection(self.table(bigram_hash_ids(ids, self.buckets)))
+
+
+def _canonical(text: str) -> str:
+    text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text))
+    text = "".join(c for c in text if unicodedata.category(c) != "Mn").lower()
+    return " ".join(text.split())
+
+
+def canonical_ids(strings: Sequence[str]) -> torch.Tensor:
+    """``(V,)`` int64: each token's canonical id, the first id whose string canonicalises (NFKC, NFD, accents
+    stripped, lower case, whitespace collapsed) to the same text."""
+    first: dict[str, int] = {}
+    return torch.tensor([first.setdefault(_canonical(w), i) for i, w in enumerate(strings)], dtype=torch.int64)
+
+
+def primes_above(start: int, count: int) -> list[int]:
+    """The ``count`` smallest primes greater than ``start`` (trial division)."""
+    out, n = [], start
+    while len(out) < count:
+        n += 1
+        if n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1)):
+            out.append(n)
+    return out
+
+
+def engram_mix(ids: torch.Tensor, multipliers: torch.Tensor) -> torch.Tensor:
+    """``XOR_k (c_{t-k} * mult_k)`` in int64 (wrapping), ``k = 0..n-1`` (``c_{t-k}`` = 0 before the start)."""
+    n = multipliers.numel()
+    windows = _windows(ids, n).flip(-1)                           # newest first: c_t, c_{t-1}, ...
+    products = windows * multipliers
+    out = products[..., 0]
+    for k in range(1, n):
+        out = torch.bitwise_xor(out, products[..., k])
+    return out
+
+
+class EngramMemory(nn.Module):
+    """Orders 2 and 3 (``orders``), ``heads`` heads per order each with a table of ``prime_h`` rows ``head_width``
+    wide (primes just above ``rows``), the gate and the short convolution; ``forward(ids, hidden)``. Parameters:
+    tables, ``W_k``, ``W_v`` (``e -> d``), two RMSNorm scales and the convolution."""
+
+    def __init__(self, strings: Sequence[str], embedding_dim: int, rows: int, heads: int = 8, head_width: int = 16,
+                 orders: Sequence[int] = (2, 3), kernel: int = 4, seed: int = 0, layer_id: int = 0) -> None:
+        super().__init__()
+        owner = "EngramMemory"
+        self.embedding_dim = _positive(owner, "embedding_dim", embedding_dim)
+        self.rows, self.heads = _positive(owner, "rows", rows), _positive(owner, "heads", heads)
+        self.orders = tuple(_positive(owner, "order", n) for n in orders)
+        self.register_buffer("canonical", canonical_ids(list(strings)))
+        rng = np.random.default_rng(seed + 10007 * layer_id)
+        mults = [rng.integers(1, 2**62, size=n, dtype=np.int64) * 2 + 1 for n in self.orders]   # odd
+        for n, m in zip(self.orders, mults):
+            self.register_buffer(f"mult_{n}", torch.from_numpy(m))
+        self.primes = tuple(primes_above(rows, heads * len(self.orders)))
+        self.tables = nn.ModuleList(nn.Embedding(p, head_width) for p in self.primes)
+        for table in self.tables:
+            nn.init.normal_(table.weight, std=0.02)
+        width = head_width * len(self.primes)
+        self.key, self.value = nn.Linear(width, embedding_dim, bias=False), nn.Linear(width, embedding_dim, bias=False)
+        self.key_norm, self.hidden_norm = nn.RMSNorm(embedding_dim), nn.RMSNorm(embedding_dim)
+        self.conv = nn.Conv1d(embedding_dim, embedding_dim, kernel, groups=embedding_dim, padding=kernel - 1)
+        nn.init.zeros_(self.conv.weight)
+        nn.init.zeros_(self.conv.bias)
+
+    def embedding_parameter_count(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def retrieve(self, ids: torch.Tensor) -> torch.Tensor:
+        """``e``: the concatenated head vectors ``(batch, length, heads * len(orders) * head_width)``."""
+        ids = _check_batch("EngramMemory", ids, self.canonical.numel())
+        canon = self.canonical[ids]
+        parts, i = [], 0
+        for n in self.orders:
+            mix = engram_mix(canon, getattr(self, f"mult_{n}"))
+            for _ in range(self.heads):
+                parts.append(self.tables[i](mix % self.primes[i]))
+                i += 1
+        return torch.cat(parts, dim=-1)
+
+    def forward(self, ids: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        e = self.retrieve(ids)
+        if hidden.shape != (*ids.shape, self.embedding_dim):
+            raise ValueError(f"EngramMemory: hidden must be (batch, length, d) = {(*ids.shape, self.embedding_dim)}, "
+                             f"got {tuple(hidden.shape)}")
+        s = (self.key_norm(self.key(e)) * self.hidden_norm(hidden)).sum(-1, keepdim=True) / self.embedding_dim ** 0.5
+        v = torch.sigmoid(torch.sign(s) * s.abs().sqrt()) * self.value(e)
+        conv = self.conv(v.transpose(1, 2))[..., : v.shape[1]].transpose(1, 2)      # causal: the first L outputs
+        return v + conv

@@ -97,3 +97,29 @@ def test_bad_input_is_refused():
         memories.OverEncodingEmbedding(100, 10, 17, max_order=3, tables_per_order=4)
     with pytest.raises(ValueError, match="hash_func_nb"):
         memories.blt_ngram_hashes(IDS, 2, hash_func_nb=11)
+
+
+def test_engram_canonicalises_then_mixes_with_odd_multipliers():
+    strings = ["[PAD]", "The", "the", "Café", "cafe", "x  y", "x y", "dog"]
+    assert memories.canonical_ids(strings).tolist() == [0, 1, 1, 3, 3, 5, 5, 7]
+    assert memories.primes_above(10, 4) == [11, 13, 17, 19]
+    engram = memories.EngramMemory(strings, 8, rows=50, heads=2, head_width=4, seed=1)
+    assert all(int(m) % 2 == 1 for n in (2, 3) for m in getattr(engram, f"mult_{n}"))
+    ids = torch.tensor([[1, 7, 4], [2, 7, 3]])      # "The dog cafe" and "the dog Café": the same canonical ids
+    torch.testing.assert_close(engram.retrieve(ids)[0], engram.retrieve(ids)[1])
+    m = engram.mult_2.tolist()
+    canon = [1, 7, 3]
+    expected = [_wrap(canon[t] * m[0]) ^ _wrap((canon[t - 1] if t else 0) * m[1]) for t in range(3)]
+    assert memories.engram_mix(torch.tensor([canon]), engram.mult_2)[0].tolist() == expected
+    hidden = torch.randn(2, 3, 8)
+    out = engram(ids, hidden)
+    assert out.shape == (2, 3, 8)
+    # the convolution starts at zero: the output is the gated value alone, and causal (position 0 ignores later ones)
+    e = engram.retrieve(ids)
+    s = (engram.key_norm(engram.key(e)) * engram.hidden_norm(hidden)).sum(-1, keepdim=True) / 8 ** 0.5
+    torch.testing.assert_close(out, torch.sigmoid(torch.sign(s) * s.abs().sqrt()) * engram.value(e))
+    with torch.no_grad():
+        engram.conv.weight.normal_()
+    changed = ids.clone()
+    changed[:, 2] = 0
+    torch.testing.assert_close(engram(changed, hidden)[:, 0], engram(ids, hidden)[:, 0])
