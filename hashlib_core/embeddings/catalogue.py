@@ -221,6 +221,15 @@ def _md5_emb(s: _Spec):
     return RowCombinationEmbedding(rows, s.dim, "sum"), codes
 
 
+def _lsh_emb(s: _Spec):
+    from hashlib_core.bpe import roberta_bpe
+    from hashlib_core.hashing.lsh import LSHBucketHasher
+
+    rows = s.rows()
+    hasher = LSHBucketHasher(roberta_bpe(), num_buckets=rows, offset=0)
+    return RowCombinationEmbedding(rows, s.dim, "sum"), hasher.batch_index([_strip(w) for w in s.strings]).unsqueeze(-1)
+
+
 def _importance(s: _Spec):
     k = 2
     rows = s.rows(s.dim + k)      # K = B weight rows of k numbers beside B pool rows of d
@@ -336,6 +345,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "thomasahle/cce cce/dhe.py", "budget", _dhe),
     Family("md5-emb", "HashFormers' Emb: the (HMAC-)MD5 digest mod B rows", "Xue & Aletras 2022, §3.1",
            "budget", _md5_emb),
+    Family("lsh-emb", "HashFormers' LSH-Emb: the released permutation LSH of the word's roberta-base BPE "
+           "features, mod B rows (its released draws: the seed does not change it)", "Xue & Aletras 2022, §3.3",
+           "budget", _lsh_emb),
     Family("md5-pool", "HashFormers' Pool over the 128-bit MD5 code", "Xue & Aletras 2022, Eq. 1", "fixed",
            _bits("pool")),
     Family("md5-add", "HashFormers' Add over the 128-bit MD5 code", "Xue & Aletras 2022, Eq. 2", "fixed",
