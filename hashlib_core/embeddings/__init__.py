@@ -8,6 +8,8 @@
   fixed-feature bottleneck (pNLP-Mixer's).
 - :mod:`hashlib_core.embeddings.catalogue` -- every family built by one factory from (token strings, a parameter
   budget, a width): ``build(name, strings, budget, d)`` returns a module from token ids to ``(..., d)`` vectors.
+- :mod:`hashlib_core.embeddings.diagnostics` -- what a family's hash decides before training: tokens that share their
+  whole input signature, beside the birthday bound of its code space.
 - :mod:`hashlib_core.embeddings.memories` -- hashed n-gram memories added to a language model's table: BLT's hash
   n-gram embeddings, over-encoding, an Engram-style gated memory, the bigram hash.
 """

@@ -263,3 +263,27 @@ def test_bad_input_is_refused_with_the_fix():
         emb(torch.tensor([300]))
     with pytest.raises(TypeError, match="int64 tensor of token ids"):
         emb(torch.tensor([1.0]))
+
+
+def test_collisions_count_shared_signatures_against_the_birthday_bound():
+    from hashlib_core.embeddings import diagnostics
+
+    # the bound: V (1 - (1 - 1/C)^(V-1)); two tokens in two values collide with probability 1/2 each way
+    assert diagnostics.expected_colliding(2, 2.0) == pytest.approx(1.0)
+    assert diagnostics.expected_colliding(3, 10.0) == pytest.approx(3 * (1 - 0.9 ** 2))
+    assert diagnostics.expected_colliding(100, math.inf) == 0.0
+    trick = catalogue.build("hashing-trick", VOCAB, 10 * D, D)          # 300 tokens into 10 rows: all collide
+    found = diagnostics.collisions(trick)
+    assert found["colliding"] == V and found["code_space"] == 10.0
+    assert found["expected"] == pytest.approx(V * (1 - 0.9 ** (V - 1)))
+    # counted by hand from the codes
+    rows = trick.codes[:, 0].tolist()
+    assert found["colliding"] == sum(rows.count(r) > 1 for r in rows)
+    bloom = catalogue.build("bloom", VOCAB, 40 * D, D)
+    pairs = [tuple(sorted(r)) for r in bloom.codes.tolist()]
+    assert diagnostics.collisions(bloom)["colliding"] == sum(pairs.count(p) > 1 for p in pairs)
+    assert diagnostics.collisions(bloom)["code_space"] == 40 * 41 / 2
+    for name in ("full", "quotient-remainder", "gated-signatures", "md5-add", "robe", "dhe"):
+        found = diagnostics.collisions(_build(name))
+        assert found["colliding"] == 0, name
+    assert diagnostics.collisions(_build("md5-proj"))["code_space"] == 2.0 ** 128
