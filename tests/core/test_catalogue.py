@@ -287,3 +287,20 @@ def test_collisions_count_shared_signatures_against_the_birthday_bound():
         found = diagnostics.collisions(_build(name))
         assert found["colliding"] == 0, name
     assert diagnostics.collisions(_build("md5-proj"))["code_space"] == 2.0 ** 128
+
+
+def test_the_families_benchmark_writes_one_row_per_family(mirror, tmp_path, monkeypatch):
+    import json
+
+    from hashlib_core.benchmarks.families import main
+
+    monkeypatch.setenv("HASHLIB_RESULTS_DIR", str(tmp_path))
+    payload = main(["--families", "bloom", "robe", "--fraction", "0.01", "--batch", "2", "--length", "8",
+                    "--repeats", "1"])
+    written = json.loads((tmp_path / "benchmarks" / "quick" / "families.json").read_text(encoding="utf-8"))
+    assert [r["family"] for r in written["data"]["results"]] == ["bloom", "robe"]
+    assert payload["vocab_size"] == 30522 and written["meta"]["device"] == "cpu"
+    budget = int(30522 * 64 * 0.01)
+    for row in payload["results"]:
+        assert row["budget"] == budget and row["parameters"] <= budget and row["tokens_per_s"] > 0
+        assert row["share_of_full"] == row["parameters"] / (30522 * 64)
