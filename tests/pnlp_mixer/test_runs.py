@@ -82,6 +82,19 @@ def test_parts_and_their_merge_keep_the_profiles_order():
     assert comparisons.part_pairs(p, "mixer") == [("minhash", "mixer")]
     assert comparisons.part_pairs(p, "projections") == [("binary", "mixer")]
     assert comparisons.part_pairs(p, "architectures") == [("minhash", "projection-only")]
+    # MTOP with comparison_mtop_rows="headline": the headline rows only; ATIS keeps every row
+    cpu = PROFILES.get("cpu", comparison_mtop_rows="headline", headline_projections=("minhash", "simhash"),
+                       headline_encoders=("mixer", "transformer"))
+    assert comparisons.part_pairs(cpu, "projections", "mtop-en") == [("simhash", "mixer")]
+    assert comparisons.part_pairs(cpu, "architectures", "mtop-en") == [("minhash", "transformer")]
+    assert comparisons.part_pairs(cpu, "mixer", "mtop-en") == [("minhash", "mixer")]
+    assert len(comparisons.part_pairs(cpu, "projections", "atis")) == 3
+    every = PROFILES.get("cpu", comparison_mtop_rows="all")
+    assert len(comparisons.part_pairs(every, "architectures", "mtop-en")) == 4
+    with pytest.raises(ValueError, match="comparison_mtop_rows must be 'all' or 'headline'"):
+        PROFILES.get("cpu", comparison_mtop_rows="some")
+    with pytest.raises(ValueError, match="unknown part kind"):
+        comparisons.part_pairs(cpu, "mixers")
     assert not comparisons.part_enabled(p, "mixer", "snips")
     assert not comparisons.part_enabled(PROFILES.get("smoke", projections=("minhash",)), "projections", "atis")
     with pytest.raises(ValueError, match="does not compare on snips"):

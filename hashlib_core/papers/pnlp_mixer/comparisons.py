@@ -39,21 +39,26 @@ def part_name(kind: str, task: str) -> str:
     return f"{kind}_{task.replace('-', '_')}"
 
 
-def part_pairs(profile: Any, kind: str) -> list[tuple[str, str]]:
+def part_pairs(profile: Any, kind: str, task: str | None = None) -> list[tuple[str, str]]:
     """The (projection, encoder) rows a part trains under ``profile``: the MinHash Mixer when either table has it;
-    the profile's other projections with the Mixer; its other encoders on MinHash."""
+    the profile's other projections with the Mixer; its other encoders on MinHash. On MTOP (``task``) with
+    ``comparison_mtop_rows="headline"``, only the headline projections and encoders."""
+    if kind not in PART_KINDS:
+        raise ValueError(f"unknown part kind {kind!r}; choose from {PART_KINDS}")
     if kind == "mixer":
         return [("minhash", "mixer")] if "minhash" in profile.projections or "mixer" in profile.encoders else []
+    only_headline = (task is not None and task.startswith("mtop")
+                     and getattr(profile, "comparison_mtop_rows", "all") == "headline")
     if kind == "projections":
-        return [(p, "mixer") for p in profile.projections if p != "minhash"]
-    if kind == "architectures":
-        return [("minhash", e) for e in profile.encoders if e != "mixer"]
-    raise ValueError(f"unknown part kind {kind!r}; choose from {PART_KINDS}")
+        return [(p, "mixer") for p in profile.projections
+                if p != "minhash" and (not only_headline or p in profile.headline_projections)]
+    return [("minhash", e) for e in profile.encoders
+            if e != "mixer" and (not only_headline or e in profile.headline_encoders)]
 
 
 def part_enabled(profile: Any, kind: str, task: str) -> bool:
     """Whether ``profile`` runs the part: it compares on ``task`` and the part has rows to train."""
-    return task in profile.comparison_tasks and bool(part_pairs(profile, kind))
+    return task in profile.comparison_tasks and bool(part_pairs(profile, kind, task))
 
 
 def curves(runs: list[tuple[dict, dict]]) -> pd.DataFrame:
@@ -82,7 +87,7 @@ def run_part(res: Any, kind: str, task: str) -> dict[str, Any]:
     if task not in profile.comparison_tasks:
         raise ValueError(f"{name}: the {profile.name} profile does not compare on {task} (comparison_tasks "
                          f"{profile.comparison_tasks})")
-    pairs = part_pairs(profile, kind)
+    pairs = part_pairs(profile, kind, task)
     if not pairs:
         raise ValueError(f"{name}: the {profile.name} profile has no row to train in this part")
     runs = [run for projection, encoder in pairs for run in res.row_runs(task, projection, encoder)]

@@ -60,7 +60,7 @@ _T1_ROWS = ("projections", "headline_projections")
 _T2_ROWS = ("encoders", "headline_encoders")
 #: Tables 1 and 2's MTOP EN schedule: what only the MTOP EN parts (and the merges) read
 _MTOP_COMPARISON = ("comparison_mtop_max_epochs", "comparison_mtop_train_examples", "comparison_mtop_eval_examples",
-                    "comparison_mtop_batch_size", "comparison_mtop_lr_schedule")
+                    "comparison_mtop_batch_size", "comparison_mtop_lr_schedule", "comparison_mtop_rows")
 _COMPARISON = ("comparison_tasks", "snips_max_epochs") + _T1_ROWS + _T2_ROWS + _MTOP_COMPARISON
 _LANGUAGES = ("mtop_languages", "massive_languages")
 _ATIS_SCHEDULE = ("max_epochs", "patience")
@@ -104,7 +104,9 @@ def _part_independent_of(kind: str, task: str) -> tuple[str, ...]:
     schedules = {"mtop": _ATIS_SCHEDULE + ("snips_max_epochs",),
                  "atis": _MTOP_SCHEDULE + _MTOP_COMPARISON + ("snips_max_epochs",),
                  "snips": _MTOP_SCHEDULE + _MTOP_COMPARISON}[source]
-    rows = {"mixer": _T1_ROWS + _T2_ROWS, "projections": _T2_ROWS, "architectures": _T1_ROWS}[kind]
+    # which other rows MTOP trains never changes the MinHash Mixer's part
+    rows = {"mixer": _T1_ROWS + _T2_ROWS + ("comparison_mtop_rows",), "projections": _T2_ROWS,
+            "architectures": _T1_ROWS}[kind]
     return _LANGUAGES + schedules + rows + ("comparison_tasks",)
 
 
