@@ -1,6 +1,8 @@
 """The pNLP-Mixer chapter's parts: task data, the joint model, fitting with early stopping, tables and figures."""
 from __future__ import annotations
 
+import math
+
 import matplotlib
 import pandas as pd
 import pytest
@@ -248,6 +250,18 @@ def test_comparison_and_ordering_on_fixed_inputs():
     assert tables.comparison_view(t2, "encoder")["params (paper)"].tolist() == ["0.2M", "1.0M", "1.2M", "1.0M",
                                                                                     "1.0M"]
     assert tables.ordering(_results("encoder", "mtop-en"), "encoder", "mtop-en")["paper_best"] == "MLP-Mixer"
+
+
+def test_a_row_trained_on_one_task_only_says_so_on_the_other():
+    # MTOP EN with the headline rows (MinHash, SimHash), ATIS with every projection
+    mtop = _results("projection", "mtop-en")
+    t1 = pd.concat([mtop[mtop["projection"].isin(["simhash", "minhash"])], _results("projection")])
+    view = tables.comparison_view(t1, "projection").set_index("model")
+    assert list(view.index) == ["Binary", "TSP", "SimHash", "MinHash (Ours)"]     # the paper's order
+    assert view.loc["Binary", "MTOP EN runs"] == "not trained at this profile"
+    paper = tables.paper_number(tables.paper_rows("projection")[1].loc["Binary", "MTOP_EN_Exact_Match_Acc"])
+    assert math.isnan(view.loc["Binary", "MTOP EN (ours)"]) and view.loc["Binary", "MTOP EN (paper)"] == paper
+    assert view.loc["SimHash", "MTOP EN (ours)"] == 52.0 and view.loc["Binary", "ATIS (ours)"] == 90.0
 
 
 def test_snips_rows_have_no_paper_numbers_but_an_ordering():

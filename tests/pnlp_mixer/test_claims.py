@@ -156,6 +156,30 @@ def test_best_of_projections_is_minhash_minus_the_best_other_with_the_convergenc
     assert "none of the 2 runs was best at its epoch cap" in wide["method"]
 
 
+def test_headline_rows_alone_on_mtop_compare_with_the_rows_trained_and_say_which_are_not():
+    def headline_only(tables_: dict, which: str, keep: tuple[str, ...]) -> dict:
+        name = "table1" if which == "projection" else "table2"
+        t = tables_[name]
+        t = t[(t["task"] != "mtop-en") | t[which].isin(keep)]
+        items = {"runs": [r for r in tables_[f"{name}_items"]["runs"]
+                          if r["task"] != "mtop-en" or r[which] in keep]}
+        return {name: t, f"{name}_items": items}
+
+    ev = _evidence(**headline_only(_table1(em=(50.0, 65.0, 52.0, 60.0)), "projection", ("simhash", "minhash")),
+                   **headline_only(_table2(), "encoder", ("transformer", "mixer")))
+    em = _row("t1-minhash-em", ev)
+    # TSP (65.0) is not trained on MTOP EN here: the best other row trained is SimHash (52.0)
+    assert em["estimate"] == pytest.approx(60.0 - 52.0)
+    assert em["ours"].endswith("; Binary, TSP not trained on MTOP EN in this profile")
+    t2 = _row("t2-mixer-em", ev)
+    assert t2["estimate"] == pytest.approx(60.0 - 58.0) and "Projection-only, CNN, LSTM not trained" in t2["ours"]
+    only = _row("t2-projection-only", ev)                          # ATIS alone: intent, +7
+    assert only["estimate"] == pytest.approx(97.0 - 90.0)
+    assert only["ours"] == ("ATIS intent accuracy: MLP-Mixer 97.0 vs Projection-only 90.0 (+7.0); Projection-only "
+                            "not trained on MTOP EN in this profile")
+    assert _row("t2-vs-transformer", ev)["estimate"] == pytest.approx(60.0 - 58.0)
+
+
 def test_ordering_and_architecture_claims():
     order = _row("t1-order", _evidence())                          # ours in the paper's order
     assert order["estimate"] == pytest.approx(1.0) and order["verdict"] == "holds in direction"   # no interval

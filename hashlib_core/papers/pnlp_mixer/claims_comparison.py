@@ -102,15 +102,20 @@ def _best_of(name: str, which: str, ours: str, metric: str) -> Callable[[Any], E
     what, task, _ = METRICS[metric]
 
     def effect(evidence: Any) -> Effect:
-        rows = _chosen(evidence, name, which, labels, task)
+        rows = _chosen(evidence, name, which, (ours,), task)
         means = _means(rows, metric)
         others = means.drop(ours)
+        if others.empty:
+            raise NotTestable(f"the {evidence.profile.name} profile trains no other row on {_TASK_LABEL[task]}")
         rival = others.idxmax()
         iv = gap(evidence, name, which, ours, rival, metric, task)
         seeds = rows.groupby(level=0).size()
         text = (f"{labels[ours]} {means[ours]:.1f} ({seeds[ours]} seed(s)) vs the best other, {labels[rival]}, "
                 f"{others[rival]:.1f} ({seeds[rival]} seed(s)): {iv.estimate:+.1f} points ({_TASK_LABEL[task]} "
                 f"validation {what})")
+        missing = [labels[k] for k in labels if k not in means.index]
+        if missing:   # a profile that trains the headline rows alone on this task
+            text += f"; {', '.join(missing)} not trained on {_TASK_LABEL[task]} in this profile"
         return Effect(iv, text, unit="points", note=convergence(rows.loc[[ours, rival]]))
     return effect
 
@@ -133,7 +138,12 @@ def _mixer_minus(other: str, metrics: tuple[str, ...]) -> Callable[[Any], Effect
     def effect(evidence: Any) -> Effect:
         label = tables.ENCODER_LABELS[other]
         gaps, texts, notes, params = {}, [], [], ""
-        for m in metrics:
+        trained = evidence.table("table2")
+        available = [m for m in metrics
+                     if ((trained["task"] == METRICS[m][1]) & (trained["encoder"] == other)).any()]
+        if not available:
+            return _mixer_minus_all(evidence, other, metrics)     # raises NotTestable naming what is missing
+        for m in available:
             what, task, _ = METRICS[m]
             rows = _chosen(evidence, "table2", "encoder", ("mixer", other), task)
             means = _means(rows, m)
@@ -146,7 +156,18 @@ def _mixer_minus(other: str, metrics: tuple[str, ...]) -> Callable[[Any], Effect
                       f"{int(rows.loc[[other], 'parameters'].iloc[0]):,}")
         worst = min(gaps, key=lambda m: gaps[m].estimate)
         text = "; ".join(texts)
-        if len(metrics) > 1:
+        if len(available) > 1:
             text += f"; the effect is the smaller gap ({METRICS[worst][0]})"
+        skipped = [m for m in metrics if m not in available]
+        if skipped:   # a profile that trains the headline rows alone on a task
+            text += "; " + ", ".join(f"{label} not trained on {_TASK_LABEL[METRICS[m][1]]} in this profile"
+                                     for m in skipped)
         return Effect(gaps[worst], text, unit="points", note="; ".join(notes + [params]))
     return effect
+
+
+def _mixer_minus_all(evidence: Any, other: str, metrics: tuple[str, ...]) -> Effect:
+    """NotTestable: ``other`` is trained on none of the metrics' tasks (named)."""
+    for m in metrics:
+        _chosen(evidence, "table2", "encoder", ("mixer", other), METRICS[m][1])
+    raise NotTestable(f"the {evidence.profile.name} profile does not train {tables.ENCODER_LABELS[other]}")

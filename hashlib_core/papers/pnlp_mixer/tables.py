@@ -105,17 +105,22 @@ def comparison_view(results: pd.DataFrame, which: str, sizes: pd.DataFrame | Non
     summary = chosen_summary(results, which)
     size18 = sizes.set_index("encoder")["parameters"] if sizes is not None else None
     rows = []
-    for name in dict.fromkeys(summary.index.get_level_values(which)):
+    trained = set(summary.index.get_level_values(which))
+    tasks = set(summary.index.get_level_values("task"))
+    for name in [n for n in labels if n in trained]:      # the paper's order of rows
         label = labels[name]
         row: dict[str, Any] = {"model": label}
         for task, (metric, column) in TASK_SCORE.items():
-            if (task, name) not in summary.index:
+            if task not in tasks:
                 continue
-            r = summary.loc[(task, name)]
             short = TASK_LABELS[task]
-            row[f"{short} (ours)"] = r[metric]
+            row[f"{short} (ours)"] = summary.loc[(task, name), metric] if (task, name) in summary.index else np.nan
             if column is not None:
                 row[f"{short} (paper)"] = paper_number(paper.loc[label, column])
+            if (task, name) not in summary.index:       # a row the profile trains on the other task only
+                row[f"{short} runs"] = "not trained at this profile"
+                continue
+            r = summary.loc[(task, name)]
             row[f"{short} runs"] = (f"{r['seeds']} seed(s), lr {r['learning_rate']:g}, best epoch {r['best_epochs']} "
                                     f"of {r['max_epochs']}" + (" (at cap)" if r["capped"] else ""))
         if which == "encoder":
