@@ -264,6 +264,17 @@ def test_a_row_trained_on_one_task_only_says_so_on_the_other():
     assert view.loc["SimHash", "MTOP EN (ours)"] == 52.0 and view.loc["Binary", "ATIS (ours)"] == 90.0
 
 
+def test_the_mtop_rows_sentence_names_the_rows_trained():
+    cpu = PROFILES.get("cpu", comparison_mtop_rows="headline", headline_projections=("simhash",),
+                       headline_encoders=("transformer",))
+    assert tables.mtop_rows_sentence(cpu) == (
+        "On MTOP EN the cpu profile trains the headline rows alone (SimHash, MinHash (Ours) in Table 1, Transformer, "
+        "MLP-Mixer in Table 2), what its budget allows at the converging schedule; the other rows' MTOP EN cells say "
+        "so, and the small profile trains every row.")
+    assert tables.mtop_rows_sentence(PROFILES.get("cpu", comparison_mtop_rows="all")) == (
+        "Every row is trained on every task compared.")
+
+
 def test_snips_rows_have_no_paper_numbers_but_an_ordering():
     atis = _results("projection")
     both = pd.concat([atis, atis.assign(task="snips", val_intent_acc=[99.0, 98.0, 97.0, 96.0])])

@@ -46,7 +46,7 @@ __all__ = ["PROJECTION_LABELS", "ENCODER_LABELS", "TASK_LABELS", "paper_number",
            "mtop_view", "all_o_floors", "epoch_trend", "comparison_mtop_schedule", "schedule_contrast", "massive_view",
            "chosen_summary", "quantization_view", "quantization_facts", "latency_view", "latency_ratios",
            "transformer_sentence", "matmul_sentence", "share_sentence", "scaling_view", "scaling_facts", "tuning_view",
-           "tuning_facts", "intent_quoted", "mtop_training_facts", "at_last_epoch", "quoted"]
+           "tuning_facts", "intent_quoted", "mtop_training_facts", "mtop_rows_sentence", "at_last_epoch", "quoted"]
 
 #: our names -> the paper's row labels (Tables 1 and 2)
 PROJECTION_LABELS = {"binary": "Binary", "tsp": "TSP", "simhash": "SimHash", "minhash": "MinHash (Ours)"}
@@ -239,6 +239,17 @@ def all_o_floors(t4: pd.DataFrame) -> dict[str, float]:
     return {task: outside_only_share(load_task(task)) for task in t4["task"].unique()}
 
 
+def mtop_rows_sentence(profile) -> str:
+    """Which rows of Tables 1 and 2 the profile trains on MTOP EN (``comparison_mtop_rows``), in words."""
+    if profile.comparison_mtop_rows != "headline":
+        return "Every row is trained on every task compared."
+    heads = [PROJECTION_LABELS[h] for h in PROJECTION_LABELS if h in {*profile.headline_projections, "minhash"}]
+    encs = [ENCODER_LABELS[h] for h in ENCODER_LABELS if h in {*profile.headline_encoders, "mixer"}]
+    return (f"On MTOP EN the {profile.name} profile trains the headline rows alone ({', '.join(heads)} in Table 1, "
+            f"{', '.join(encs)} in Table 2), what its budget allows at the converging schedule; the other rows' MTOP "
+            f"EN cells say so, and the small profile trains every row.")
+
+
 def at_last_epoch(*tables: pd.DataFrame) -> str:
     """How many of the runs in ``tables`` (rows with ``best_epoch`` and ``max_epochs``, or ``epochs``) were best at
     their epoch cap, i.e. maybe still improving when their schedule ended: "k of n"."""
@@ -321,6 +332,7 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
         out["t4_trend"] = epoch_trend(shown.table("table1_curves"), "mtop-en", "val_exact_match",
                                       "MTOP EN validation exact match")
     out["t12_mtop_schedule"] = comparison_mtop_schedule(p)
+    out["t12_mtop_rows"] = mtop_rows_sentence(p)
     out["t4_contrast"] = schedule_contrast(t4, t1, p) or "no run pairs Table 4's English model with Table 1's"
     tables_8bit = [t3i, t4]
     if shown.has("massive"):
