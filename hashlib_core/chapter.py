@@ -23,13 +23,15 @@ and gets, without writing any of it:
   and checkpoint folders digested from the settings that change trained weights only.
 
 A result is **stale** when the profile configuration it was computed with differs from the chapter's profile of the
-same name today: the code would not reproduce it, so the book does not show it (and a test fails).
+same name today: the code would not reproduce it, so the book does not show it (and a test fails). A setting added
+to a profile after a result was written counts at its default there, so a new setting's default must keep the old
+behaviour.
 """
 from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -331,21 +333,26 @@ class Chapter:
         (:data:`~hashlib_core.profiles.RUN_SETTINGS`: the device it ran on, its time budget) are not compared; the
         device is recorded in each result's metadata. Nor are the settings its experiment declares itself
         ``independent_of``. A result derived from others (an experiment's ``reads``) is also stale when one of them
-        changed or vanished since it was computed: it is listed with ``"evidence: <name>"``. ``profile``: compare
-        with this profile (a run's, overrides included) instead of the chapter's of that name."""
+        changed or vanished since it was computed: it is listed with ``"evidence: <name>"``. A setting the result's
+        config lacks (added to the profile later) counts as its default: a new setting's default must keep the code's
+        old behaviour. ``profile``: compare with this profile (a run's, overrides included) instead of the chapter's
+        of that name."""
         store = self.store(profile_name, results_root)
         whole = profile or self.profiles.get(profile_name)
         current = to_jsonable(whole.to_dict())
         # a job's share: absent from a result written before it existed means the whole run (its default); any value
         # other than the default is a partial result, even under a profile that sets it
         share = {f.name: to_jsonable(f.default) for f in fields(whole) if f.name in whole.SHARE_SETTINGS}
+        # a setting added after a result was written is absent from its config: the code then ran as the setting's
+        # default does (a new setting's default keeps the old behaviour), so the default stands in for it
+        defaults = {f.name: to_jsonable(f.default) for f in fields(whole) if f.default is not MISSING}
         owned = self.owned_settings()
         ignored = {o: e.independent_of | (owned - e.owns) for e in self.experiments.values() for o in e.outputs}
         reads = {o: e.reads for e in self.experiments.values() for o in e.outputs}
         out: dict[str, list[str]] = {}
         for name in store.names():
             meta = store.read_meta(name)
-            config = {**share, **(meta.get("config") or {})}
+            config = {**defaults, **share, **(meta.get("config") or {})}
             skip = RUN_SETTINGS | ignored.get(name, frozenset())
             differ = sorted(k for k in set(config) | set(current)
                             if k not in skip and config.get(k) != (share[k] if k in share else current.get(k)))

@@ -1,7 +1,7 @@
 """The chapter skeleton: registration, runs and writes, reuse, staleness, committed results, the command line."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import pandas as pd
 import pytest
@@ -239,6 +239,26 @@ def test_a_jobs_share_is_stale_and_results_older_than_the_setting_are_whole_runs
     assert chapter.stale("cpu", tmp_path) == {"squares": ["part"]}
     # a partial result stays stale even against the very profile that wrote it
     assert chapter.stale("cpu", tmp_path, profile=shared.cpu.override(part=("x",))) == {"squares": ["part"]}
+
+
+def test_a_setting_added_later_counts_as_its_default(tmp_path, clean_commit):
+    shared = ProfileSet(smoke=SharedToy(name="smoke"), cpu=SharedToy(name="cpu", width=4),
+                        small=SharedToy(name="small"), paper=SharedToy(name="paper"))
+    chapter = Chapter("toy", "A toy chapter", shared)
+
+    @chapter.experiment("square", outputs=("squares",))
+    def square(ctx: RunContext):
+        return {"squares": pd.DataFrame({"y": [ctx.profile.width ** 2]})}
+
+    chapter.run(shared.cpu, progress=False, results_root=tmp_path)
+    store = chapter.store("cpu", tmp_path)
+    old = {k: v for k, v in store.read_meta("squares")["config"].items() if k != "width"}
+    store.write_table("squares", store.read_table("squares"), seed=0, config=old)   # written before `width` existed
+    # the cpu profile's width (4) is not the default (Toy's): the result ran as the default does, so it is stale
+    assert chapter.stale("cpu", tmp_path) == {"squares": ["width"]}
+    # against a profile at the default width the result is current
+    default_width = next(f.default for f in fields(SharedToy) if f.name == "width")
+    assert chapter.stale("cpu", tmp_path, profile=shared.cpu.override(width=default_width)) == {}
 
 
 def test_settings_an_experiment_owns_leave_the_others_current_and_their_checkpoints_kept(tmp_path, clean_commit):
