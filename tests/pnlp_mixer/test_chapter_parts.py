@@ -264,6 +264,23 @@ def test_a_row_trained_on_one_task_only_says_so_on_the_other():
     assert view.loc["SimHash", "MTOP EN (ours)"] == 52.0 and view.loc["Binary", "ATIS (ours)"] == 90.0
 
 
+def test_schedule_sentences_follow_the_profile():
+    shared = PROFILES.get("cpu", comparison_mtop_max_epochs=0, comparison_mtop_train_examples=0,
+                          comparison_mtop_eval_examples=0, comparison_mtop_batch_size=0,
+                          comparison_mtop_lr_schedule="linear")
+    assert tables.schedule_note(shared).startswith("Tables 1 and 2's MTOP EN models share this schedule here; the "
+                                                   "small profile gives them a constant rate")
+    assert tables.schedule_evidence(shared, "EM: 1.0 at epoch 5", "ignored") == (
+        "Table 1's English MTOP Mixer, trained the same way, shows the second: EM: 1.0 at epoch 5.")
+    own = PROFILES.get("cpu", comparison_mtop_lr_schedule="constant", comparison_mtop_batch_size=32)
+    assert tables.schedule_note(own) == ("Tables 1 and 2's MTOP EN models, the slowest to learn, therefore "
+                                         + tables.comparison_mtop_schedule(own) + ".")
+    assert tables.schedule_evidence(own, "EM: 1.0 at epoch 5", "at the same rate, A; B") == (
+        "Table 1's English MTOP Mixer trains on its own schedule: at the same rate, A; B. Its curve, on its constant "
+        "rate: EM: 1.0 at epoch 5.")
+    assert tables.schedule_evidence(own, "", "x") == "No curve of Table 1's English MTOP Mixer is in the results shown."
+
+
 def test_the_mtop_rows_sentence_names_the_rows_trained():
     cpu = PROFILES.get("cpu", comparison_mtop_rows="headline", headline_projections=("simhash",),
                        headline_encoders=("transformer",))
