@@ -23,9 +23,7 @@ and gets, without writing any of it:
   and checkpoint folders digested from the settings that change trained weights only.
 
 A result is **stale** when the profile configuration it was computed with differs from the chapter's profile of the
-same name today: the code would not reproduce it, so the book does not show it (and a test fails). A setting added
-to a profile after a result was written counts at its default there, so a new setting's default must keep the old
-behaviour.
+same name today: the code would not reproduce it, so the book does not show it (and a test fails).
 """
 from __future__ import annotations
 
@@ -334,17 +332,14 @@ class Chapter:
         device is recorded in each result's metadata. Nor are the settings its experiment declares itself
         ``independent_of``. A result derived from others (an experiment's ``reads``) is also stale when one of them
         changed or vanished since it was computed: it is listed with ``"evidence: <name>"``. A setting the result's
-        config lacks (added to the profile later) counts as its default: a new setting's default must keep the code's
-        old behaviour. ``profile``: compare with this profile (a run's, overrides included) instead of the chapter's
-        of that name."""
+        config lacks (added later) counts at its default, which must keep the old behaviour. ``profile``: compare
+        with this profile (a run's, overrides included) instead of the chapter's of that name."""
         store = self.store(profile_name, results_root)
         whole = profile or self.profiles.get(profile_name)
         current = to_jsonable(whole.to_dict())
         # a job's share: absent from a result written before it existed means the whole run (its default); any value
         # other than the default is a partial result, even under a profile that sets it
         share = {f.name: to_jsonable(f.default) for f in fields(whole) if f.name in whole.SHARE_SETTINGS}
-        # a setting added after a result was written is absent from its config: the code then ran as the setting's
-        # default does (a new setting's default keeps the old behaviour), so the default stands in for it
         defaults = {f.name: to_jsonable(f.default) for f in fields(whole) if f.default is not MISSING}
         owned = self.owned_settings()
         ignored = {o: e.independent_of | (owned - e.owns) for e in self.experiments.values() for o in e.outputs}
