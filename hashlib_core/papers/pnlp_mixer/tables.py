@@ -32,6 +32,7 @@ from hashlib_core.papers.pnlp_mixer.tables_tests import (
     intent_quoted,
     massive_view,
     mtop_view,
+    own_mtop_schedule,
     quantization_facts,
     quantization_view,
     schedule_contrast,
@@ -240,16 +241,10 @@ def all_o_floors(t4: pd.DataFrame) -> dict[str, float]:
     return {task: outside_only_share(load_task(task)) for task in t4["task"].unique()}
 
 
-def _own_schedule(profile) -> bool:
-    p = profile
-    return bool(p.comparison_mtop_max_epochs or p.comparison_mtop_train_examples or p.comparison_mtop_batch_size
-                or p.comparison_mtop_eval_examples or p.comparison_mtop_lr_schedule != "linear")
-
-
 def schedule_note(profile) -> str:
     """The protocol's sentence on Tables 1-2's MTOP EN schedule: the profile's own for them, or that they share the
     other MTOP models' (and which profile gives them their own)."""
-    if _own_schedule(profile):
+    if own_mtop_schedule(profile):
         return (f"Tables 1 and 2's MTOP EN models, the slowest to learn, therefore "
                 f"{comparison_mtop_schedule(profile)}.")
     return ("Tables 1 and 2's MTOP EN models share this schedule here; the small profile gives them a constant rate, "
@@ -262,7 +257,7 @@ def schedule_evidence(profile, trend: str, contrast: str) -> str:
     the second difference), or on its own schedule (the contrast with Table 4's English model, then its curve)."""
     if not trend:
         return "No curve of Table 1's English MTOP Mixer is in the results shown."
-    if not _own_schedule(profile):
+    if not own_mtop_schedule(profile):
         return f"Table 1's English MTOP Mixer, trained the same way, shows the second: {trend}."
     rate = "constant rate" if profile.comparison_mtop_lr_schedule == "constant" else "decaying rate"
     lead = (f"Table 1's English MTOP Mixer trains on its own schedule: {contrast}. " if contrast

@@ -7,8 +7,9 @@ import pandas as pd
 
 from hashlib_core.results import load_paper_table, parse_printed
 
-__all__ = ["test_view", "mtop_view", "epoch_trend", "comparison_mtop_schedule", "schedule_contrast", "massive_view",
-           "quantization_view", "quantization_facts", "intent_quoted", "tuning_view", "tuning_facts", "LANGUAGE_LABELS"]
+__all__ = ["test_view", "mtop_view", "epoch_trend", "own_mtop_schedule", "comparison_mtop_schedule", "schedule_contrast",
+           "massive_view", "quantization_view", "quantization_facts", "intent_quoted", "tuning_view", "tuning_facts",
+           "LANGUAGE_LABELS"]
 
 #: our language codes -> the paper's column labels (Tables 3 and 4)
 LANGUAGE_LABELS = {"en": "EN", "es": "ES", "fr": "FR", "de": "DE", "hi": "HI", "th": "TH"}
@@ -196,14 +197,19 @@ def _tuning_test_facts(tuning: pd.DataFrame, chosen: pd.Series) -> dict[str, str
                                   f"{best_test['test_intent_acc']:.1f}, validation {best_test['val_intent_acc']:.1f})")}
 
 
+def own_mtop_schedule(profile) -> bool:
+    """Whether the profile gives Tables 1 and 2's MTOP EN models a schedule of their own (any ``comparison_mtop_*``
+    setting away from its default)."""
+    p = profile
+    return bool(p.comparison_mtop_max_epochs or p.comparison_mtop_train_examples or p.comparison_mtop_batch_size
+                or p.comparison_mtop_eval_examples or p.comparison_mtop_lr_schedule != "linear")
 
 
 def comparison_mtop_schedule(profile) -> str:
     """How Tables 1 and 2's MTOP EN models train, in words (the profile's ``comparison_mtop_*`` settings): "as Table
     4's models" where none is set, else their sample, batch, schedule and cap."""
     p = profile
-    if not (p.comparison_mtop_max_epochs or p.comparison_mtop_train_examples or p.comparison_mtop_batch_size
-            or p.comparison_mtop_eval_examples or p.comparison_mtop_lr_schedule != "linear"):
+    if not own_mtop_schedule(p):
         return "train as Table 4's models do"
     caps = [n for n in (p.train_examples, p.mtop_train_examples, p.comparison_mtop_train_examples) if n > 0]
     sample = f"a random sample of {min(caps):,} training sentences" if caps else "every training sentence"
