@@ -107,7 +107,7 @@ class PNLPMixerProfile(Profile):
 
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"train_examples", "eval_examples", "mtop_train_examples"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"snips_max_epochs": "as max_epochs",
-                                                                "comparison_mtop_max_epochs": "mtop_max_epochs",
+                                                                "comparison_mtop_max_epochs": "as mtop_max_epochs",
                                                                 "comparison_mtop_train_examples": "as MTOP's",
                                                                 "comparison_mtop_eval_examples": "as the others",
                                                                 "comparison_mtop_batch_size": "as batch_size",
