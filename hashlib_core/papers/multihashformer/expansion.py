@@ -11,12 +11,14 @@ held-out PUD sentences, with ``P_inf`` as the paper defines it and at temperatur
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
+from hashlib_core.claims import paired_bootstrap
 from hashlib_core.decoding.lm import next_token_scores
 from hashlib_core.modeling import decoder_layers
 from hashlib_core.papers.multihashformer.calibration import fit_temperature
@@ -30,7 +32,7 @@ from hashlib_core.papers.multihashformer.lm import (
 from hashlib_core.papers.multihashformer.presets import PAPER_VOCAB_SIZE, parameter_groups
 
 __all__ = ["EXPANSION_LANGUAGES", "merged_tokenizer", "expand_standard", "freeze_for_cpt", "expansion",
-           "bytelevel_text"]
+           "bytelevel_text", "bpb_intervals", "loss_flatness"]
 
 #: UD PUD languages of the expansion experiment (section 4.4 uses Arabic, Chinese and Hindi from FineWeb2).
 EXPANSION_LANGUAGES = ("ar", "zh", "hi")
@@ -102,8 +104,45 @@ def bytelevel_text(token: str) -> str:
     return decoders.ByteLevel().decode([token])
 
 
-def expansion(lms: LanguageModels, labels: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Vocabulary expansion on Parallel UD (ar, zh, hi) with English replay; bits per byte before and after."""
+def _bpb(scores: np.ndarray) -> Callable[[np.ndarray], float]:
+    """Bits per byte of the sentences at given indices, from per-sentence ``(nll, _, _, bytes)`` rows."""
+    return lambda idx: float(scores[idx, 0].sum() / np.log(2) / scores[idx, 3].sum())
+
+
+def bpb_intervals(sentences: dict[tuple[str, str, str], np.ndarray], mhf: str) -> pd.DataFrame:
+    """Paired bootstraps over each language's held-out sentences (calibrated scores ``sentences[(model, language,
+    "before" | "after")]``, per-sentence ``(nll, correct, tokens, bytes)``): ``mhf`` minus Standard after CPT
+    (negative: MHF better), and Standard's change minus ``mhf``'s (positive: MHF forgets less)."""
+    rows = []
+    for lang in dict.fromkeys(k[1] for k in sentences):
+        m_after, s_after = sentences[(mhf, lang, "after")], sentences[("Standard", lang, "after")]
+        m_before, s_before = sentences[(mhf, lang, "before")], sentences[("Standard", lang, "before")]
+        n = len(m_after)
+        gap = paired_bootstrap(metric=_bpb(m_after), metric_b=_bpb(s_after), n_items=n,
+                               items=f"held-out {lang} sentences")
+        change = paired_bootstrap(metric=lambda i: _bpb(s_after)(i) - _bpb(s_before)(i),
+                                  metric_b=lambda i: _bpb(m_after)(i) - _bpb(m_before)(i), n_items=n,
+                                  items=f"held-out {lang} sentences")
+        rows.append({"language": lang, "mhf": mhf, "sentences": n, "bpb_gap_after": gap.estimate,
+                     "bpb_gap_after_low": gap.low, "bpb_gap_after_high": gap.high,
+                     "change_difference": change.estimate, "change_difference_low": change.low,
+                     "change_difference_high": change.high, "interval": gap.method})
+    return pd.DataFrame(rows)
+
+
+def loss_flatness(losses: Sequence[float]) -> tuple[float, float]:
+    """Mean training loss over the last tenth of the logged steps and over the tenth before it: a loss that has
+    flattened changes little between them."""
+    values = np.asarray(losses, dtype=float)
+    tenth = max(1, len(values) // 10)
+    if len(values) < 2 * tenth:
+        raise ValueError(f"need at least two logged losses to compare, got {len(values)}")
+    return float(values[-tenth:].mean()), float(values[-2 * tenth:-tenth].mean())
+
+
+def expansion(lms: LanguageModels, labels: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Vocabulary expansion on Parallel UD (ar, zh, hi) with English replay; bits per byte before and after, the
+    parameter counts and CPT loss flatness, and paired bootstrap intervals (:func:`bpb_intervals`)."""
     from hashlib_core.data import load_ud_pud
     from hashlib_core.hashing import SignatureRegistry
 
@@ -128,13 +167,13 @@ def expansion(lms: LanguageModels, labels: Sequence[str]) -> tuple[pd.DataFrame,
     cpt_windows = windows(cpt_stream, p.seq_len, 0)
     source_ids = [lms.tokenizer.encode(bytelevel_text(t), add_special_tokens=False).ids for t in added]
 
-    rows, params = [], []
+    rows, params, sentences = [], [], {}
     for label in labels:
         spec = lms.spec(label)
         base = lms.model(spec)
         t_before = lms.temperature(spec)
         before = {lang: [next_token_scores(base, eval_batches(lms.tokenizer, lang), lms.device, token_bytes=bytes_old,
-                                           temperature=t) for t in (1.0, t_before)]
+                                           temperature=t, per_sequence=True) for t in (1.0, t_before)]
                   for lang in (*EXPANSION_LANGUAGES, "en")}
         groups_before = parameter_groups(base)
         model = lms.build(spec).to(lms.device)
@@ -150,12 +189,17 @@ def expansion(lms: LanguageModels, labels: Sequence[str]) -> tuple[pd.DataFrame,
         freeze_for_cpt(model)
         trainable = sum(x.numel() for x in model.parameters() if x.requires_grad)
         config = lms.train_config(p.expansion_steps, p.expansion_learning_rate)
-        model = lms.fit(f"{spec.label} CPT", model, cpt_windows, config, extra={"expansion": per_language})
+        name = f"{spec.label} CPT"
+        model = lms.fit(name, model, cpt_windows, config, extra={"expansion": per_language})
+        last_tenth, previous_tenth = loss_flatness([c["loss"] for c in lms.curves if c["model"] == name])
         t_after = fit_temperature(model, cpt_windows[:CALIBRATION_WINDOWS], lms.device, batch_size=p.batch_size)
         for lang in (*EXPANSION_LANGUAGES, "en"):
             after, after_cal = (next_token_scores(model, eval_batches(tokenizer, lang), lms.device,
-                                                  token_bytes=bytes_new, temperature=t) for t in (1.0, t_after))
+                                                  token_bytes=bytes_new, temperature=t, per_sequence=True)
+                                for t in (1.0, t_after))
             b, b_cal = before[lang]
+            sentences[(spec.label, lang, "before")] = np.asarray(b_cal.per_sequence, dtype=float)
+            sentences[(spec.label, lang, "after")] = np.asarray(after_cal.per_sequence, dtype=float)
             rows.append({"model": spec.label, "language": lang, "bpb_before": b.bits_per_byte,
                          "bpb_after": after.bits_per_byte, "bpb_before_calibrated": b_cal.bits_per_byte,
                          "bpb_after_calibrated": after_cal.bits_per_byte, "temperature_before": t_before,
@@ -165,6 +209,10 @@ def expansion(lms: LanguageModels, labels: Sequence[str]) -> tuple[pd.DataFrame,
                        "new_tokens": len(added), "params_before": groups_before["total"],
                        "params_after": groups_after["total"],
                        "new_params": groups_after["total"] - groups_before["total"],
-                       "cpt_trainable_params": trainable,
+                       "cpt_trainable_params": trainable, "cpt_steps": config.max_steps,
+                       "cpt_loss_last_tenth": last_tenth, "cpt_loss_previous_tenth": previous_tenth,
                        **{f"new_tokens_{lang}": len(new_tokens[lang]) for lang in EXPANSION_LANGUAGES}})
-    return pd.DataFrame(rows), pd.DataFrame(params)
+    mhf = next((spec.label for spec in map(lms.spec, labels) if spec.kind != "standard"), None)
+    intervals = (bpb_intervals(sentences, mhf) if mhf and any(k[0] == "Standard" for k in sentences)
+                 else pd.DataFrame())
+    return pd.DataFrame(rows), pd.DataFrame(params), intervals

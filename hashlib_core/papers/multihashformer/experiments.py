@@ -7,10 +7,11 @@ Each experiment writes ``results/multihashformer/<profile>/<name>.csv`` (see :da
     Table 1's ``#Param Emb`` / ``Dec`` columns (and the other readings the chapter weighs), Figure 3's embedding
     parameters and section 5.3's expansion arithmetic, all counted from models built on the ``meta`` device.
 ``lm``
-    Section 5.1 at reduced scale: Standard, Standard+kL, MHF (H3B10K) and MHF (H4B16K) trained from scratch on
-    WikiText-2 (validation split) and scored on its test split: perplexity over the valid vocabulary (``P_inf``,
+    Section 5.1 at reduced scale: Standard, Standard+kL, MHF (H3B10K) and MHF (H4B16K) trained from scratch on the
+    profile's corpus (Penn Treebank's train split, or WikiText-2's validation split) and scored on its test split: perplexity over the valid vocabulary (``P_inf``,
     section 3.4, for MHF; the softmax for Standard), next-token accuracy (ties split uniformly), and the uniform and
-    unigram baselines every model must beat.
+    unigram baselines every model must beat; ``lm_other_tests`` scores the same models on the other test sets
+    (WikiText-2's test split for a Penn Treebank run).
 ``calibration``
     Why ``P_inf`` perplexity is worse than unigram at small scale (the heads learn per-hash marginals, and ``P_inf``
     multiplies them: :mod:`hashlib_core.papers.multihashformer.calibration`), and the perplexity at a temperature
@@ -25,6 +26,10 @@ Each experiment writes ``results/multihashformer/<profile>/<name>.csv`` (see :da
     Appendix A: numerical rank of the held-out log-probability matrix against ``d + 1`` and ``min(B, H d)``.
 ``expansion``
     Sections 4.4 / 5.3 (:mod:`hashlib_core.papers.multihashformer.expansion`).
+``scaling``
+    Table 1 at several backbone sizes (:mod:`hashlib_core.papers.multihashformer.scaling`): Standard, Standard+kL
+    and one MHF variant, several seeds each; the gap of each Table 1 pairing with paired bootstrap intervals, and how
+    it moves from the smallest size to the largest.
 ``lsh``
     Table 4: MHF (H4B16K) with ``L`` of its 4 coordinates from character-trigram LSH
     (:mod:`hashlib_core.hashing.lsh_trigram`) and ``4 - L`` from MMH3.
@@ -38,6 +43,7 @@ import torch
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.multihashformer import card660 as _card660
 from hashlib_core.papers.multihashformer import expansion as _expansion
+from hashlib_core.papers.multihashformer import scaling as _scaling
 from hashlib_core.papers.multihashformer.lm import LanguageModels
 from hashlib_core.papers.multihashformer.params import (
     fig3_embedding_params,
@@ -47,10 +53,13 @@ from hashlib_core.papers.multihashformer.params import (
 )
 from hashlib_core.papers.multihashformer.profiles import PROFILES
 
-__all__ = ["CHAPTER", "numerical_rank", "lm_quality", "pinf_calibration", "single_vs_multi", "hb_sweep", "lsh_mix",
+__all__ = ["CHAPTER", "numerical_rank", "lm_quality", "lm_other_tests", "pinf_calibration", "single_vs_multi", "hb_sweep", "lsh_mix",
            "rank_analysis"]
 
 CHAPTER = Chapter("multihashformer", "MultiHashFormer", PROFILES, resources=LanguageModels)
+
+#: The scaling curve's settings: only the scaling experiment reads them.
+_SCALING_SETTINGS = ("scale_sizes", "scale_variants", "scale_seeds")
 
 
 def numerical_rank(matrix: torch.Tensor, rtol: float) -> tuple[int, np.ndarray]:
@@ -85,6 +94,22 @@ def lm_quality(lms: LanguageModels) -> pd.DataFrame:
         rows.append({"model": name, "built_as": "baseline", "test_perplexity": ppl, "test_accuracy_%": acc,
                      "test_tokens": tokens})
     return pd.DataFrame(rows)
+
+
+def lm_other_tests(lms: LanguageModels) -> pd.DataFrame:
+    """The language-model section's models on every test set but the main one: accuracy, perplexity (``P_inf`` for
+    MHF) and the perplexity at the temperature fitted on training windows."""
+    rows = []
+    for name in list(lms.test_sets)[1:]:
+        for label in lms.profile.lm_variants:
+            spec = lms.spec(label)
+            s = lms.evaluate(spec, test_set=name)
+            cal = lms.evaluate(spec, temperature=lms.temperature(spec), test_set=name)
+            rows.append({"test_set": name, "model": spec.label, "test_accuracy_%": s.accuracy,
+                         "test_perplexity": s.perplexity, "test_perplexity_calibrated": cal.perplexity,
+                         "test_tokens": s.tokens})
+    return pd.DataFrame(rows, columns=["test_set", "model", "test_accuracy_%", "test_perplexity",
+                                       "test_perplexity_calibrated", "test_tokens"])
 
 
 def single_vs_multi(lms: LanguageModels) -> pd.DataFrame:
@@ -176,12 +201,12 @@ def _table1(ctx: RunContext) -> dict:
             "fig3_params": fig3_embedding_params(), "expansion_paper_scale": paper_scale_expansion_params()}
 
 
-@CHAPTER.experiment("lm", outputs=("lm_quality", "training_curves"))
+@CHAPTER.experiment("lm", outputs=("lm_quality", "lm_other_tests", "training_curves"))
 def _lm(ctx: RunContext) -> dict:
     """Language-model quality of the Table 1 families, and their training curves."""
     table = lm_quality(ctx.resources)
     curves = pd.DataFrame(ctx.resources.curves, columns=["model", "step", "loss"])
-    return {"lm_quality": table, "training_curves": curves}
+    return {"lm_quality": table, "lm_other_tests": lm_other_tests(ctx.resources), "training_curves": curves}
 
 
 @CHAPTER.experiment("calibration", outputs=("pinf_calibration",))
@@ -216,11 +241,19 @@ def _rank(ctx: RunContext) -> dict:
     return {"rank": table, "rank_spectrum": spectrum}
 
 
-@CHAPTER.experiment("expansion", outputs=("expansion", "expansion_params"))
+@CHAPTER.experiment("expansion", outputs=("expansion", "expansion_params", "expansion_intervals"))
 def _expand(ctx: RunContext) -> dict:
     """Sections 4.4 / 5.3: vocabulary expansion and continual pre-training."""
-    table, params = _expansion.expansion(ctx.resources, ctx.profile.expansion_variants)
-    return {"expansion": table, "expansion_params": params}
+    table, params, intervals = _expansion.expansion(ctx.resources, ctx.profile.expansion_variants)
+    return {"expansion": table, "expansion_params": params, "expansion_intervals": intervals}
+
+
+@CHAPTER.experiment("scaling", outputs=("scaling_runs", "scaling_gaps", "scaling_trend"), owns=_SCALING_SETTINGS)
+def _scale(ctx: RunContext) -> dict:
+    """Table 1's pairings at several backbone sizes and seeds: the gap against scale."""
+    runs, per_window = _scaling.scaling(ctx.resources)
+    return {"scaling_runs": runs, "scaling_gaps": _scaling.scaling_gaps(runs, per_window),
+            "scaling_trend": _scaling.scaling_trend(per_window, runs)}
 
 
 @CHAPTER.experiment("lsh", outputs=("lsh_mix",))

@@ -1,7 +1,8 @@
 """The language models of the MultiHashFormer chapter: data, tokenizer, and the models trained once per run.
 
-Only WikiText-2's validation and test splits are staged, so every model is **trained on the validation split and
-evaluated on the test split**. The tokenizer is a byte-level BPE trained on the same validation text
+The profile's ``corpus`` names the training text: Penn Treebank's train split (about 929K words; scored on its test
+split, with WikiText-2's test split as a second test set), or WikiText-2's validation split (its train split is not
+staged; scored on its test split). The tokenizer is a byte-level BPE trained on the training text
 (:func:`hashlib_core.bpe.train_bpe`); MHF signatures come from a :class:`~hashlib_core.hashing.SignatureRegistry`
 over its entries in id order. :class:`LanguageModels` is the chapter's shared resource: each model is built from
 its :class:`~hashlib_core.papers.multihashformer.presets.ModelSpec`, trained with the shared loop on first use
@@ -18,11 +19,11 @@ from torch import nn
 from hashlib_core.chapter import RunContext
 from hashlib_core.decoding.lm import NextTokenScores, next_token_scores
 from hashlib_core.papers.multihashformer.presets import ModelSpec, build_model, parameter_groups, single_id_table
-from hashlib_core.papers.multihashformer.profiles import LM_TRAINING_SETTINGS, MultiHashFormerProfile
+from hashlib_core.papers.multihashformer.profiles import LM_TRAINING_SETTINGS, MultiHashFormerProfile, parse_size
 from hashlib_core.training import TrainConfig, train
 
 __all__ = ["LanguageModels", "windows", "padded_batches", "full_batches", "token_bytes", "LMDataset",
-           "CALIBRATION_WINDOWS"]
+           "CALIBRATION_WINDOWS", "corpus_lines", "parse_size"]
 
 #: Training windows on which a model's temperature is fitted (in-sample: the models are trained on every window;
 #: at these sizes a temperature fitted on held-out text differs by a few percent).
@@ -72,6 +73,22 @@ class LMDataset(torch.utils.data.Dataset):
         return {"input_ids": self.rows[i], "labels": self.rows[i]}
 
 
+def corpus_lines(corpus: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The non-blank training lines of ``corpus`` and its test sets ({name: lines}, the main one first)."""
+    from hashlib_core.data import load_ptb, load_wikitext2
+
+    def lines(split) -> list[str]:
+        return [t for t in split["text"] if t.strip()]
+
+    wiki = load_wikitext2()
+    if corpus == "wikitext2":
+        return lines(wiki["validation"]), {"wikitext2": lines(wiki["test"])}
+    if corpus == "ptb":
+        ptb = load_ptb()
+        return lines(ptb["train"]), {"ptb": lines(ptb["test"]), "wikitext2": lines(wiki["test"])}
+    raise ValueError(f"unknown corpus {corpus!r}: use 'ptb' or 'wikitext2'")
+
+
 def token_bytes(tokenizer: Any) -> torch.Tensor:
     """UTF-8 bytes of every id of a byte-level BPE (one alphabet symbol per byte; special tokens count 0)."""
     from hashlib_core.bpe import SPECIAL_TOKENS
@@ -87,22 +104,23 @@ class LanguageModels:
 
     def __init__(self, ctx: RunContext) -> None:
         from hashlib_core.bpe import EOS_ID, train_bpe
-        from hashlib_core.data import load_wikitext2
 
         self.ctx = ctx
         self.profile: MultiHashFormerProfile = ctx.profile
         self.device = ctx.device
-        wiki = load_wikitext2()
-        train_lines = [t for t in wiki["validation"]["text"] if t.strip()]
-        test_lines = [t for t in wiki["test"]["text"] if t.strip()]
+        train_lines, tests = corpus_lines(self.profile.corpus)
         self.tokenizer = train_bpe(train_lines, self.profile.vocab_size)
         self.eos_id = EOS_ID
         self.tokens = [self.tokenizer.id_to_token(i) for i in range(self.tokenizer.get_vocab_size())]
         self.vocab_size = len(self.tokens)
         self.train_stream = self.stream(train_lines)
         self.train_windows = windows(self.train_stream, self.profile.seq_len, self.profile.max_train_tokens)
-        self.test_windows = windows(self.stream(test_lines), self.profile.seq_len, self.profile.max_eval_tokens)
+        #: every test set's windows, the main one (the corpus's own test split) first
+        self.test_sets = {name: windows(self.stream(t), self.profile.seq_len, self.profile.max_eval_tokens)
+                          for name, t in tests.items()}
+        self.test_windows = next(iter(self.test_sets.values()))
         self.models: dict[ModelSpec, nn.Module] = {}
+        self._scaled: dict[tuple[ModelSpec, str, int], nn.Module] = {}
         self.curves: list[dict[str, Any]] = []
         self.train_seconds: dict[str, float] = {}
         self._tables: dict[tuple[int, int], torch.Tensor] = {}
@@ -131,10 +149,12 @@ class LanguageModels:
     def spec(self, label: str) -> ModelSpec:
         return self.profile.spec(label)
 
-    def build(self, spec: ModelSpec) -> nn.Module:
-        """A freshly initialised model for ``spec`` (seeded: the same spec gives the same initial weights)."""
-        torch.manual_seed(self.profile.seed)
-        shape = self.profile.shape()
+    def build(self, spec: ModelSpec, profile: MultiHashFormerProfile | None = None) -> nn.Module:
+        """A freshly initialised model for ``spec`` (seeded: the same spec gives the same initial weights) with the
+        backbone and seed of ``profile`` (default: the run's)."""
+        profile = profile or self.profile
+        torch.manual_seed(profile.seed)
+        shape = profile.shape()
         if spec.kind == "standard":
             return build_model(shape, spec, vocab_size=self.vocab_size)
         if spec.kind == "single_id":
@@ -147,13 +167,14 @@ class LanguageModels:
             table = self.signature_table(spec.num_hashes, spec.num_buckets)
         return build_model(shape, spec, signature_table=table)
 
-    def train_config(self, max_steps: int | None = None, learning_rate: float | None = None) -> TrainConfig:
+    def train_config(self, max_steps: int | None = None, learning_rate: float | None = None,
+                     seed: int | None = None) -> TrainConfig:
         p = self.profile
         steps = max_steps or p.max_steps
         return TrainConfig(max_steps=steps, learning_rate=learning_rate or p.learning_rate,
                            weight_decay=p.weight_decay, warmup_steps=min(p.warmup_steps, steps // 2),
                            scheduler="cosine", grad_clip=1.0, log_every=max(1, steps // 10),
-                           mixed_precision=p.mixed_precision, seed=p.seed)
+                           mixed_precision=p.mixed_precision, seed=p.seed if seed is None else seed)
 
     def fit(self, name: str, model: nn.Module, rows: torch.Tensor, config: TrainConfig, *,
             settings: Sequence[str] | None = None, extra: Any = None) -> nn.Module:
@@ -176,25 +197,48 @@ class LanguageModels:
                                          settings=LM_TRAINING_SETTINGS)
         return self.models[spec]
 
-    def evaluate(self, spec: ModelSpec, keep_rows: int = 0, temperature: float = 1.0) -> NextTokenScores:
-        """Next-token perplexity and accuracy on the test windows (``P_inf`` for MHF, the softmax for Standard)."""
-        return next_token_scores(self.model(spec), full_batches(self.test_windows, self.profile.batch_size),
-                                 self.device, keep_rows=keep_rows, temperature=temperature)
+    def scaled_model(self, spec: ModelSpec, size: str, seed: int) -> nn.Module:
+        """The trained model of ``spec`` with backbone ``size`` (``"d/ffn/layers"``) and ``seed``, on the run's data
+        and schedule (the scaling curve); the run's own size and seed give :meth:`model`'s model."""
+        hidden, ffn, layers = parse_size(size)
+        p = self.profile
+        if (hidden, ffn, layers, seed) == (p.hidden_size, p.intermediate_size, p.num_layers, p.seed):
+            return self.model(spec)
+        key = (spec, size, seed)
+        if key not in self._scaled:
+            at = p.override(hidden_size=hidden, intermediate_size=ffn, num_layers=layers, seed=seed)
+            model = self.build(spec, at).to(self.device)
+            self._scaled[key] = self.fit(f"{spec.label} {size} seed {seed}", model, self.train_windows,
+                                         self.train_config(seed=seed), settings=LM_TRAINING_SETTINGS,
+                                         extra={"size": size, "seed": seed})
+        return self._scaled[key]
+
+    def evaluate(self, spec: ModelSpec, keep_rows: int = 0, temperature: float = 1.0, *,
+                 model: nn.Module | None = None, test_set: str | None = None,
+                 per_sequence: bool = False) -> NextTokenScores:
+        """Next-token perplexity and accuracy on a test set's windows (default: the main one) with ``P_inf`` for MHF
+        and the softmax for Standard; ``model`` scores another trained model of ``spec`` (the scaling curve's)."""
+        rows = self.test_windows if test_set is None else self.test_sets[test_set]
+        return next_token_scores(model if model is not None else self.model(spec),
+                                 full_batches(rows, self.profile.batch_size), self.device, keep_rows=keep_rows,
+                                 temperature=temperature, per_sequence=per_sequence)
 
     @property
     def calibration_windows(self) -> torch.Tensor:
         """The training windows a temperature is fitted on (the first :data:`CALIBRATION_WINDOWS`)."""
         return self.train_windows[:CALIBRATION_WINDOWS]
 
-    def temperature(self, spec: ModelSpec) -> float:
-        """The temperature that calibrates ``spec``'s model on :attr:`calibration_windows` (fitted once)."""
+    def temperature(self, spec: ModelSpec, model: nn.Module | None = None) -> float:
+        """The temperature that calibrates ``spec``'s model (or ``model``, another trained model of ``spec``) on
+        :attr:`calibration_windows` (fitted once per model)."""
         from hashlib_core.papers.multihashformer.calibration import fit_temperature
 
         cache = self.__dict__.setdefault("_temperatures", {})
-        if spec not in cache:
-            cache[spec] = fit_temperature(self.model(spec), self.calibration_windows, self.device,
-                                          batch_size=self.profile.batch_size)
-        return cache[spec]
+        key = spec if model is None else id(model)
+        if key not in cache:
+            cache[key] = fit_temperature(model if model is not None else self.model(spec), self.calibration_windows,
+                                         self.device, batch_size=self.profile.batch_size)
+        return cache[key]
 
     def describe(self, spec: ModelSpec) -> dict[str, Any]:
         """The columns every table of trained models starts with (label, what was built, parameter counts)."""

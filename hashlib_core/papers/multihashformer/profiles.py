@@ -13,13 +13,27 @@ from typing import ClassVar
 from hashlib_core.papers.multihashformer.presets import PAPER_VOCAB_SIZE, BackboneShape, ModelSpec, parse_variant
 from hashlib_core.profiles import Profile, ProfileSet
 
-__all__ = ["MultiHashFormerProfile", "PROFILES", "LM_TRAINING_SETTINGS"]
+__all__ = ["MultiHashFormerProfile", "PROFILES", "LM_TRAINING_SETTINGS", "CORPORA", "parse_size"]
+
+#: The training texts a profile can name, and what each is called on the page.
+CORPORA = {"wikitext2": "WikiText-2's validation split", "ptb": "Penn Treebank's train split"}
 
 #: The settings that decide the weights of a language model trained from scratch (checkpoint digests of those
 #: models use only these, so that changing, say, the expansion experiment never retrains the base models).
-LM_TRAINING_SETTINGS = ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads", "added_layers",
-                        "vocab_size", "seq_len", "max_train_tokens", "batch_size", "max_steps", "learning_rate",
+LM_TRAINING_SETTINGS = ("corpus", "hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads",
+                        "added_layers", "vocab_size", "seq_len", "max_train_tokens", "batch_size", "max_steps", "learning_rate",
                         "warmup_steps", "weight_decay", "mixed_precision", "seed")
+
+
+def parse_size(size: str) -> tuple[int, int, int]:
+    """``"64/192/2"`` -> ``(hidden_size, intermediate_size, num_layers)`` (a backbone size of the scaling curve)."""
+    try:
+        hidden, ffn, layers = (int(x) for x in size.split("/"))
+    except ValueError:
+        raise ValueError(f"a backbone size must look like 'd/ffn/layers', e.g. '64/192/2', got {size!r}") from None
+    if min(hidden, ffn, layers) < 1:
+        raise ValueError(f"backbone size {size!r} must have positive width, feed-forward width and layers")
+    return hidden, ffn, layers
 
 
 @dataclass(frozen=True)
@@ -35,11 +49,15 @@ class MultiHashFormerProfile(Profile):
     num_heads: int = 4
     num_kv_heads: int = 2
     added_layers: int = 1
-    #: byte-level BPE vocabulary trained on the WikiText-2 validation split (the paper: 32,768, Mistral)
+    #: the language models' training text: "wikitext2" (WikiText-2's validation split, scored on its test split) or
+    #: "ptb" (Penn Treebank's train split, about four times larger, scored on its test split, with WikiText-2's test
+    #: split as a second test set)
+    corpus: str = "wikitext2"
+    #: byte-level BPE vocabulary trained on the training text (the paper: 32,768, Mistral)
     vocab_size: int = 2048
     #: training and evaluation window, in tokens
     seq_len: int = 64
-    #: training tokens read from the validation split (0: all of it)
+    #: training tokens read from the training text (0: all of it)
     max_train_tokens: int = 0
     #: test-split tokens scored (0: all)
     max_eval_tokens: int = 4096
@@ -70,6 +88,12 @@ class MultiHashFormerProfile(Profile):
     expansion_learning_rate: float = 2e-3
     #: Table 4: LSH:MMH3 coordinate splits of MHF (H4B16K)
     lsh_mixes: tuple[str, ...] = ("0:4", "1:3", "2:2", "3:1", "4:0")
+    #: the scaling curve: backbone sizes "d/ffn/layers" (none: the profile's own size only), the models trained at
+    #: each (Standard models and MHF variants; every MHF is compared with every Standard) and the seeds of each.
+    #: H3B8K: at V = 2,048 the H3 variant whose total equals Standard's (as H3B10K's does at the paper's V)
+    scale_sizes: tuple[str, ...] = ()
+    scale_variants: tuple[str, ...] = ("Standard", "Standard+kL", "H3B8K", "H4B16K")
+    scale_seeds: tuple[int, ...] = (0,)
 
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"max_train_tokens", "max_eval_tokens"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
@@ -79,6 +103,8 @@ class MultiHashFormerProfile(Profile):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.corpus not in CORPORA:
+            raise ValueError(f"corpus must be one of {', '.join(map(repr, CORPORA))}, got {self.corpus!r}")
         for name in ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads", "seq_len",
                      "batch_size", "max_steps", "vocab_size", "rank_contexts", "expansion_steps"):
             if getattr(self, name) < 1:
@@ -89,6 +115,20 @@ class MultiHashFormerProfile(Profile):
             self.spec(label)                                   # unknown labels fail here, not after training
         for mix in self.lsh_mixes:
             self.lsh_split(mix)
+        self._check_scaling()
+
+    def _check_scaling(self) -> None:
+        for size in self.scale_sizes:
+            hidden = parse_size(size)[0]
+            if hidden % self.num_heads:
+                raise ValueError(f"scale size {size!r}: width {hidden} must be a multiple of num_heads "
+                                 f"({self.num_heads})")
+        kinds = [self.spec(label).kind for label in self.scale_variants]
+        if "standard" not in kinds or kinds.count("standard") == len(kinds):
+            raise ValueError(f"scale_variants {self.scale_variants} must hold a Standard model and an MHF variant "
+                             "(e.g. ('Standard', 'Standard+kL', 'H3B8K', 'H4B16K'))")
+        if not self.scale_seeds or len(set(self.scale_seeds)) != len(self.scale_seeds):
+            raise ValueError(f"scale_seeds must be distinct seeds, at least one, got {self.scale_seeds}")
 
     def shape(self) -> BackboneShape:
         """The profile's Qwen3 backbone as a :class:`~hashlib_core.papers.multihashformer.presets.BackboneShape`."""
@@ -116,20 +156,24 @@ PROFILES: ProfileSet[MultiHashFormerProfile] = ProfileSet(
     # smoke: CPU, about a minute for every experiment: d 32, 2 layers, V 1,024, 100 steps of 8 x 64 tokens; fewer
     # (H, B) variants and LSH splits. Proves the code paths; the numbers are not meant to match the paper.
     smoke=MultiHashFormerProfile(
-        name="smoke", budget_minutes=1.5, vocab_size=1024, max_train_tokens=60_000, max_steps=100,
+        name="smoke", budget_minutes=2.0, corpus="ptb", vocab_size=1024, max_train_tokens=60_000, max_steps=100,
         learning_rate=1e-2, warmup_steps=10, single_vs_multi_buckets=("B4K", "B16K"),
         sweep_variants=("H3B4K", "H4B32K"), expansion_tokens_per_language=64, expansion_steps=20,
-        expansion_learning_rate=5e-3, lsh_mixes=("0:4", "4:0"),
+        expansion_learning_rate=5e-3, lsh_mixes=("0:4", "4:0"), scale_sizes=("16/32/1", "32/64/2"),
+        scale_seeds=(0, 1),
     ),
-    # cpu: two CPU cores (one thread each for two chapters at once), under an hour: d 64, 2 layers (+1L), V 2,048,
-    # 500 steps of 16 x 128 tokens (the whole validation split is about 340K tokens), every variant of Tables 1, 3
-    # and 4 and of the Figure 3 sweep (17 models), the first 32K test tokens; sized from measured step times (the
-    # results record the wall time of every experiment).
+    # cpu: two CPU cores, about an hour: d 64, 2 layers (+1L), V 2,048, 500 steps of 16 x 128 tokens on Penn
+    # Treebank's train split (its BPE stream is about 1.45M tokens: the steps read 1.02M of them, under one pass, so
+    # no model sees a window twice), every variant of Tables 1, 3 and 4 and of the Figure 3 sweep, the whole test
+    # split; the scaling curve at d 32, 64 and 128 (2, 2 and 4 layers) with three seeds each; 400 CPT steps after the
+    # expansion (100 left its loss falling). Sized from measured step times on two cores (Standard about 0.04 s and
+    # H4B16K about 0.17 s per step at d 64; H4B16K about 0.26 s at d 128, 4 layers); the results record each
+    # experiment's wall time.
     cpu=MultiHashFormerProfile(
-        name="cpu", budget_minutes=60.0, hidden_size=64, intermediate_size=192, num_layers=2, num_heads=4,
-        num_kv_heads=2, added_layers=1, vocab_size=2048, seq_len=128, max_eval_tokens=32768, batch_size=16,
-        max_steps=500, learning_rate=1e-2, warmup_steps=50, rank_contexts=512, expansion_steps=100,
-        expansion_learning_rate=3e-3,
+        name="cpu", budget_minutes=90.0, corpus="ptb", hidden_size=64, intermediate_size=192, num_layers=2,
+        num_heads=4, num_kv_heads=2, added_layers=1, vocab_size=2048, seq_len=128, max_eval_tokens=0,
+        batch_size=16, max_steps=500, learning_rate=1e-2, warmup_steps=50, rank_contexts=512, expansion_steps=400,
+        expansion_learning_rate=3e-3, scale_sizes=("32/96/2", "64/192/2", "128/384/4"), scale_seeds=(0, 1, 2),
     ),
     # small: one GPU, the whole chapter in a few minutes: d 256, 4 layers (+2L), V 8,192, 150 steps of 32 x 256
     # tokens in bf16 (about 5 passes over the validation split, as the cpu profile makes 4), every variant of
