@@ -22,8 +22,8 @@ __all__ = ["NextTokenScores", "next_token_scores"]
 @dataclass
 class NextTokenScores:
     """Sums over the scored positions; ``rows`` holds log-probability rows when asked for (rank analysis), and
-    ``per_sequence`` each sequence's ``(nll, correct, tokens, bytes)`` sums when asked for (paired bootstraps over the test
-    sequences)."""
+    ``per_sequence`` each sequence's ``(nll, correct, tokens, bytes)`` sums when asked for (paired bootstraps over
+    the test sequences)."""
 
     nll: float = 0.0          # nats, summed
     correct: float = 0.0      # tie-aware (1/k when the target is one of k tied maxima)

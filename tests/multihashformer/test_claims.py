@@ -56,24 +56,40 @@ def evaluate(claim_id, **tables):
 
 
 # ----------------------------------------------------------------------------------------------- fixed inputs
-def test_language_model_claims_on_fixed_accuracies():
-    lm = lm_quality(**{"Standard": 19.0, "Standard+2L": 18.0, "H3B10K": 18.5, "H4B16K": 20.0})
-    head = evaluate("headline-lm", lm_quality=lm)
-    assert head["estimate"] == pytest.approx(1.0) and pd.isna(head["low"])
-    assert head["verdict"] == "holds in direction" and "one run" in head["method"]
-    assert "H4B16K 20.00% vs Standard 19.00%" in head["ours"]
-    assert evaluate("matched-h3", lm_quality=lm)["verdict"] == "does not hold in direction"
-    deeper = evaluate("deeper-at-small-scale", lm_quality=lm)       # Standard+2L - the best MHF (H4B16K)
-    assert deeper["estimate"] == pytest.approx(-2.0) and "the best MHF, H4B16K" in deeper["ours"]
+def scaling_gaps(*rows):
+    """A scaling_gaps table: (size, mhf, baseline, gap, matched) rows, each gap's interval +-0.5."""
+    return pd.DataFrame([{"size": size, "mhf": m, "baseline": b, "accuracy_gap": g, "accuracy_gap_low": g - 0.5,
+                          "accuracy_gap_high": g + 0.5, "matched": matched, "seeds": 3, "mhf_total_params": 100,
+                          "baseline_total_params": 100, "interval": "paired bootstrap over 9 test windows"}
+                         for size, m, b, g, matched in rows])
 
 
-def test_a_missing_model_is_not_testable_with_its_reason():
-    lm = lm_quality(Standard=19.0, H4B16K=20.0)
-    row = evaluate("matched-h3", lm_quality=lm)
-    assert row["verdict"] == "not testable here" and "H3B10K is not in lm_quality" in row["reason"]
-    assert "Standard+kL is not in lm_quality" in evaluate("deeper-at-small-scale", lm_quality=lm)["reason"]
+def test_language_model_claims_read_the_scaling_curve():
+    gaps = scaling_gaps(("32/96/2", "H4B16K", "Standard", 2.0, False), ("64/192/2", "H4B16K", "Standard", 1.0, False),
+                        ("32/96/2", "H3B8K", "Standard", -1.0, True), ("64/192/2", "H3B8K", "Standard", 0.2, True),
+                        ("32/96/2", "H4B16K", "Standard+1L", -2.0, False),
+                        ("32/96/2", "H3B8K", "Standard+1L", -3.0, False))
+    head = evaluate("headline-lm", scaling_gaps=gaps)            # the weaker size: +1.0 [+0.5, +1.5]
+    assert head["estimate"] == pytest.approx(1.0) and head["low"] == pytest.approx(0.5)
+    assert head["verdict"] == "holds" and "3 seeds averaged per window" in head["method"]
+    assert "32/96/2 (H4B16K 100 vs Standard 100 params): +2.00 [+1.50, +2.50]" in head["ours"]
+    assert evaluate("matched-h3", scaling_gaps=gaps)["verdict"] == "does not hold"
+    deeper = evaluate("deeper-at-small-scale", scaling_gaps=gaps)   # Standard+1L - the best MHF (H4B16K)
+    assert deeper["estimate"] == pytest.approx(2.0) and "the best MHF, H4B16K" in deeper["ours"]
+    trend = pd.DataFrame([{"mhf": "H4B16K", "baseline": "Standard+1L", "from_size": "32/96/2", "to_size": "64/192/2",
+                           "accuracy_change": 1.5, "accuracy_change_low": 0.5, "accuracy_change_high": 2.5,
+                           "interval": "paired bootstrap over 9 test windows"}])
+    grows = evaluate("embeddings-over-layers", scaling_gaps=gaps, scaling_trend=trend)
+    assert grows["verdict"] == "holds" and grows["estimate"] == pytest.approx(1.5)
+
+
+def test_a_missing_curve_or_pair_is_not_testable_with_its_reason():
+    gaps = scaling_gaps(("32/96/2", "H4B16K", "Standard", 2.0, False), ("32/96/2", "H3B8K", "Standard", 1.0, False))
+    row = evaluate("matched-h3", scaling_gaps=gaps)
+    assert row["verdict"] == "not testable here" and "within 5% in parameters" in row["reason"]
+    assert "no such pair" in evaluate("deeper-at-small-scale", scaling_gaps=gaps)["reason"]
     missing = evaluate("headline-lm")                                 # no result at all
-    assert missing["verdict"] == "not testable here" and "lm_quality" in missing["reason"]
+    assert missing["verdict"] == "not testable here" and "scaling_gaps not written" in missing["reason"]
 
 
 def test_sweep_claim_reads_the_lowest_variant():
@@ -133,23 +149,17 @@ def test_rank_and_parameter_counts_are_exact():
     assert evaluate("t1-emb-1b-h4b16k", table1_params=t1)["verdict"] == "not testable here"
 
 
-def test_expansion_claims_on_fixed_bits_per_byte():
-    rows = []
-    for model, after in (("Standard", {"ar": 2.0, "zh": 3.0, "hi": 2.0}),
-                         ("H4B16K", {"ar": 1.9, "zh": 3.5, "hi": 1.8})):
-        for lang, bpb in after.items():
-            rows.append({"model": model, "language": lang, "bpb_before": 9.0, "bpb_after": bpb,
-                         "bpb_before_calibrated": 9.0, "bpb_after_calibrated": bpb})
-    rows += [{"model": "Standard", "language": "en", "bpb_before": 2.5, "bpb_after": 2.4,
-              "bpb_before_calibrated": 2.5, "bpb_after_calibrated": 2.4},
-             {"model": "H4B16K", "language": "en", "bpb_before": 2.6, "bpb_after": 2.8,
-              "bpb_before_calibrated": 2.6, "bpb_after_calibrated": 2.8}]
-    exp = pd.DataFrame(rows)
-    langs = evaluate("expansion-new-languages", expansion=exp)
-    assert langs["estimate"] == pytest.approx(2 / 3) and langs["verdict"] == "holds in direction"
-    assert langs["ours"].startswith("2 of 3")
-    english = evaluate("expansion-english", expansion=exp)          # Standard -0.1, MHF +0.2: MHF forgets more
-    assert english["estimate"] == pytest.approx(-0.3) and english["verdict"] == "does not hold in direction"
+def test_expansion_claims_read_the_sentence_bootstraps():
+    rows = [{"language": lang, "mhf": "H4B16K", "sentences": 100, "bpb_gap_after": g, "bpb_gap_after_low": g - 0.05,
+             "bpb_gap_after_high": g + 0.05, "change_difference": c, "change_difference_low": c - 0.1,
+             "change_difference_high": c + 0.1, "interval": f"paired bootstrap over 100 held-out {lang} sentences"}
+            for lang, g, c in (("ar", -0.1, 0.0), ("zh", 0.5, 0.0), ("hi", 0.02, 0.0), ("en", 0.1, -0.3))]
+    intervals = pd.DataFrame(rows)
+    langs = evaluate("expansion-new-languages", expansion_intervals=intervals)   # ar better, hi within, zh worse
+    assert langs["estimate"] == pytest.approx(2 / 3) and langs["ours"].startswith("2 of 3 not worse")
+    english = evaluate("expansion-english", expansion_intervals=intervals)       # MHF forgets more: [-0.4, -0.2]
+    assert english["estimate"] == pytest.approx(-0.3) and english["verdict"] == "does not hold"
+    assert english["low"] == pytest.approx(-0.4)
 
 
 def test_lsh_claim_is_the_tau_of_accuracy_against_lsh_coordinates():
@@ -166,6 +176,7 @@ def test_scale_sentence_comes_from_the_profile():
         text = describe_scale(p)
         assert text.startswith(f"{name} profile") and f"d = {p.hidden_size}," in text
         assert f"V = {p.vocab_size:,}" in text and f"{p.max_steps:,} steps" in text
+        assert "Penn Treebank's train split" in text and f"{len(p.scale_seeds)} seed(s) each" in text
 
 
 # ----------------------------------------------------------------------------------------------- the claim set
@@ -180,7 +191,7 @@ def test_claim_set_shape():
         assert f"\n({c.section})=\n#" in page, f"{c.id}: no section labelled {c.section} on the page"
 
 
-@pytest.mark.parametrize("name", ["small", "cpu"])
+@pytest.mark.parametrize("name", ["cpu"])
 def test_committed_results_answer_every_claim_they_can(name):
     profile = CHAPTER.profiles.get(name)
     table = CLAIMS.evaluate(Shown(profile, CHAPTER.store(name), "committed", ""))

@@ -14,7 +14,7 @@ import torch
 
 from hashlib_core.chapter import RunContext, Shown
 from hashlib_core.decoding.lm import next_token_scores
-from hashlib_core.papers.multihashformer import expansion, params, tables
+from hashlib_core.papers.multihashformer import expansion, params, tables, tables_scaling
 from hashlib_core.papers.multihashformer.claims import CLAIMS
 from hashlib_core.papers.multihashformer.experiments import CHAPTER, lm_quality, numerical_rank
 from hashlib_core.papers.multihashformer.lm import LanguageModels
@@ -35,7 +35,7 @@ MICRO = dict(vocab_size=300, seq_len=16, batch_size=4, max_steps=3, warmup_steps
              max_eval_tokens=256, lm_variants="Standard,H4B16K", single_vs_multi_buckets="B4K",
              sweep_variants="H3B4K", rank_contexts=32, expansion_variants="Standard,H4B16K",
              expansion_tokens_per_language=8, expansion_steps=2, lsh_mixes="0:4,2:2")
-EXPERIMENTS = "lm,calibration,single_vs_multi,sweep,card660,rank,expansion,lsh"
+EXPERIMENTS = "lm,calibration,single_vs_multi,sweep,card660,rank,expansion,scaling,lsh"
 
 
 def micro(**overrides):
@@ -251,12 +251,24 @@ def test_micro_profile_end_to_end(mirror, tmp_path):
     lsh = store.read_table("lsh_mix").set_index("mix")
     assert list(lsh["lsh"]) == [0, 2] and (lsh["emb_params"] == lsh["emb_params"].iloc[0]).all()
     assert lsh.loc["0:4", "test_perplexity"] == lm.set_index("model").loc["H4B16K", "test_perplexity"]
+    # the scaling curve: every size x model x seed scored, a gap per (MHF, Standard) pair and size, a trend per pair
+    runs = store.read_table("scaling_runs")
+    assert len(runs) == len(profile.scale_sizes) * len(profile.scale_variants) * len(profile.scale_seeds)
+    gaps = store.read_table("scaling_gaps")
+    assert len(gaps) == len(profile.scale_sizes) * 2 * 2 and (gaps["seeds"] == len(profile.scale_seeds)).all()
+    assert (gaps["accuracy_gap_low"] <= gaps["accuracy_gap"]).all() and (gaps["accuracy_gap"] <= gaps["accuracy_gap_high"]).all()
+    assert len(store.read_table("scaling_trend")) == 4
+    other = store.read_table("lm_other_tests")
+    assert set(other["test_set"]) == {"wikitext2"} and list(other["model"]) == ["Standard", "H4B16K"]
+    intervals = store.read_table("expansion_intervals").set_index("language")
+    assert set(intervals.index) == {"ar", "zh", "hi", "en"} and (intervals["sentences"] == 100).all()
     meta = store.read_meta("lm_quality")
     assert meta["config"] == json.loads(json.dumps(profile.to_dict())) and meta["seed"] == profile.seed
     # the page's quoted numbers all come from these results (table1 and the benchmark are added here)
     CHAPTER.run(profile, "table1", progress=False, results_root=tmp_path / "results")
     bench = ResultsStore("benchmarks", "quick").read_json("multihash_decoding")
-    quoted = tables.quoted(Shown(profile, store, "live", ""), bench)
+    shown = Shown(profile, store, "live", "")
+    quoted = {**tables.quoted(shown, bench), **tables_scaling.scaling_quoted(shown)}
     page = (repo_root() / "book" / "src" / "multihashformer.md").read_text()
     keys = set(re.findall(r"\{glue:text\}`([^`]+)`", page))
     assert keys and keys <= set(quoted), sorted(keys - set(quoted))

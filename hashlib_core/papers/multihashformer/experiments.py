@@ -7,11 +7,15 @@ Each experiment writes ``results/multihashformer/<profile>/<name>.csv`` (see :da
     Table 1's ``#Param Emb`` / ``Dec`` columns (and the other readings the chapter weighs), Figure 3's embedding
     parameters and section 5.3's expansion arithmetic, all counted from models built on the ``meta`` device.
 ``lm``
-    Section 5.1 at reduced scale: Standard, Standard+kL, MHF (H3B10K) and MHF (H4B16K) trained from scratch on the
-    profile's corpus (Penn Treebank's train split, or WikiText-2's validation split) and scored on its test split: perplexity over the valid vocabulary (``P_inf``,
+    Section 5.1 at reduced scale: Standard, Standard+kL, MHF (H3B10K) and MHF (H4B16K) trained from scratch on
+    the profile's corpus (Penn Treebank's train split, or WikiText-2's validation split) and scored on its test
+    split: perplexity over the valid vocabulary (``P_inf``,
     section 3.4, for MHF; the softmax for Standard), next-token accuracy (ties split uniformly), and the uniform and
     unigram baselines every model must beat; ``lm_other_tests`` scores the same models on the other test sets
     (WikiText-2's test split for a Penn Treebank run).
+``lr_sweep``
+    Each family's learning rate (Standard models, MHF models) chosen on the validation split from the profile's
+    sweep; every later model trains at its family's rate.
 ``calibration``
     Why ``P_inf`` perplexity is worse than unigram at small scale (the heads learn per-hash marginals, and ``P_inf``
     multiplies them: :mod:`hashlib_core.papers.multihashformer.calibration`), and the perplexity at a temperature
@@ -199,6 +203,15 @@ def _table1(ctx: RunContext) -> dict:
     """Parameter counts at the paper's scale (meta device): Table 1, Figure 3, section 5.3."""
     return {"table1_params": multihashformer_table1_params(), "table1_readings": table1_readings(),
             "fig3_params": fig3_embedding_params(), "expansion_paper_scale": paper_scale_expansion_params()}
+
+
+@CHAPTER.experiment("lr_sweep", outputs=("lr_sweep",), when=lambda p: bool(p.lr_sweep))
+def _lr_sweep(ctx: RunContext) -> dict:
+    """Each family's learning rate, chosen on the validation split from the profile's sweep."""
+    lms = ctx.resources
+    for label in ("Standard", "H4B16K"):
+        lms.learning_rate(lms.spec(label))
+    return {"lr_sweep": pd.DataFrame(lms.sweep_rows)}
 
 
 @CHAPTER.experiment("lm", outputs=("lm_quality", "lm_other_tests", "training_curves"))

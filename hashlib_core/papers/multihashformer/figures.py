@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-__all__ = ["training_curves", "hb_sweep", "rank_spectrum", "expansion_bpb"]
+__all__ = ["training_curves", "hb_sweep", "rank_spectrum", "expansion_bpb", "scaling_gaps"]
 
 
 def training_curves(curves: pd.DataFrame):
@@ -90,5 +90,28 @@ def expansion_bpb(exp: pd.DataFrame):
         ax.grid(alpha=0.3, axis="y")
     axes[0].set_ylabel("bits per UTF-8 byte (held-out PUD)")
     axes[1].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def scaling_gaps(gaps: pd.DataFrame):
+    """MHF minus each Standard model against the Standard model's total parameters, one line per pair: next-token
+    accuracy (left) and calibrated cross-entropy (right; below zero: MHF better), with 95% paired bootstrap
+    intervals; zero dashed."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8))
+    for (mhf, base), g in gaps.groupby(["mhf", "baseline"], sort=False):
+        x = g["baseline_total_params"].to_numpy()
+        style = "--" if base.startswith("Standard+") else "-"
+        for ax, col in zip(axes, ("accuracy_gap", "ce_gap")):
+            est = g[col].to_numpy()
+            err = np.vstack([est - g[f"{col}_low"].to_numpy(), g[f"{col}_high"].to_numpy() - est])
+            ax.errorbar(x, est, yerr=err, marker="o", linestyle=style, capsize=3, label=f"{mhf} - {base}")
+    for ax, label in zip(axes, ("accuracy gap (points)", "calibrated cross-entropy gap (nats/token)")):
+        ax.axhline(0.0, color="black", linestyle=":", linewidth=1)
+        ax.set_xscale("log")
+        ax.set_xlabel("the Standard model's total parameters")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1, 0.5))
     fig.tight_layout()
     return fig

@@ -73,8 +73,9 @@ class LMDataset(torch.utils.data.Dataset):
         return {"input_ids": self.rows[i], "labels": self.rows[i]}
 
 
-def corpus_lines(corpus: str) -> tuple[list[str], dict[str, list[str]]]:
-    """The non-blank training lines of ``corpus`` and its test sets ({name: lines}, the main one first)."""
+def corpus_lines(corpus: str) -> tuple[list[str], list[str], dict[str, list[str]]]:
+    """The non-blank training lines of ``corpus``, its validation lines (none for WikiText-2, whose validation split
+    is the training text) and its test sets ({name: lines}, the main one first)."""
     from hashlib_core.data import load_ptb, load_wikitext2
 
     def lines(split) -> list[str]:
@@ -82,10 +83,11 @@ def corpus_lines(corpus: str) -> tuple[list[str], dict[str, list[str]]]:
 
     wiki = load_wikitext2()
     if corpus == "wikitext2":
-        return lines(wiki["validation"]), {"wikitext2": lines(wiki["test"])}
+        return lines(wiki["validation"]), [], {"wikitext2": lines(wiki["test"])}
     if corpus == "ptb":
         ptb = load_ptb()
-        return lines(ptb["train"]), {"ptb": lines(ptb["test"]), "wikitext2": lines(wiki["test"])}
+        return lines(ptb["train"]), lines(ptb["validation"]), {"ptb": lines(ptb["test"]),
+                                                               "wikitext2": lines(wiki["test"])}
     raise ValueError(f"unknown corpus {corpus!r}: use 'ptb' or 'wikitext2'")
 
 
@@ -108,7 +110,7 @@ class LanguageModels:
         self.ctx = ctx
         self.profile: MultiHashFormerProfile = ctx.profile
         self.device = ctx.device
-        train_lines, tests = corpus_lines(self.profile.corpus)
+        train_lines, valid_lines, tests = corpus_lines(self.profile.corpus)
         self.tokenizer = train_bpe(train_lines, self.profile.vocab_size)
         self.eos_id = EOS_ID
         self.tokens = [self.tokenizer.id_to_token(i) for i in range(self.tokenizer.get_vocab_size())]
@@ -119,6 +121,9 @@ class LanguageModels:
         self.test_sets = {name: windows(self.stream(t), self.profile.seq_len, self.profile.max_eval_tokens)
                           for name, t in tests.items()}
         self.test_windows = next(iter(self.test_sets.values()))
+        self.valid_windows = (windows(self.stream(valid_lines), self.profile.seq_len, 0) if valid_lines else None)
+        self.sweep_rows: list[dict[str, Any]] = []
+        self._rates: dict[str, float] = {}
         self.models: dict[ModelSpec, nn.Module] = {}
         self._scaled: dict[tuple[ModelSpec, str, int], nn.Module] = {}
         self.curves: list[dict[str, Any]] = []
@@ -188,13 +193,47 @@ class LanguageModels:
         self.train_seconds[name] = result.wall_time_s
         return model.to(self.device)
 
+    def learning_rate(self, spec: ModelSpec) -> float:
+        """The learning rate of ``spec``'s family (Standard or MHF): the profile's, or the best of ``lr_sweep`` by
+        next-token accuracy on the validation windows, swept once on the family's representative (Standard,
+        H4B16K) at the profile's size and seed; every rate tried is kept in :attr:`sweep_rows`."""
+        p = self.profile
+        family = "Standard" if spec.kind == "standard" else "MHF"
+        if not p.lr_sweep:
+            return p.learning_rate
+        if family not in self._rates:
+            representative = self.spec("Standard" if family == "Standard" else "H4B16K")
+            tried, curves = {}, {}
+            for rate in p.lr_sweep:
+                start = len(self.curves)
+                model = self.fit(representative.label, self.build(representative).to(self.device),
+                                 self.train_windows, self.train_config(learning_rate=rate),
+                                 settings=LM_TRAINING_SETTINGS)
+                curves[rate] = (self.curves[start:], self.train_seconds[representative.label])
+                del self.curves[start:]                   # the curve figure shows the chosen run only
+                scores = next_token_scores(model, full_batches(self.valid_windows, p.batch_size), self.device)
+                tried[rate] = (scores.accuracy, model)
+                self.sweep_rows.append({"family": family, "model": representative.label, "learning_rate": rate,
+                                        "valid_accuracy_%": scores.accuracy, "valid_perplexity": scores.perplexity,
+                                        "valid_tokens": scores.tokens})
+            best = max(p.lr_sweep, key=lambda r: (tried[r][0], -r))         # ties: the smaller rate
+            self._rates[family] = best
+            self.models[representative] = tried[best][1]
+            self.curves.extend(curves[best][0])
+            self.train_seconds[representative.label] = curves[best][1]
+            for row in self.sweep_rows[-len(p.lr_sweep):]:
+                row["chosen"] = row["learning_rate"] == best
+                row["at_edge"] = best in (min(p.lr_sweep), max(p.lr_sweep))
+        return self._rates[family]
+
     def model(self, spec: ModelSpec | str) -> nn.Module:
-        """The trained model of ``spec`` (trained on first use)."""
+        """The trained model of ``spec`` (trained on first use, at its family's learning rate)."""
         spec = self.spec(spec) if isinstance(spec, str) else spec
+        rate = self.learning_rate(spec)
         if spec not in self.models:
             model = self.build(spec).to(self.device)
-            self.models[spec] = self.fit(spec.label, model, self.train_windows, self.train_config(),
-                                         settings=LM_TRAINING_SETTINGS)
+            self.models[spec] = self.fit(spec.label, model, self.train_windows,
+                                         self.train_config(learning_rate=rate), settings=LM_TRAINING_SETTINGS)
         return self.models[spec]
 
     def scaled_model(self, spec: ModelSpec, size: str, seed: int) -> nn.Module:
@@ -209,7 +248,8 @@ class LanguageModels:
             at = p.override(hidden_size=hidden, intermediate_size=ffn, num_layers=layers, seed=seed)
             model = self.build(spec, at).to(self.device)
             self._scaled[key] = self.fit(f"{spec.label} {size} seed {seed}", model, self.train_windows,
-                                         self.train_config(seed=seed), settings=LM_TRAINING_SETTINGS,
+                                         self.train_config(learning_rate=self.learning_rate(spec), seed=seed),
+                                         settings=LM_TRAINING_SETTINGS,
                                          extra={"size": size, "seed": seed})
         return self._scaled[key]
 

@@ -5,7 +5,8 @@ The paper's Table 1 compares models at an **equal decoder**: MHF (H3B10K) has as
 Standard (equal totals), MHF (H4B16K) about twice as many; Standard+kL spends a comparable amount on extra layers
 instead. At a smaller vocabulary the bucket counts that equal Standard's total differ (H3B8K at V = 2,048: the
 chapter's size tables show why), so every (MHF, Standard) pair of the profile's models is measured at every size,
-with both totals and whether they agree within :data:`MATCH_TOLERANCE`. For each pair and size, the gap (MHF minus the Standard model) in
+with both totals and whether they agree within :data:`MATCH_TOLERANCE`. For each pair and size, the gap (MHF minus
+the Standard model) in
 next-token accuracy and in calibrated cross-entropy (nats per token at each model's fitted temperature, so ``P_inf``'s
 marginal-product mis-calibration does not decide it) gets a paired bootstrap interval over the test windows, each
 window's score averaged over the seeds first; the per-seed gaps are kept beside it.

@@ -265,7 +265,10 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                exp_h4_wins=", ".join(wins) if wins else "none of them",
                exp_h4_wins_cal=", ".join(wins_cal) if wins_cal else "none of them",
                exp_h4_en_after_cal=f"{exp.loc[('H4B16K', 'en'), 'bpb_after_calibrated']:.2f}",
-               exp_std_en_after_cal=f"{exp.loc[('Standard', 'en'), 'bpb_after_calibrated']:.2f}")
+               exp_std_en_after_cal=f"{exp.loc[('Standard', 'en'), 'bpb_after_calibrated']:.2f}",
+               exp_cpt_steps=f"{int(ep['cpt_steps'].iloc[0]):,}",
+               exp_cpt_flat="; ".join(f"{m} {r['cpt_loss_last_tenth']:.3f} against {r['cpt_loss_previous_tenth']:.3f}"
+                                      for m, r in ep.iterrows()))
     lsh = shown.table("lsh_mix")
     out.update(lsh_best_mix=lsh.loc[lsh["test_perplexity"].idxmin(), "mix"], lsh_mixes=", ".join(lsh["mix"]),
                lsh_buckets="; ".join(f"{m}: {int(b):,}" for m, b in zip(lsh["mix"], lsh["buckets_used_min"])))
