@@ -129,6 +129,9 @@ INPUT_COLUMNS = {
     # a trend point's pre-training length and a similarity test's pair count (profile settings), the size of a
     # pre-training corpus (staged data)
     "pt_steps", "corpus_tokens", "random_pairs",
+    # MultiHashFormer's scaling curve and sweep: a backbone's shape, the seeds and held-out sentences a bootstrap
+    # rests on, the CPT length and the validation split's size (settings and staged data)
+    "ffn", "layers", "seeds", "sentences", "cpt_steps", "valid_tokens", "learning_rate",
 }
 #: per benchmark result: the sizes it builds at its own settings, not measurements (the families benchmark's budget,
 #: parameters and the bytes a hash keeps are products of the vocabulary size, the width and each family's shape);

@@ -35,7 +35,7 @@ MICRO = dict(vocab_size=300, seq_len=16, batch_size=4, max_steps=3, warmup_steps
              max_eval_tokens=256, lm_variants="Standard,H4B16K", single_vs_multi_buckets="B4K",
              sweep_variants="H3B4K", rank_contexts=32, expansion_variants="Standard,H4B16K",
              expansion_tokens_per_language=8, expansion_steps=2, lsh_mixes="0:4,2:2")
-EXPERIMENTS = "lm,calibration,single_vs_multi,sweep,card660,rank,expansion,scaling,lsh"
+EXPERIMENTS = "lr_sweep,lm,calibration,single_vs_multi,sweep,card660,rank,expansion,scaling,scaling_rates,lsh"
 
 
 def micro(**overrides):

@@ -153,8 +153,16 @@ def test_scaling_tables_print_exact_totals_and_intervals():
     view = tables_scaling.scaling_view(gaps)
     assert list(view["MHF params"][:2]) == ["1,030", "1,030"]
     assert view["accuracy gap, points [95%]"].iloc[0].startswith("+2.00 [")
-    ev = _Evidence(scaling_gaps=gaps, scaling_trend=scaling_trend(per_window, runs))
+    card = pd.DataFrame({"model": ["Standard", "Standard+1L", "H3B8K"], "layer": "second_to_last",
+                         "pooling": "last_token", "pearson_r": [0.02, 0.3, 0.4], "pairs": 660})
+    sweep = pd.DataFrame({"family": ["Standard", "Standard", "MHF", "MHF"], "learning_rate": [0.01, 0.03, 0.01, 0.03],
+                          "chosen": [True, False, False, True], "at_edge": [False, False, True, True]})
+    ev = _Evidence(scaling_gaps=gaps, scaling_trend=scaling_trend(per_window, runs), card660=card, lr_sweep=sweep)
     quoted = tables_scaling.scaling_quoted(ev)
+    assert quoted["card_std_signal"].startswith("Standard r = 0.020 [") and "which includes zero;" in quoted[
+        "card_std_signal"] and quoted["card_std_signal"].endswith("which excludes zero")
+    assert quoted["lr_chosen"] == "Standard 0.01; MHF 0.03" and quoted["lr_edge"].startswith("at the edge of the "
+                                                                                             "sweep for MHF")
     assert quoted["scale_sizes"] == "16/32/1, 32/64/2" and quoted["scale_seeds"] == "3"
     assert quoted["scale_h3b8k_std"].startswith("16/32/1: +2.00 [")
     assert quoted["scale_h3b8k_std_match"] == "16/32/1: +3.0%; 32/64/2: +3.0%"
@@ -185,3 +193,17 @@ def test_loss_flatness_compares_the_last_two_tenths():
     assert loss_flatness(list(range(20, 0, -1))) == (pytest.approx(1.5), pytest.approx(3.5))
     with pytest.raises(ValueError, match="two logged losses"):
         loss_flatness([1.0])
+
+
+def test_rates_by_size_tables_name_the_chosen_rate():
+    rates = pd.DataFrame({
+        "size": ["128/384/4"] * 4, "model": ["Standard", "Standard", "H4B16K", "H4B16K"], "seed": 0,
+        "learning_rate": [0.003, 0.01, 0.003, 0.01], "profile_size_rate": [False, True, False, True],
+        "valid_accuracy_%": [25.0, 20.0, 16.0, 17.0], "test_accuracy_%": [24.5, 19.5, 15.5, 16.5],
+        "chosen": [True, False, False, True]})
+    text = tables_scaling.rates_sentence(rates)
+    assert text == ("at 128/384/4, Standard chooses 0.003 (test accuracy 24.50%, against 19.50% at the profile size's "
+                    "0.01); at 128/384/4, H4B16K chooses 0.01 (the profile size's rate)")
+    view = tables_scaling.rates_view(rates)
+    assert list(view["note"]) == ["chosen (the curve's rate here)", "the profile size's rate", "",
+                                  "chosen (the curve's rate here), the profile size's rate"]

@@ -20,6 +20,8 @@ Section 4.4, expansion             :meth:`~hashlib_core.papers.multihashformer.m
                                    :mod:`~hashlib_core.papers.multihashformer.expansion`
 Table 1, #Param columns            :func:`~hashlib_core.papers.multihashformer.params.multihashformer_table1_params`
 Table 1 families, LM quality       :func:`~hashlib_core.papers.multihashformer.experiments.lm_quality`
+Table 1 at three sizes (scaling)   :mod:`~hashlib_core.papers.multihashformer.scaling`
+Learning-rate sweep (per family)   :meth:`~hashlib_core.papers.multihashformer.lm.LanguageModels.learning_rate`
 Table 2, Appendix B (Card-660)     :mod:`~hashlib_core.papers.multihashformer.card660`
 Table 3, Single-ID vs Multi-ID     :func:`~hashlib_core.papers.multihashformer.presets.single_id_table`,
                                    :func:`~hashlib_core.papers.multihashformer.experiments.single_vs_multi`
@@ -33,7 +35,8 @@ Appendix A, softmax bottleneck     :func:`~hashlib_core.papers.multihashformer.e
 The chapter: ``book/multihashformer.ipynb``; its experiments: :data:`~hashlib_core.papers.multihashformer.experiments.CHAPTER`
 (``python -m hashlib_core.papers.multihashformer --profile cpu``); profiles:
 :mod:`~hashlib_core.papers.multihashformer.profiles`; tables and figures of the page:
-:mod:`~hashlib_core.papers.multihashformer.tables`, :mod:`~hashlib_core.papers.multihashformer.figures`; the
-paper's claims with their computed verdicts (the last experiment, ``claims``):
-:mod:`~hashlib_core.papers.multihashformer.claims`.
+:mod:`~hashlib_core.papers.multihashformer.tables`, :mod:`~hashlib_core.papers.multihashformer.tables_scaling`,
+:mod:`~hashlib_core.papers.multihashformer.figures`; the paper's claims with their computed verdicts (the last
+experiment, ``claims``): :mod:`~hashlib_core.papers.multihashformer.claims` and
+:mod:`~hashlib_core.papers.multihashformer.claims_scaling`.
 """

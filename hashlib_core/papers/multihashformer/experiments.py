@@ -34,6 +34,9 @@ Each experiment writes ``results/multihashformer/<profile>/<name>.csv`` (see :da
     Table 1 at several backbone sizes (:mod:`hashlib_core.papers.multihashformer.scaling`): Standard, Standard+kL
     and one MHF variant, several seeds each; the gap of each Table 1 pairing with paired bootstrap intervals, and how
     it moves from the smallest size to the largest.
+``scaling_rates``
+    The learning-rate sweep repeated at the curve's other sizes (first seed, chosen on the validation split): the
+    rate each family trains at in the curve at that size.
 ``lsh``
     Table 4: MHF (H4B16K) with ``L`` of its 4 coordinates from character-trigram LSH
     (:mod:`hashlib_core.hashing.lsh_trigram`) and ``4 - L`` from MMH3.
@@ -259,6 +262,13 @@ def _expand(ctx: RunContext) -> dict:
     """Sections 4.4 / 5.3: vocabulary expansion and continual pre-training."""
     table, params, intervals = _expansion.expansion(ctx.resources, ctx.profile.expansion_variants)
     return {"expansion": table, "expansion_params": params, "expansion_intervals": intervals}
+
+
+@CHAPTER.experiment("scaling_rates", outputs=("scaling_rates",), owns=_SCALING_SETTINGS,
+                    when=lambda p: bool(p.scale_sizes) and bool(p.lr_sweep))
+def _scale_rates(ctx: RunContext) -> dict:
+    """The learning-rate sweep at the curve's other sizes: the rate each family trains at there."""
+    return {"scaling_rates": _scaling.rates_by_size(ctx.resources)}
 
 
 @CHAPTER.experiment("scaling", outputs=("scaling_runs", "scaling_gaps", "scaling_trend"), owns=_SCALING_SETTINGS)

@@ -125,7 +125,7 @@ class LanguageModels:
         self.sweep_rows: list[dict[str, Any]] = []
         self._rates: dict[str, float] = {}
         self.models: dict[ModelSpec, nn.Module] = {}
-        self._scaled: dict[tuple[ModelSpec, str, int], nn.Module] = {}
+        self._scaled: dict[tuple[ModelSpec, str, int, float], nn.Module] = {}
         self.curves: list[dict[str, Any]] = []
         self.train_seconds: dict[str, float] = {}
         self._tables: dict[tuple[int, int], torch.Tensor] = {}
@@ -236,21 +236,50 @@ class LanguageModels:
                                          self.train_config(learning_rate=rate), settings=LM_TRAINING_SETTINGS)
         return self.models[spec]
 
-    def scaled_model(self, spec: ModelSpec, size: str, seed: int) -> nn.Module:
+    def size_rate(self, spec: ModelSpec, size: str) -> float:
+        """The learning rate of ``spec``'s family at backbone ``size``: :meth:`learning_rate` at the profile's own
+        size (or without a sweep); elsewhere the best of ``lr_sweep`` by validation accuracy of the family's
+        representative at that size, first seed of the curve (every rate tried is kept in :attr:`size_sweep_rows`)."""
+        p = self.profile
+        own = f"{p.hidden_size}/{p.intermediate_size}/{p.num_layers}"
+        family = "Standard" if spec.kind == "standard" else "MHF"
+        if not p.lr_sweep or size == own:
+            return self.learning_rate(spec)
+        cache = self.__dict__.setdefault("_size_rates", {})
+        if (family, size) not in cache:
+            representative = self.spec("Standard" if family == "Standard" else "H4B16K")
+            seed, rows = p.scale_seeds[0], []
+            for rate in p.lr_sweep:
+                model = self.scaled_model(representative, size, seed, learning_rate=rate)
+                valid = next_token_scores(model, full_batches(self.valid_windows, p.batch_size), self.device)
+                rows.append({"size": size, "model": representative.label, "seed": seed, "learning_rate": rate,
+                             "valid_accuracy_%": valid.accuracy,
+                             "test_accuracy_%": self.evaluate(representative, model=model).accuracy,
+                             "profile_size_rate": rate == self.learning_rate(representative)})
+            best = max(rows, key=lambda r: (r["valid_accuracy_%"], -r["learning_rate"]))
+            for row in rows:
+                row["chosen"] = row is best
+            self.__dict__.setdefault("size_sweep_rows", []).extend(rows)
+            cache[(family, size)] = best["learning_rate"]
+        return cache[(family, size)]
+
+    def scaled_model(self, spec: ModelSpec, size: str, seed: int, learning_rate: float | None = None) -> nn.Module:
         """The trained model of ``spec`` with backbone ``size`` (``"d/ffn/layers"``) and ``seed``, on the run's data
-        and schedule (the scaling curve); the run's own size and seed give :meth:`model`'s model."""
+        and schedule (the scaling curve), at its family's learning rate unless ``learning_rate`` is given; the run's
+        own size and seed at the family's rate give :meth:`model`'s model."""
         hidden, ffn, layers = parse_size(size)
         p = self.profile
-        if (hidden, ffn, layers, seed) == (p.hidden_size, p.intermediate_size, p.num_layers, p.seed):
+        rate = self.size_rate(spec, size) if learning_rate is None else learning_rate
+        if ((hidden, ffn, layers, seed) == (p.hidden_size, p.intermediate_size, p.num_layers, p.seed)
+                and rate == self.learning_rate(spec)):                    # the run's own model
             return self.model(spec)
-        key = (spec, size, seed)
+        key = (spec, size, seed, rate)
         if key not in self._scaled:
             at = p.override(hidden_size=hidden, intermediate_size=ffn, num_layers=layers, seed=seed)
             model = self.build(spec, at).to(self.device)
             self._scaled[key] = self.fit(f"{spec.label} {size} seed {seed}", model, self.train_windows,
-                                         self.train_config(learning_rate=self.learning_rate(spec), seed=seed),
-                                         settings=LM_TRAINING_SETTINGS,
-                                         extra={"size": size, "seed": seed})
+                                         self.train_config(learning_rate=rate, seed=seed),
+                                         settings=LM_TRAINING_SETTINGS, extra={"size": size, "seed": seed})
         return self._scaled[key]
 
     def evaluate(self, spec: ModelSpec, keep_rows: int = 0, temperature: float = 1.0, *,

@@ -8,7 +8,8 @@ collisions of Single-ID signatures and the pressure on each bucket are those of 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from types import MappingProxyType
+from typing import ClassVar, Mapping
 
 from hashlib_core.papers.multihashformer.presets import PAPER_VOCAB_SIZE, BackboneShape, ModelSpec, parse_variant
 from hashlib_core.profiles import Profile, ProfileSet
@@ -100,6 +101,8 @@ class MultiHashFormerProfile(Profile):
     scale_seeds: tuple[int, ...] = (0,)
 
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"max_train_tokens", "max_eval_tokens"})
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"scale_sizes": "the profile's own size",
+                                                                "lr_sweep": "none: learning_rate"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
         "lm_variants", "single_vs_multi_buckets", "sweep_variants", "rank_contexts", "rank_rtol",
         "expansion_variants", "lsh_mixes", "max_eval_tokens",

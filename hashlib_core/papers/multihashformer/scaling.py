@@ -9,7 +9,9 @@ with both totals and whether they agree within :data:`MATCH_TOLERANCE`. For each
 the Standard model) in
 next-token accuracy and in calibrated cross-entropy (nats per token at each model's fitted temperature, so ``P_inf``'s
 marginal-product mis-calibration does not decide it) gets a paired bootstrap interval over the test windows, each
-window's score averaged over the seeds first; the per-seed gaps are kept beside it.
+window's score averaged over the seeds first; the per-seed gaps are kept beside it. Each family trains at the
+rate its representative chose on the validation split at that size (:func:`rates_by_size`): one rate for every
+size over-shoots at some sizes and under-shoots at others.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from hashlib_core.claims import paired_bootstrap
 from hashlib_core.papers.multihashformer.lm import LanguageModels, parse_size
 from hashlib_core.papers.multihashformer.presets import parameter_groups
 
-__all__ = ["scale_sizes", "scaling", "scaling_gaps", "scaling_trend", "MATCH_TOLERANCE"]
+__all__ = ["scale_sizes", "scaling", "scaling_gaps", "scaling_trend", "rates_by_size", "MATCH_TOLERANCE"]
 
 #: Two models are of the same size when their total parameters differ by at most this fraction.
 MATCH_TOLERANCE = 0.05
@@ -55,7 +57,7 @@ def scaling(lms: LanguageModels) -> tuple[pd.DataFrame, dict]:
                 acc.append(window_acc)
                 groups = parameter_groups(model)
                 rows.append({"size": size, "d": hidden, "ffn": ffn, "layers": layers, "model": spec.label,
-                             "seed": seed, "emb_params": groups["emb"], "dec_params": groups["backbone"],
+                             "seed": seed, "learning_rate": lms.size_rate(spec, size), "emb_params": groups["emb"], "dec_params": groups["backbone"],
                              "total_params": groups["total"], "test_accuracy_%": calibrated.accuracy,
                              "test_perplexity": raw.perplexity, "temperature": temperature,
                              "test_perplexity_calibrated": calibrated.perplexity, "test_tokens": calibrated.tokens})
@@ -126,3 +128,19 @@ def scaling_gaps(runs: pd.DataFrame, per_window: dict) -> pd.DataFrame:
                      "ce_gap": ce.estimate, "ce_gap_low": ce.low, "ce_gap_high": ce.high,
                      "interval": acc.method})
     return pd.DataFrame(rows)
+
+
+def rates_by_size(lms: LanguageModels) -> pd.DataFrame:
+    """The learning-rate sweep at every other size of the curve (the profile's own size is ``lr_sweep``'s): each
+    family's representative (Standard, H4B16K), first seed, at every rate, scored on the validation split (which
+    chooses the rate the curve uses at that size) and on the test split; ``profile_size_rate`` marks the rate chosen
+    at the profile's own size."""
+    p = lms.profile
+    own = f"{p.hidden_size}/{p.intermediate_size}/{p.num_layers}"
+    for size in scale_sizes(lms):
+        if size != own:
+            for label in ("Standard", "H4B16K"):
+                lms.size_rate(lms.spec(label), size)
+    return pd.DataFrame(lms.__dict__.get("size_sweep_rows", []),
+                        columns=["size", "model", "seed", "learning_rate", "valid_accuracy_%", "test_accuracy_%",
+                                 "profile_size_rate", "chosen"])

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hashlib_core.claims import correlation_interval
 from hashlib_core.claims.glue import trend_direction
 from hashlib_core.papers.multihashformer.profiles import CORPORA
 
-__all__ = ["corpus_text", "scaling_view", "other_tests_view", "expansion_intervals_view", "scaling_quoted"]
+__all__ = ["corpus_text", "scaling_view", "other_tests_view", "expansion_intervals_view", "sweep_view",
+           "rates_view", "rates_sentence", "scaling_quoted"]
 
 
 def corpus_text(profile) -> dict[str, str]:
@@ -69,6 +71,38 @@ def expansion_intervals_view(intervals: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def sweep_view(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The learning-rate sweep: each family's representative at every rate, scored on the validation split."""
+    view = sweep[["family", "model", "learning_rate", "valid_accuracy_%", "valid_perplexity", "chosen"]].copy()
+    view["chosen"] = view["chosen"].map({True: "chosen", False: ""})
+    return view.rename(columns={"learning_rate": "learning rate", "valid_accuracy_%": "validation accuracy (%)",
+                                "valid_perplexity": "validation perplexity (P_inf for MHF)"})
+
+
+def rates_view(rates: pd.DataFrame) -> pd.DataFrame:
+    """The sweep at the curve's other sizes: validation and test accuracy of each representative at every rate."""
+    view = rates[["size", "model", "learning_rate", "valid_accuracy_%", "test_accuracy_%"]].copy()
+    view["note"] = [", ".join(n for n, on in (("chosen (the curve's rate here)", c), ("the profile size's rate", o))
+                              if on) for c, o in zip(rates["chosen"].astype(bool),
+                                                     rates["profile_size_rate"].astype(bool))]
+    return view.rename(columns={"learning_rate": "learning rate", "valid_accuracy_%": "validation accuracy (%)",
+                                "test_accuracy_%": "test accuracy (%)"})
+
+
+def rates_sentence(rates: pd.DataFrame) -> str:
+    """Per size and model: the rate chosen on validation against the one chosen at the profile's size, with both
+    test accuracies (first seed)."""
+    parts = []
+    for (size, model), g in rates.groupby(["size", "model"], sort=False):
+        b = g[g["chosen"].astype(bool)].iloc[0]
+        o = g[g["profile_size_rate"].astype(bool)].iloc[0]
+        parts.append(f"at {size}, {model} chooses {b['learning_rate']:g}"
+                     + (" (the profile size's rate)" if b["learning_rate"] == o["learning_rate"] else
+                        f" (test accuracy {b['test_accuracy_%']:.2f}%, against {o['test_accuracy_%']:.2f}% at the "
+                        f"profile size's {o['learning_rate']:g})"))
+    return "; ".join(parts)
+
+
 def _verdict(low: float, high: float, better: str, worse: str) -> str:
     if low > 0:
         return better
@@ -82,6 +116,25 @@ def scaling_quoted(shown) -> dict[str, str]:
     p = shown.profile
     text = corpus_text(p)
     out = {"corpus_train": text["train"], "corpus_test": text["test"], "corpus_trained_on": text["trained_on"]}
+    card = shown.table("card660")
+    card = card[(card["layer"] == "second_to_last") & (card["pooling"] == "last_token")].set_index("model")
+    signal = []
+    for name in (m for m in card.index if str(m).startswith("Standard")):
+        iv = correlation_interval(float(card.loc[name, "pearson_r"]), int(card.loc[name, "pairs"]))
+        excludes = iv.low > 0 or iv.high < 0
+        signal.append(f"{name} r = {iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}], "
+                      f"{'which excludes' if excludes else 'which includes'} zero")
+    out["card_std_signal"] = "; ".join(signal)
+    if shown.has("lr_sweep"):
+        sweep = shown.table("lr_sweep")
+        chosen = sweep[sweep["chosen"].astype(bool)]
+        out["lr_chosen"] = "; ".join(f"{r['family']} {r['learning_rate']:g}" for _, r in chosen.iterrows())
+        edge = chosen[chosen["at_edge"].astype(bool)]["family"].tolist()
+        out["lr_edge"] = (f"at the edge of the sweep for {' and '.join(edge)}, so a rate beyond it might do better"
+                          if edge else "inside the sweep for both families")
+        out["lr_rates"] = ", ".join(f"{r:g}" for r in p.lr_sweep)
+    if shown.has("scaling_rates"):
+        out["rates_by_size"] = rates_sentence(shown.table("scaling_rates"))
     gaps = shown.table("scaling_gaps")
     trend = shown.table("scaling_trend")
     sizes = list(dict.fromkeys(gaps["size"]))
