@@ -174,8 +174,8 @@ PROFILES: ProfileSet[MultiHashFormerProfile] = ProfileSet(
         scale_seeds=(0, 1), lr_sweep=(3e-3, 1e-2, 3e-2),
     ),
     # cpu: two CPU cores, about an hour: d 64, 2 layers (+1L), V 2,048, 500 steps of 16 x 128 tokens on Penn
-    # Treebank's train split (its BPE stream is about 1.45M tokens: the steps read 1.02M of them, under one pass, so
-    # no model sees a window twice), every variant of Tables 1, 3 and 4 and of the Figure 3 sweep, the whole test
+    # Treebank's train split (the 500 x 16 windows are fewer than its BPE stream holds, so no model sees a window
+    # twice), every variant of Tables 1, 3 and 4 and of the Figure 3 sweep, the whole test
     # split; each family's learning rate chosen from 3e-3, 1e-2 and 3e-2 on the validation split; the scaling curve
     # at d 32, 64 and 128 (2, 2 and 4 layers) with three seeds each; 400 CPT steps after the
     # expansion (100 left its loss falling). Sized from measured step times on two cores (Standard about 0.04 s and
