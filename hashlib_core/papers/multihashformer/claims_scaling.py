@@ -137,5 +137,5 @@ def english_forgetting(ev: Any) -> Effect:
 
 def describe_curve(p: Any) -> str:
     """The scaling curve's sizes and seeds, in words."""
-    sizes = ", ".join(p.scale_sizes) if p.scale_sizes else f"{p.hidden_size}/{p.intermediate_size}/{p.num_layers}"
+    sizes = ", ".join(p.scale_sizes) if p.scale_sizes else p.own_size()
     return f"the scaling curve at d/ffn/layers {sizes}, {len(p.scale_seeds)} seed(s) each"

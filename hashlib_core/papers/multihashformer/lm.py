@@ -124,6 +124,8 @@ class LanguageModels:
         self.valid_windows = (windows(self.stream(valid_lines), self.profile.seq_len, 0) if valid_lines else None)
         self.sweep_rows: list[dict[str, Any]] = []
         self._rates: dict[str, float] = {}
+        self.size_sweep_rows: list[dict[str, Any]] = []
+        self._size_rates: dict[tuple[str, str], float] = {}
         self.models: dict[ModelSpec, nn.Module] = {}
         self._scaled: dict[tuple[ModelSpec, str, int, float], nn.Module] = {}
         self.curves: list[dict[str, Any]] = []
@@ -193,16 +195,26 @@ class LanguageModels:
         self.train_seconds[name] = result.wall_time_s
         return model.to(self.device)
 
+    def _family(self, spec: ModelSpec) -> tuple[str, ModelSpec]:
+        """``spec``'s family for the learning-rate sweeps and the model the family is swept on."""
+        if spec.kind == "standard":
+            return "Standard", self.spec("Standard")
+        return "MHF", self.spec("H4B16K")
+
+    @staticmethod
+    def _best_rate(accuracy: dict[float, float]) -> float:
+        """The rate of the highest validation accuracy (ties: the smaller rate)."""
+        return max(accuracy, key=lambda r: (accuracy[r], -r))
+
     def learning_rate(self, spec: ModelSpec) -> float:
         """The learning rate of ``spec``'s family (Standard or MHF): the profile's, or the best of ``lr_sweep`` by
         next-token accuracy on the validation windows, swept once on the family's representative (Standard,
         H4B16K) at the profile's size and seed; every rate tried is kept in :attr:`sweep_rows`."""
         p = self.profile
-        family = "Standard" if spec.kind == "standard" else "MHF"
         if not p.lr_sweep:
             return p.learning_rate
+        family, representative = self._family(spec)
         if family not in self._rates:
-            representative = self.spec("Standard" if family == "Standard" else "H4B16K")
             tried, curves = {}, {}
             for rate in p.lr_sweep:
                 start = len(self.curves)
@@ -216,7 +228,7 @@ class LanguageModels:
                 self.sweep_rows.append({"family": family, "model": representative.label, "learning_rate": rate,
                                         "valid_accuracy_%": scores.accuracy, "valid_perplexity": scores.perplexity,
                                         "valid_tokens": scores.tokens})
-            best = max(p.lr_sweep, key=lambda r: (tried[r][0], -r))         # ties: the smaller rate
+            best = self._best_rate({rate: accuracy for rate, (accuracy, _) in tried.items()})
             self._rates[family] = best
             self.models[representative] = tried[best][1]
             self.curves.extend(curves[best][0])
@@ -241,13 +253,10 @@ class LanguageModels:
         size (or without a sweep); elsewhere the best of ``lr_sweep`` by validation accuracy of the family's
         representative at that size, first seed of the curve (every rate tried is kept in :attr:`size_sweep_rows`)."""
         p = self.profile
-        own = f"{p.hidden_size}/{p.intermediate_size}/{p.num_layers}"
-        family = "Standard" if spec.kind == "standard" else "MHF"
-        if not p.lr_sweep or size == own:
+        if not p.lr_sweep or size == p.own_size():
             return self.learning_rate(spec)
-        cache = self.__dict__.setdefault("_size_rates", {})
-        if (family, size) not in cache:
-            representative = self.spec("Standard" if family == "Standard" else "H4B16K")
+        family, representative = self._family(spec)
+        if (family, size) not in self._size_rates:
             seed, rows = p.scale_seeds[0], []
             for rate in p.lr_sweep:
                 model = self.scaled_model(representative, size, seed, learning_rate=rate)
@@ -256,12 +265,12 @@ class LanguageModels:
                              "valid_accuracy_%": valid.accuracy,
                              "test_accuracy_%": self.evaluate(representative, model=model).accuracy,
                              "profile_size_rate": rate == self.learning_rate(representative)})
-            best = max(rows, key=lambda r: (r["valid_accuracy_%"], -r["learning_rate"]))
+            best = self._best_rate({r["learning_rate"]: r["valid_accuracy_%"] for r in rows})
             for row in rows:
-                row["chosen"] = row is best
-            self.__dict__.setdefault("size_sweep_rows", []).extend(rows)
-            cache[(family, size)] = best["learning_rate"]
-        return cache[(family, size)]
+                row["chosen"] = row["learning_rate"] == best
+            self.size_sweep_rows.extend(rows)
+            self._size_rates[(family, size)] = best
+        return self._size_rates[(family, size)]
 
     def scaled_model(self, spec: ModelSpec, size: str, seed: int, learning_rate: float | None = None) -> nn.Module:
         """The trained model of ``spec`` with backbone ``size`` (``"d/ffn/layers"``) and ``seed``, on the run's data
@@ -270,8 +279,8 @@ class LanguageModels:
         hidden, ffn, layers = parse_size(size)
         p = self.profile
         rate = self.size_rate(spec, size) if learning_rate is None else learning_rate
-        if ((hidden, ffn, layers, seed) == (p.hidden_size, p.intermediate_size, p.num_layers, p.seed)
-                and rate == self.learning_rate(spec)):                    # the run's own model
+        own = parse_size(p.own_size())
+        if ((hidden, ffn, layers), seed) == (own, p.seed) and rate == self.learning_rate(spec):   # the run's own
             return self.model(spec)
         key = (spec, size, seed, rate)
         if key not in self._scaled:

@@ -146,6 +146,10 @@ class MultiHashFormerProfile(Profile):
         return BackboneShape(self.hidden_size, self.intermediate_size, self.num_layers, self.num_heads,
                              self.num_kv_heads, added_layers=self.added_layers, vocab_size=self.vocab_size)
 
+    def own_size(self) -> str:
+        """The profile's backbone as a size of the scaling curve, ``"d/ffn/layers"``."""
+        return f"{self.hidden_size}/{self.intermediate_size}/{self.num_layers}"
+
     def spec(self, label: str) -> ModelSpec:
         """The model a label names in this profile (``+kL`` -> ``+added_layers``; B scaled to ``vocab_size``)."""
         spec = parse_variant(label.replace("+kL", f"+{self.added_layers}L"))

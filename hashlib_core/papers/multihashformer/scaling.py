@@ -31,7 +31,7 @@ MATCH_TOLERANCE = 0.05
 def scale_sizes(lms: LanguageModels) -> tuple[str, ...]:
     """The profile's backbone sizes of the scaling curve (its own size when none is set), smallest first."""
     p = lms.profile
-    sizes = p.scale_sizes or (f"{p.hidden_size}/{p.intermediate_size}/{p.num_layers}",)
+    sizes = p.scale_sizes or (p.own_size(),)
     return tuple(sorted(sizes, key=lambda s: parse_size(s)))
 
 
@@ -135,12 +135,10 @@ def rates_by_size(lms: LanguageModels) -> pd.DataFrame:
     family's representative (Standard, H4B16K), first seed, at every rate, scored on the validation split (which
     chooses the rate the curve uses at that size) and on the test split; ``profile_size_rate`` marks the rate chosen
     at the profile's own size."""
-    p = lms.profile
-    own = f"{p.hidden_size}/{p.intermediate_size}/{p.num_layers}"
     for size in scale_sizes(lms):
-        if size != own:
+        if size != lms.profile.own_size():
             for label in ("Standard", "H4B16K"):
                 lms.size_rate(lms.spec(label), size)
-    return pd.DataFrame(lms.__dict__.get("size_sweep_rows", []),
+    return pd.DataFrame(lms.size_sweep_rows,
                         columns=["size", "model", "seed", "learning_rate", "valid_accuracy_%", "test_accuracy_%",
                                  "profile_size_rate", "chosen"])
