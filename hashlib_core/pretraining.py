@@ -1,6 +1,7 @@
 """Pre-training pieces shared by the encoder chapters (HashFormers' BERT baselines, dynamic hash embeddings).
 
 * :func:`wikitext_lines`: the staged WikiText-2 text as non-empty lines, headings (``= ... =``) dropped;
+  :func:`ptb_lines`: a Penn Treebank split's sentences;
 * :func:`corpus_lines`: the lines of a pre-training corpus a profile names (:data:`CORPUS_NAMES`: WikiText-2's
   validation split, Penn Treebank's train split, or both);
 * :class:`Sequences`: fixed-length windows of a token stream, as a ``Dataset`` of ``int64`` rows;
@@ -22,7 +23,7 @@ import torch
 
 from hashlib_core.bpe import BOS_ID, EOS_ID
 
-__all__ = ["CORPUS_NAMES", "wikitext_lines", "corpus_lines", "Sequences", "with_specials", "pretraining_flatness",
+__all__ = ["CORPUS_NAMES", "wikitext_lines", "ptb_lines", "corpus_lines", "Sequences", "with_specials", "pretraining_flatness",
            "MLMObjective"]
 
 
@@ -70,6 +71,12 @@ def _first_words(lines: Iterable[str], max_words: int) -> list[str]:
 def wikitext_lines(split: str = "validation", max_words: int = 0) -> list[str]:
     """Non-empty lines of a staged WikiText-2 split without its headings; stop after ``max_words`` words (0: all)."""
     return _first_words(_wikitext_stream(split), max_words)
+
+
+def ptb_lines(split: str = "train", max_words: int = 0) -> list[str]:
+    """Non-empty, stripped lines (sentences) of a Penn Treebank split (``train``, ``validation`` or ``test``); stop
+    after ``max_words`` words (0: all)."""
+    return _first_words(_ptb_stream(split), max_words)
 
 
 def corpus_lines(name: str, max_words: int = 0) -> list[str]:

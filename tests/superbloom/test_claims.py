@@ -188,18 +188,33 @@ def test_printed_region_reads_trailing_zeros_as_not_significant():
     assert ends("128K") == (127_500, 128_500)
 
 
+def _windows(hits: dict[str, list[int]], k: int = 1) -> pd.DataFrame:
+    """Per-window hits of text models (one seed) on the same targets: ``hits[name]`` the hit@k of each window."""
+    rows = [{"name": n, "seed": 0, "segment": w, "target": 100 + w, f"hit@{k}": bool(h)}
+            for n, hs in hits.items() for w, h in enumerate(hs)]
+    return pd.DataFrame(rows)
+
+
 def test_language_claims_need_matched_pairs():
     models = pd.DataFrame({"name": ["baseline-d128", "baseline-d32", "superbloom-d256", "superbloom-d128"],
                            "alpha": [1, 1, 40, 40], "total_params": [2_000_000, 500_000, 2_050_000, 510_000]})
-    lang = pd.DataFrame({"name": models["name"], "rec@1": [5.0, 2.0, 6.0, 5.0], "rec@10": [20.0, 10.0, 21.0, 14.0]})
-    t = evaluate({"language": lang, "language_models": models})
-    assert t.loc["lm-similar", "estimate"] == pytest.approx(1.0)          # smallest gain: d256 vs d128 at rec@1/@10
-    assert t.loc["lm-smaller", "estimate"] == pytest.approx(3.0 - 1.0)
-    assert "per-window hits not kept" in t.loc["lm-similar", "method"]
+    # ten windows: rec@1 baseline-d128 50%, baseline-d32 20%, superbloom-d256 60%, superbloom-d128 50%
+    hits = {"baseline-d128": [1] * 5 + [0] * 5, "baseline-d32": [1] * 2 + [0] * 8,
+            "superbloom-d256": [1] * 6 + [0] * 4, "superbloom-d128": [1] * 5 + [0] * 5}
+    t = evaluate({"language_segments": _windows(hits), "language_models": models})
+    assert t.loc["lm-similar", "estimate"] == pytest.approx(10.0)     # smallest gain: d256 vs d128
+    assert t.loc["lm-smaller", "estimate"] == pytest.approx(30.0 - 10.0)
+    assert t.loc["lm-similar", "method"].startswith("paired bootstrap over 10 test windows")
+    assert t.loc["lm-similar", "low"] <= 10.0 <= t.loc["lm-similar", "high"]
     unmatched = models.assign(total_params=[2_000_000, 500_000, 1_800_000, 570_000])
-    t = evaluate({"language": lang, "language_models": unmatched})
+    t = evaluate({"language_segments": _windows(hits), "language_models": unmatched})
     assert t.loc["lm-similar", "verdict"] == "not testable here"
     assert t.loc["lm-similar", "reason"].startswith("sizes differ: superbloom-d128 570.00K vs baseline-d32 500.00K")
+    # scored on other targets: not comparable
+    other = _windows(hits)
+    other.loc[other["name"] == "superbloom-d128", "target"] += 1
+    t = evaluate({"language_segments": other, "language_models": models})
+    assert t.loc["lm-similar", "verdict"] == "not testable here"
 
 
 def test_claims_on_the_committed_results():
@@ -250,7 +265,7 @@ def test_context_free_recall_and_its_paragraph():
     shares = np.array([3, 2, 1]) / 6
     assert prior["entropy_nats"] == pytest.approx(-(shares * np.log(shares)).sum())
     lang = pd.DataFrame({"name": ["baseline-d8", "superbloom-d16"], "rec@1": [50.0, 0.0], "rec@2": [75.0, 0.0]})
-    models = pd.DataFrame({"name": lang["name"], "final_loss": [1.234, 2.0]})
+    models = pd.DataFrame({"name": lang["name"], "best_validation": [-1.234, -2.0]})
     q = tables.prior_quoted(lang, models, pd.DataFrame(list(rows.values())))
     assert (q["lm_base_hits"], q["prior_hits"], q["oracle_hits"], q["lm_segments"]) == ("2", "1", "2", "4")
     assert q["prior_verdict"] == "baseline-d8 beats it at every k, superbloom-d16 falls below it at every k"

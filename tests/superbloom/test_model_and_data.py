@@ -204,13 +204,18 @@ def test_tables_and_figures_on_fixed_inputs():
     assert len(figures.recall_by_decile(deciles).axes[0].lines) == 2
     depth_fig = figures.recall_by_depth(rec)
     assert len(depth_fig.axes[0].containers) == 3                  # two families and the one-layer wide model
-    lm = pd.DataFrame({"name": ["baseline-d8"] * 3 + ["superbloom-matched-d8"] * 3, "step": [1, 2, 3] * 2,
-                       "loss": [9.0, 8.0, 7.5, 12.0, 11.0, 10.0]})
+    lm = pd.DataFrame({"name": ["baseline-d8"] * 4 + ["superbloom-matched-d8"] * 3, "step": [1, 2, 3, 3, 1, 2, 3],
+                       "loss": [9.0, 8.0, 7.5, 7.0, 12.0, 11.0, 10.0],
+                       "learning_rate": [1e-3] * 3 + [3e-3] + [1e-3] * 3,
+                       "seed": 0, "kind": "validation loss"})
+    lm_models = pd.DataFrame({"name": ["baseline-d8", "superbloom-matched-d8"], "learning_rate": [1e-3, 1e-3],
+                              "seed": [0, 0]})
     prior = pd.DataFrame({"name": ["test-target frequency (oracle)", "training-token frequency"],
                           "entropy_nats": [5.0, 7.0]})
     assert tables.training_entropy(prior) == 7.0
-    fig = figures.language_curves(lm, tables.training_entropy(prior))
+    fig = figures.language_curves(lm, lm_models, tables.training_entropy(prior))
     assert len(fig.axes[0].lines) == 2 and fig.axes[0].lines[1].get_ydata()[0] == 7.0   # baselines only, the line
+    assert list(fig.axes[0].lines[0].get_ydata()) == [9.0, 8.0, 7.5]           # the chosen rate's run only
     beam = pd.DataFrame({"beam": [1, 10], "rec@1": [1.0, 2.0], "rec@10": [3.0, 4.0], "mean_scored": [10, 100]})
     assert len(figures.beam_width(beam).axes) == 2
     other = pd.DataFrame({"dataset": "Last.fm", "name": ["baseline-L4", "superbloom-a50m2-L4"],
@@ -313,6 +318,10 @@ def test_language_vocabulary_and_greedy_tokenisation():
     vocab = build_vocabulary(lines, wordpiece_size=60, unigrams=5, bigrams=3)
     assert len(vocab) == vocab.pieces + vocab.unigrams + vocab.bigrams and vocab.tokens[0] == "[UNK]"
     assert "the cat" in vocab.index                                   # the most frequent pair is a token
+    pieces = vocab.tokens[1:vocab.pieces]
+    assert pieces == sorted(pieces)                                    # a canonical order, not the trainer's
+    for _ in range(3):                                                 # the trainer's own order varies by run
+        assert build_vocabulary(lines, wordpiece_size=60, unigrams=5, bigrams=3).tokens == vocab.tokens
     ids = tokenize(vocab, "the cat sat on the mat")
     assert ids[0] == vocab.index["the cat"]                           # a bigram wins over its words
     assert [vocab.tokens[i] for i in tokenize(vocab, "zebra")]        # out of vocabulary: WordPiece pieces
@@ -433,3 +442,46 @@ def test_table3_parts_partition_the_recall_models_of_every_profile():
     assert ex._part_names(cpu, "recall_L8") == []          # a depth only other profiles train
     registered = set(ex.CHAPTER.experiments)
     assert {"recall_L1", "recall_L2", "recall_L4", "recall_L8", "recall_L12", "recall_wide"} <= registered
+
+
+def test_the_coarseness_diagnosis_table_words_and_figure():
+    from hashlib_core.papers.superbloom import figures, tables
+    from hashlib_core.papers.superbloom.training import POPULARITY
+
+    models = pd.DataFrame({"name": ["superbloom-a50-L4", "superbloom-a10-L4", "baseline-L4"], "alpha": [50, 10, 1],
+                           "num_hashes": [2, 2, 1], "num_ids": 1000, "tokens_per_map": [20, 100, 1000],
+                           "total_params": [1000, 2000, 1010], "learning_rate": [1e-3, 1e-3, 3e-3],
+                           "best_step": [100, 200, 200], "steps": [200, 200, 200], "max_steps": 200,
+                           "converged": [True, False, False], "below_uniform": [0.01, 0.05, 0.2]})
+    alpha = pd.DataFrame({"dataset": "Gowalla", "name": [*models["name"], POPULARITY],
+                          "rec@1": [0.0, 1.0, 2.0, 0.5], "rec@100": [2.0, 5.0, 20.0, 7.0]})
+    view = tables.alpha_view(alpha, models)
+    assert list(view["best step"][:3]) == ["100 of 200", "200 of 200 (cap)", "200 of 200 (cap)"]
+    assert view["loss below uniform (%)"].iloc[1] == pytest.approx(5.0) and pd.isna(view["alpha"].iloc[3])
+    q = tables.alpha_quoted(alpha, models)
+    assert q["a_removed"] == "α = 50: 1.0%; α = 10: 5.0%" and q["a_base_removed"] == "20.0%"
+    assert q["a_sb_rec"] == "α = 50: 2.0%; α = 10: 5.0%" and q["a_pop_rec"] == "7.0%" and q["a_top"] == "rec@100"
+    assert q["a_trend"].startswith("each smaller alpha removes more")
+    flat = models.assign(below_uniform=[0.05, 0.01, 0.2])
+    assert tables.alpha_quoted(alpha, flat)["a_trend"].startswith("the share removed does not grow")
+    curves = pd.DataFrame({"name": ["superbloom-a50-L4"] * 2 + ["baseline-L4"], "step": [1, 2, 1],
+                           "loss": [9.9, 9.0, 5.0], "uniform_loss": [10.0, 10.0, 10.0], "kind": "validation loss"})
+    fig = figures.alpha_curves(curves)
+    assert list(fig.axes[0].lines[0].get_ydata()) == pytest.approx([1.0, 10.0])
+
+
+def test_the_coarseness_diagnosis_profile_checks():
+    from hashlib_core.papers.superbloom.profiles import SuperbloomProfile
+
+    p = SuperbloomProfile(name="smoke", dataset="fb15k237", other_datasets=(), alpha_dataset="gowalla", alphas=(50, 10),
+                          depths=(1, 4))
+    assert [(m.name, m.alpha, m.layers, m.match) for m in p.alpha_models()] == [
+        ("superbloom-a50-L4", 50, 4, ""), ("superbloom-a10-L4", 10, 4, ""),
+        ("baseline-L4", 1, 4, "superbloom-a50-L4")]
+    assert SuperbloomProfile(name="smoke", other_datasets=()).alpha_models() == []
+    with pytest.raises(ValueError, match="the profile's alpha"):
+        SuperbloomProfile(name="smoke", other_datasets=(), alpha_dataset="gowalla", alphas=(10, 2))
+    with pytest.raises(ValueError, match="decreasing"):
+        SuperbloomProfile(name="smoke", other_datasets=(), alpha_dataset="gowalla", alphas=(10, 50))
+    with pytest.raises(ValueError, match="alpha_dataset must be one of"):
+        SuperbloomProfile(name="smoke", other_datasets=(), alpha_dataset="imdb", alphas=(50,))

@@ -25,14 +25,19 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
     way on each of the profile's ``other_datasets``, with Appendix E's examples: the first ``examples`` test
     segments with each model's best five ids, named where the data has names (Wikispeedia's pages, Last.fm's
     artists).
+``alpha``
+    The hash's coarseness on a 41K-id set: Superbloom at each of ``alphas`` beside the baseline of its size
+    (:mod:`~hashlib_core.papers.superbloom.experiments_alpha`).
 ``decoding``
     §2.5 at the paper's |S| with a trained model: the deepest Superbloom model trained again inside an id space of
     ``decode_ids`` ids, its recall, and exhaustive scoring against certified beam search timed on its distributions.
 ``params``
     Tables 1 and 3's parameter columns at the paper's vocabularies (meta device).
-``language``
-    §4 (Tables 4 and 5): unhashed baselines and Superbloom models of similar sizes on masked-token prediction over a
-    unigram + bigram vocabulary of WikiText-2 (:mod:`~hashlib_core.papers.superbloom.language`).
+``language_d<width>``, ``language``
+    §4 (Tables 4 and 5), trained per pair and merged: unhashed baselines and Superbloom models of similar sizes on masked-token prediction over a
+    unigram + bigram vocabulary of Penn Treebank (:mod:`~hashlib_core.papers.superbloom.language`), each trained
+    until its validation loss stops improving at each rate of the sweep, the best rate on validation kept, then
+    more seeds.
 ``language_prior``
     §4's yardstick: what a predictor that reads no context reaches on the same test windows (the tokens ranked by
     their training frequency, and by their test frequency as an upper bound), to read the models' recall against.
@@ -50,6 +55,7 @@ import torch
 
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.superbloom.data import display_names
+from hashlib_core.papers.superbloom.experiments_alpha import ALPHA_OUTPUTS, ALPHA_SETTINGS, alpha_experiment
 from hashlib_core.papers.superbloom.profiles import PROFILES, ModelSpec
 from hashlib_core.papers.superbloom.tables import EXAMPLE_COLUMNS, example_row, recall_table
 from hashlib_core.papers.superbloom.training import (
@@ -61,7 +67,6 @@ from hashlib_core.papers.superbloom.training import (
     resolve,
     size_of,
     test_log_probs,
-    train_fixed,
     train_run,
 )
 
@@ -99,10 +104,13 @@ class _Resources(Resources):
 CHAPTER = Chapter("superbloom", "Superbloom", PROFILES, resources=_Resources)
 
 
-_LANGUAGE_ONLY = ("lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_alpha", "lm_window", "lm_baseline_dims",
-                  "lm_layers", "lm_steps", "lm_batch", "lm_learning_rate", "lm_test_windows")
+#: §4's knobs; ``lm_learning_rate`` is retired (one rate, before the sweep): results written with it still record it
+_LANGUAGE_ONLY = ("lm_learning_rate", "lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_alpha", "lm_window",
+                  "lm_baseline_dims", "lm_layers", "lm_steps", "lm_batch", "lm_eval_every", "lm_learning_rates",
+                  "lm_seeds",
+                  "lm_validation_windows", "lm_test_windows")
 _DECODE_ONLY = ("decode_ids", "decode_steps", "decode_positions", "decode_repeats")
-_MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, *_DECODE_ONLY, "other_datasets", "other_steps", "examples")
+_MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, *_DECODE_ONLY, *ALPHA_SETTINGS, "other_datasets", "other_steps", "examples")
 #: Appendix E's examples: the best ids shown per example, and the depth within which the target's rank is given
 _SHOWN, _RANK_WITHIN = 5, 100
 
@@ -230,7 +238,7 @@ def _beam_width(ctx: RunContext) -> dict:
 @CHAPTER.experiment("other_datasets", outputs=("recall_datasets", "datasets_models", "datasets_curves",
                                                "datasets_examples"),
                     when=lambda profile: bool(profile.other_datasets),
-                    independent_of=(*_LANGUAGE_ONLY, *_DECODE_ONLY))
+                    independent_of=(*_LANGUAGE_ONLY, *_DECODE_ONLY, *ALPHA_SETTINGS))
 def _other_datasets(ctx: RunContext) -> dict:
     """The deepest matched pair on each of ``other_datasets`` (at the learning rates chosen on the main data, seed
     ``seed``; widths matched on each dataset's ids), trained and scored as ``recall``, and Appendix E's examples."""
@@ -267,7 +275,8 @@ def _other_datasets(ctx: RunContext) -> dict:
 
 
 @CHAPTER.experiment("decoding", outputs=("decoding_trained",), when=lambda profile: profile.decode_ids > 0,
-                                    independent_of=(*_LANGUAGE_ONLY, "other_datasets", "other_steps", "examples"))
+                                    independent_of=(*_LANGUAGE_ONLY, *ALPHA_SETTINGS, "other_datasets", "other_steps",
+                                                    "examples"))
 def _decoding(ctx: RunContext) -> dict:
     """§2.5 at the paper's |S| with a trained model: the deep Superbloom model trained on the main dataset's sets in
     an id space of ``decode_ids`` ids, scored like ``recall`` (certified beam search), then exhaustive scoring and
@@ -301,7 +310,7 @@ def _decoding(ctx: RunContext) -> dict:
 _PROFILE_KEYS = tuple(PROFILES.get("smoke").to_dict())
 
 
-@CHAPTER.experiment("params", outputs=("params",), independent_of=_PROFILE_KEYS)
+@CHAPTER.experiment("params", outputs=("params",), independent_of=(*_PROFILE_KEYS, *_LANGUAGE_ONLY))
 def _params(ctx: RunContext) -> dict:
     """Tables 1 and 3's parameter columns at the paper's vocabularies (meta device)."""
     from hashlib_core.papers.superbloom.params import paper_params
@@ -309,32 +318,82 @@ def _params(ctx: RunContext) -> dict:
     return {"params": paper_params()}
 
 
-#: what the text models read besides their own (``lm_*``) knobs: the seed, the hashing's m, the heads, the warm-up and
-#: the segment length (the position table's size)
+#: what the text models read besides their own (``lm_*``) knobs: the seed, the hashing's m, the heads, the warm-up,
+#: the patience of early stopping and the segment length (the position table's size)
 _SET_ONLY = tuple(k for k in _PROFILE_KEYS if not k.startswith("lm_") and k not in (
-    "seed", "num_hashes", "heads", "warmup", "segment", "recall_at"))
+    "seed", "num_hashes", "heads", "warmup", "patience", "segment", "recall_at"))
 
 
-@CHAPTER.experiment("language", outputs=("language", "language_models", "language_curves"),
-                    independent_of=_SET_ONLY)
-def _language(ctx: RunContext) -> dict:
-    """§4 (Tables 4 and 5): masked-token prediction on WikiText-2 with a unigram + bigram vocabulary."""
+def _language_pair(ctx: RunContext, width: int) -> dict[str, pd.DataFrame]:
+    """One of §4's pairs (the unhashed baseline ``width`` wide, Superbloom of its size): each model trained at every
+    rate of ``lm_learning_rates`` (seed ``seed``) until its validation loss stops improving, the best rate on
+    validation kept and the model trained again with ``lm_seeds - 1`` more seeds; every seed scored on the test
+    windows (per-window hits kept for the claims' paired bootstrap)."""
     from hashlib_core.papers.superbloom.training import LanguageResources
 
     res = LanguageResources(ctx)
     p = res.profile
-    rows, segs, curves = [], [], []
-    for spec in resolve(p.language_models(), p, res.sets.num_ids):
-        model, row, curve = train_fixed(spec, res, ctx, p.lm_steps, p.lm_batch, p.lm_learning_rate)
-        hits = evaluate(model.to(ctx.device), res, p.recall_at)
-        hits.insert(0, "name", spec.name)
-        rows.append({**row, "vocabulary": len(res.vocab), "wordpiece_pieces": res.vocab.pieces,
-                     "unigrams": res.vocab.unigrams, "bigrams": res.vocab.bigrams,
-                     "train_windows": len(res.train_segments)})
-        segs.append(hits)
-        curves += curve
-    return {"language": recall_table(pd.concat(segs, ignore_index=True), p.recall_at),
-            "language_models": pd.DataFrame(rows), "language_curves": pd.DataFrame(curves)}
+    names = (f"baseline-d{width}", f"superbloom-matched-d{width}")
+    rows, sweep, segs, curves = [], [], [], []
+    for spec in [s for s in resolve(p.language_models(), p, res.sets.num_ids) if s.name in names]:
+        fits = {lr: train_run(spec, res, ctx, lr, p.seed) for lr in p.lm_learning_rates}
+        best = max(fits, key=lambda lr: (fits[lr][1]["best_validation"], -lr))
+        for lr, (_, row, curve) in fits.items():
+            sweep.append({**row, "chosen": lr == best})
+            curves += curve
+        for seed in range(p.seed, p.seed + p.lm_seeds):
+            model, row, curve = fits[best] if seed == p.seed else train_run(spec, res, ctx, best, seed)
+            if seed != p.seed:
+                curves += curve
+            hits = evaluate(model.to(ctx.device), res, p.recall_at)
+            hits.insert(0, "seed", seed)
+            hits.insert(0, "name", spec.name)
+            segs.append(hits)
+            rows.append({**row, "vocabulary": len(res.vocab), "wordpiece_pieces": res.vocab.pieces,
+                         "unigrams": res.vocab.unigrams, "bigrams": res.vocab.bigrams,
+                         "train_windows": len(res.train_segments), "validation_windows": len(res.validation.segments)})
+    runs = {(r["name"], r["learning_rate"], r["seed"]): r for r in [*sweep, *rows]}
+    ctx.reuse(sum(float(r["wall_time_s"]) for r in runs.values() if r.get("restored")))
+    return {"models": pd.DataFrame(rows), "sweep": pd.DataFrame(sweep), "curves": pd.DataFrame(curves),
+            "segments": pd.concat(segs, ignore_index=True)}
+
+
+#: §4's pairs are trained in parts (``language_d<width>``, for every baseline width some profile has, each under an
+#: hour in the cpu profile); ``language`` merges them
+_LANGUAGE_PARTS = {f"language_d{d}": d for d in sorted({d for n in PROFILES.names
+                                                        for d in PROFILES.get(n).lm_baseline_dims})}
+
+
+def _language_part(part: str):
+    def run(ctx: RunContext) -> dict:
+        out = _language_pair(ctx, _LANGUAGE_PARTS[part])
+        return {f"{part}_{kind}": out[kind] for kind in _PART_KINDS}
+    return run
+
+
+for _part in _LANGUAGE_PARTS:
+    CHAPTER.experiment(_part, outputs=tuple(f"{_part}_{kind}" for kind in _PART_KINDS),
+                       when=lambda profile, part=_part: _LANGUAGE_PARTS[part] in profile.lm_baseline_dims,
+                       independent_of=_SET_ONLY)(_language_part(_part))
+
+
+@CHAPTER.experiment("language", outputs=("language", "language_segments", "language_models", "language_sweep",
+                                         "language_curves"),
+                    independent_of=_SET_ONLY, reads=tuple(f"{part}_{kind}" for part in _LANGUAGE_PARTS
+                                                          for kind in _PART_KINDS))
+def _language(ctx: RunContext) -> dict:
+    """§4 (Tables 4 and 5): the pairs' parts merged (no training) and scored: masked-token prediction on Penn
+    Treebank with a unigram + bigram vocabulary."""
+    evidence = ctx.evidence()
+    parts = [f"language_d{d}" for d in ctx.profile.lm_baseline_dims]
+    missing = [part for part in parts if not evidence.has(f"{part}_models")]
+    if missing:
+        raise RuntimeError(f"§4's parts {missing} have no results: run them first (--only {','.join(parts)},language)")
+    merged = {kind: pd.concat([evidence.table(f"{part}_{kind}") for part in parts], ignore_index=True)
+              for kind in _PART_KINDS}
+    return {"language": recall_table(merged["segments"], ctx.profile.recall_at, merged["models"]),
+            "language_segments": merged["segments"], "language_models": merged["models"],
+            "language_sweep": merged["sweep"], "language_curves": merged["curves"]}
 
 
 #: what the context-free yardstick reads: the vocabulary, the windows, the seed of the test masks and the cut-offs
@@ -353,6 +412,26 @@ def _language_prior(ctx: RunContext) -> dict:
     train_ids = np.concatenate(res.train_segments)              # the tokens the models train on
     return {"language_prior": pd.DataFrame(context_free_recall(train_ids, res.test.targets, res.vocab.tokens,
                                                                res.profile.recall_at))}
+
+
+@CHAPTER.experiment("alpha", outputs=ALPHA_OUTPUTS, when=lambda profile: bool(profile.alpha_dataset),
+                    independent_of=(*_LANGUAGE_ONLY, *_DECODE_ONLY, "other_datasets", "other_steps", "examples"),
+                    reads=("sweep",))
+def _alpha(ctx: RunContext) -> dict:
+    """The hash's coarseness on a large id set (:mod:`~hashlib_core.papers.superbloom.experiments_alpha`), at the
+    learning rates Table 3's sweep chose for the deep pair (read from its results: nothing on the main data is
+    trained again)."""
+    evidence = ctx.evidence()
+    if not evidence.has("sweep"):
+        raise RuntimeError("the coarseness diagnosis reads the learning rates Table 3's sweep chose: run recall first")
+    sweep = evidence.table("sweep")
+    chosen = sweep[sweep["chosen"].astype(bool)].groupby("name")["learning_rate"].first()
+
+    def rate(name: str) -> float:
+        if name not in chosen.index:
+            raise RuntimeError(f"Table 3's sweep has no chosen rate for {name}: rerun recall")
+        return float(chosen[name])
+    return alpha_experiment(ctx, rate)
 
 
 from hashlib_core.papers.superbloom.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-__all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves", "language_curves"]
+__all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves", "language_curves", "alpha_curves"]
 
 
 def recall_by_depth(recall: pd.DataFrame, k: int = 1):
@@ -76,16 +76,37 @@ def training_curves(curves: pd.DataFrame):
     return loss_curves(curves, "validation masked-item loss (nats, summed over hashes)")
 
 
-def language_curves(curves: pd.DataFrame, entropy: float):
-    """§4's unhashed baselines: training loss against step, beside ``entropy`` (nats), the loss of predicting the
-    training tokens' frequencies whatever the context: a curve that flattens on that line learned no context, one
-    still falling when training stops was stopped early."""
+def language_curves(curves: pd.DataFrame, models: pd.DataFrame, entropy: float):
+    """§4's unhashed baselines at their chosen learning rate (first seed): validation loss against step, beside
+    ``entropy`` (nats), the loss of predicting the training tokens' frequencies whatever the context: a curve that
+    flattens on that line learned no context, one below it did."""
+    first = models.groupby("name", sort=False)[["learning_rate", "seed"]].first()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for name, g in curves[curves["name"].str.startswith("baseline")].groupby("name", sort=False):
-        ax.plot(g["step"], g["loss"], label=name, lw=1)
+    for name, (lr, seed) in first.iterrows():
+        if not str(name).startswith("baseline"):
+            continue
+        g = curves[(curves["name"] == name) & (curves["learning_rate"] == lr) & (curves["seed"] == seed)
+                   & (curves["kind"] == "validation loss")]
+        ax.plot(g["step"], g["loss"], marker="o", ms=3, lw=1, label=f"{name} (lr {lr:g})")
     ax.axhline(entropy, color="black", ls="--", lw=1, label="training-token frequencies (no context)")
     ax.set_xlabel("training step")
-    ax.set_ylabel("masked-token loss (nats)")
+    ax.set_ylabel("validation masked-token loss (nats)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def alpha_curves(curves: pd.DataFrame):
+    """The coarseness diagnosis: the share of a uniform guess's validation loss each model has removed, against
+    step (0: it predicts no better than uniform), one line per model."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    val = curves[curves["kind"] == "validation loss"]
+    for name, g in val.groupby("name", sort=False):
+        ax.plot(g["step"], 100.0 * (1.0 - g["loss"] / g["uniform_loss"]), marker="o", ms=3, lw=1, label=name)
+    ax.axhline(0.0, color="black", lw=0.8)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("validation loss below uniform (%)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()

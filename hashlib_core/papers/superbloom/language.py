@@ -4,10 +4,11 @@ WordPiece base, hashed α-to-one, and masked-token prediction.
 The paper builds a 1M vocabulary as the union of BERT's WordPiece vocabulary (about 30K) with the most frequent
 unigrams and bigrams of its corpus, hashes it with α = 40 and m = 2, and compares two unhashed BERT baselines
 (d = 256 and d = 64) with two Superbloom models of similar sizes by recall of masked tokens. Ours, at the book's
-scale: a WordPiece of ``wordpiece_size`` pieces trained locally (``tokenizers``) on the WikiText-2 validation split,
+scale: a WordPiece of ``wordpiece_size`` pieces trained locally (``tokenizers``) on Penn Treebank's train split,
 plus its ``unigrams`` most frequent words and ``bigrams`` most frequent word pairs; the text is tokenised greedily
-(a vocabulary bigram, else a vocabulary word, else the word's WordPiece pieces). Models train on the validation
-split and are scored on the test split: one masked token per window of ``window`` tokens.
+(a vocabulary bigram, else a vocabulary word, else the word's WordPiece pieces). Models train on the train split,
+stop early on the validation split and are scored on the test split: one masked token per window of ``window``
+tokens.
 
 :func:`context_free_recall` scores what a model that ignores the context can reach on the same test windows: the
 tokens ranked by their frequency in the training windows (a model that learned only the unigram distribution), and,
@@ -49,7 +50,8 @@ class TextVocabulary:
 
 
 def build_vocabulary(lines: Sequence[str], wordpiece_size: int, unigrams: int, bigrams: int) -> TextVocabulary:
-    """The union of a locally trained WordPiece and the most frequent words and word pairs of ``lines``."""
+    """The union of a locally trained WordPiece and the most frequent words and word pairs of ``lines``, numbered the
+    same way on every call: ``[UNK]``, the pieces in sorted order, the words, then the pairs (by frequency)."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     if not lines:
@@ -60,7 +62,9 @@ def build_vocabulary(lines: Sequence[str], wordpiece_size: int, unigrams: int, b
     wordpiece.train_from_iterator(lines, trainers.WordPieceTrainer(vocab_size=wordpiece_size,
                                                                    special_tokens=["[UNK]"], show_progress=False))
     vocab = wordpiece.get_vocab()
-    tokens = sorted(vocab, key=vocab.get)
+    # the trainer numbers its pieces in an order that changes from run to run (ties in its hash maps): ids follow a
+    # canonical order instead ([UNK], then the pieces sorted), so every process and checkpoint sees the same ids
+    tokens = ["[UNK]", *sorted(t for t in vocab if t != "[UNK]")]
     words = Counter(w for line in lines for w in line.split())
     pairs = Counter(f"{a} {b}" for line in lines for a, b in zip(line.split(), line.split()[1:]))
     seen = set(tokens)

@@ -100,10 +100,14 @@ class SuperbloomProfile(Profile):
     seeds: int = 1
     #: training steps on each of ``other_datasets`` (their cap; 0: ``steps``)
     other_steps: int = 0
-    #: §4, natural language: WordPiece pieces, frequent words and word pairs added, α of the Superbloom models,
-    #: window (tokens per training and test sequence), widths of the unhashed baselines (Table 4: d = 256 and 64;
-    #: beside each, Superbloom at the width that gives it the baseline's parameter count, as the paper's "of
-    #: comparable size"), layers, steps, batch, test windows (0: all)
+    #: §4, natural language, on Penn Treebank (the vocabulary and the training windows from its train split, early
+    #: stopping and the learning-rate choice on its validation split, recall on its test split): WordPiece pieces,
+    #: frequent words and word pairs added, α of the Superbloom models, window (tokens per training and held-out
+    #: sequence), widths of the unhashed baselines (Table 4: d = 256 and 64; beside each, Superbloom at the width that
+    #: gives it the baseline's parameter count, as the paper's "of comparable size"), layers, the cap on steps, batch,
+    #: validation every ``lm_eval_every`` steps (``patience`` evaluations without improvement stop a run), the
+    #: learning rates swept for every model (seed ``seed``), seeds at the chosen rate, validation and test windows
+    #: (0: all)
     lm_wordpiece: int = 500
     lm_unigrams: int = 1000
     lm_bigrams: int = 500
@@ -113,8 +117,18 @@ class SuperbloomProfile(Profile):
     lm_layers: int = 1
     lm_steps: int = 20
     lm_batch: int = 16
-    lm_learning_rate: float = 1e-3
+    lm_eval_every: int = 10
+    lm_learning_rates: tuple[float, ...] = (1e-3,)
+    lm_seeds: int = 1
+    lm_validation_windows: int = 0
     lm_test_windows: int = 200
+    #: the hash's coarseness (a diagnosis, one seed): on ``alpha_dataset`` (one of :data:`SET_DATASETS`; "": not run),
+    #: Superbloom at the deepest depth and width ``hidden`` with each of ``alphas`` ids per hash token (the profile's
+    #: ``alpha`` among them), and the unhashed baseline of the size of the one at ``alpha``, each at the learning rate
+    #: chosen on the main data, at most ``alpha_steps`` steps (0: ``steps``)
+    alpha_dataset: str = ""
+    alphas: tuple[int, ...] = ()
+    alpha_steps: int = 0
     #: evaluation: recall@k cut-offs (the validation score is recall at the largest), test pages scored (0: all)
     recall_at: tuple[int, ...] = (1, 10, 100)
     test_pages: int = 0
@@ -129,7 +143,8 @@ class SuperbloomProfile(Profile):
     decode_positions: int = 64
     decode_repeats: int = 5
 
-    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages", "lm_test_windows", "validation_pages"})
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages", "lm_test_windows", "validation_pages",
+                                                           "lm_validation_windows"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows", "examples",
                                                            "decode_positions", "decode_repeats"})
 
@@ -138,19 +153,29 @@ class SuperbloomProfile(Profile):
         for name in (self.dataset, *self.other_datasets):
             if name not in SET_DATASETS:
                 raise ValueError(f"dataset and other_datasets must be among {list(SET_DATASETS)}, got {name!r}")
+        if self.alpha_dataset and self.alpha_dataset not in SET_DATASETS:
+            raise ValueError(f"alpha_dataset must be one of {list(SET_DATASETS)} or '' (not run), got "
+                             f"{self.alpha_dataset!r}")
+        if self.alpha_dataset and (self.alpha not in self.alphas or min(self.alphas) < 1
+                                   or list(self.alphas) != sorted(set(self.alphas), reverse=True)):
+            raise ValueError(f"alphas must list decreasing ids per token >= 1, the profile's alpha ({self.alpha}) "
+                             f"among them (its baseline is matched to that model), got {self.alphas}")
         if self.dataset in self.other_datasets:
             raise ValueError(f"other_datasets repeats the main dataset {self.dataset!r}; list only further ones")
-        for name in ("examples", "decode_ids", "decode_steps", "other_steps", "validation_pages", "patience",
-                     "baseline_hidden", "intermediate"):
+        for name in ("examples", "decode_ids", "decode_steps", "other_steps", "alpha_steps", "validation_pages",
+                     "patience", "baseline_hidden", "intermediate"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0: see its comment), got {getattr(self, name)}")
         self.require_positive("decode_positions", "decode_repeats", "segment", "alpha", "num_hashes", "hidden",
                               "heads", "steps", "batch", "eval_every", "seeds", "lm_wordpiece", "lm_alpha",
-                              "lm_window", "lm_layers", "lm_steps", "lm_batch")
+                              "lm_window", "lm_layers", "lm_steps", "lm_batch", "lm_eval_every", "lm_seeds")
+        if self.lm_validation_windows < 0:
+            raise ValueError(f"lm_validation_windows must be >= 0 (0: all), got {self.lm_validation_windows}")
         if not self.depths or min(self.depths) < 1 or list(self.depths) != sorted(set(self.depths)):
             raise ValueError(f"depths must list increasing layer counts >= 1, got {self.depths}")
-        if not self.learning_rates or min(self.learning_rates) <= 0:
-            raise ValueError(f"learning_rates must list positive rates, got {self.learning_rates}")
+        for name in ("learning_rates", "lm_learning_rates"):
+            if not getattr(self, name) or min(getattr(self, name)) <= 0:
+                raise ValueError(f"{name} must list positive rates, got {getattr(self, name)}")
         if not 0 < self.validation_share < 1:
             raise ValueError(f"validation_share must be in (0, 1): early stopping needs validation pages, got "
                              f"{self.validation_share}")
@@ -167,6 +192,16 @@ class SuperbloomProfile(Profile):
     def deep(self) -> int:
         """The deepest of ``depths``: Table 1's comparisons and the ``other_datasets`` are run at it."""
         return self.depths[-1]
+
+    def alpha_models(self) -> list[ModelSpec]:
+        """The coarseness diagnosis's models: Superbloom at the deepest depth with each of ``alphas``, then the
+        unhashed baseline of the size of the one at ``alpha`` (empty when ``alpha_dataset`` is unset)."""
+        if not self.alpha_dataset:
+            return []
+        out = [ModelSpec(f"superbloom-a{a}-L{self.deep}", a, self.num_hashes, self.deep, hidden=self.hidden)
+               for a in self.alphas]
+        return out + [ModelSpec(f"baseline-L{self.deep}", 1, 1, self.deep,
+                                match=f"superbloom-a{self.alpha}-L{self.deep}")]
 
     def superbloom_name(self, layers: int) -> str:
         return f"superbloom-L{layers}"
@@ -231,12 +266,14 @@ class SuperbloomProfile(Profile):
 PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # smoke: CPU, about a minute: Gowalla's sets, widths 32 (Superbloom) and 16 (the wide baseline), 1 and 2 layers,
     # at most 15 steps of 16 segments scored every 5 on 50 validation pages, 100 test pages; Wikispeedia as the other
-    # dataset; §4 on a 2,000-token vocabulary for 10 steps. Proves the code paths; its scores are not to be read.
+    # dataset; §4 on a 2,000-token vocabulary for 10 steps (50 validation windows); the coarseness diagnosis on
+    # Wikispeedia at alpha 50 and 5 for 10 steps. Proves the code paths; its scores are not to be read.
     smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, other_datasets=("wikispeedia",), hidden=32,
                             baseline_hidden=16, heads=2, depths=(1, 2), steps=15, batch=16, eval_every=5,
                             patience=2, validation_pages=50, test_pages=100, other_steps=10, lm_steps=10,
-                            lm_test_windows=100, decode_ids=100_000, decode_steps=15, decode_positions=16,
-                            decode_repeats=2),
+                            lm_eval_every=5, lm_validation_windows=50, lm_test_windows=100, decode_ids=100_000,
+                            decode_steps=15, decode_positions=16, decode_repeats=2, alpha_dataset="wikispeedia",
+                            alphas=(50, 5), alpha_steps=10),
     # cpu: two CPU cores, at most three hours (each experiment at most one). The main data is FB15k-237 (14.5K ids:
     # an unhashed table of them is most of a small model, and models learn beyond the popularity ranking within the
     # budget; on the 41-43K-id sets they do not, see the other datasets), Superbloom at width 128 and 1, 2 and 4
@@ -246,31 +283,38 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # three learning rates and three seeds (sized with ``python -m hashlib_core.benchmarks.superbloom_steps --profile
     # cpu``). The other datasets (Gowalla's and Diginetica's 41-43K ids among them) train the 4-layer pair for at
     # most 1,000 steps; the decoding experiment trains it inside 1M ids (the paper's |S|: 20,000 tokens per map) for
-    # 600 steps; §4 trains two 2-layer baselines (widths 64 and 16) and Superbloom of their sizes for 800 steps.
+    # 600 steps; §4 trains two 2-layer baselines (widths 64 and 16) and Superbloom of their sizes on Penn Treebank
+    # (windows of 32 tokens, batches of 32), at most 2,500 steps with validation every 250, the same three learning
+    # rates, three seeds. The coarseness diagnosis trains the 4-layer Superbloom on Gowalla at alpha 50, 10 and 2 and
+    # the baseline of the alpha-50 model's size, at most 2,000 steps each (one seed).
     cpu=SuperbloomProfile(name="cpu", budget_minutes=180.0, dataset="fb15k237",
                           other_datasets=("gowalla", "diginetica", "wikispeedia", "lastfm"), hidden=128,
                           baseline_hidden=16, heads=4, depths=(1, 2, 4), steps=2000, batch=32, warmup=100,
                           eval_every=200, patience=3, validation_pages=1000, learning_rates=(1e-3, 3e-3, 1e-2),
-                          seeds=3, other_steps=1000, decode_ids=1_000_000, decode_steps=600,
-                          lm_wordpiece=2000, lm_unigrams=8000, lm_bigrams=4000, lm_window=64,
-                          lm_baseline_dims=(64, 16), lm_layers=2, lm_steps=800,
-                          lm_batch=32, lm_test_windows=0),
+                          seeds=3, other_steps=1000, decode_ids=1_000_000, decode_steps=600, alpha_dataset="gowalla",
+                          alphas=(50, 10, 2), alpha_steps=2000,
+                          lm_wordpiece=2000, lm_unigrams=8000, lm_bigrams=4000, lm_window=32,
+                          lm_baseline_dims=(64, 16), lm_layers=2, lm_steps=2500,
+                          lm_batch=32, lm_eval_every=250, lm_learning_rates=(1e-3, 3e-3, 1e-2), lm_seeds=3,
+                          lm_test_windows=0),
     # small: one GPU: width 256 (Table 3's d = 256) at 1, 2, 4, 8 and 12 layers (Table 3's depths are 1 and 12),
-    # the baseline of Table 1 at width 128, at most 20,000 steps of 128 segments.
+    # the baseline of Table 1 at width 128, at most 20,000 steps of 128 segments; the coarseness diagnosis on Gowalla.
     small=SuperbloomProfile(name="small", accelerator="gpu", budget_minutes=10.0, hidden=256, baseline_hidden=128,
                             heads=4, depths=(1, 2, 4, 8, 12), steps=20_000, batch=128, warmup=500, eval_every=1000,
                             patience=3, validation_pages=2000, learning_rates=(2e-4, 5e-4, 1e-3), seeds=3,
-                            decode_ids=1_000_000, decode_steps=10_000,
+                            decode_ids=1_000_000, decode_steps=10_000, alpha_dataset="gowalla", alphas=(50, 10, 2),
                             lm_wordpiece=4000, lm_unigrams=20000, lm_bigrams=20000, lm_window=128,
                             lm_baseline_dims=(256, 64), lm_layers=4, lm_steps=5000,
-                            lm_batch=64, lm_learning_rate=5e-4, lm_test_windows=0),
+                            lm_batch=64, lm_eval_every=500, lm_learning_rates=(2e-4, 5e-4, 1e-3), lm_seeds=3,
+                            lm_test_windows=0),
     # paper: Table 3's Superbloom d = 256 at 1 and 12 layers; the paper trains more than 1M steps at batch 1,024 on
-    # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on Gowalla).
+    # 16 TPUs with inverse-square-root decay from 1e-4 (here: linear decay, on Gowalla; the coarseness diagnosis too).
     paper=SuperbloomProfile(name="paper", accelerator="gpu", budget_minutes=60.0 * 24, hidden=256,
                             baseline_hidden=256, heads=4, depths=(1, 12), steps=1_000_000, batch=1024,
                             warmup=10_000, eval_every=10_000, patience=5, learning_rates=(5e-5, 1e-4, 2e-4),
-                            seeds=3, decode_ids=1_000_000, decode_steps=1_000_000,
-                            lm_wordpiece=30000, lm_unigrams=500_000, lm_bigrams=500_000, lm_window=128,
+                            seeds=3, decode_ids=1_000_000, decode_steps=1_000_000, alpha_dataset="gowalla",
+                            alphas=(50, 10, 2), lm_wordpiece=30000, lm_unigrams=500_000, lm_bigrams=500_000, lm_window=128,
                             lm_baseline_dims=(256, 64), lm_layers=12,
-                            lm_steps=1_000_000, lm_batch=256, lm_learning_rate=1e-4, lm_test_windows=0),
+                            lm_steps=1_000_000, lm_batch=256, lm_eval_every=10_000,
+                            lm_learning_rates=(5e-5, 1e-4, 2e-4), lm_seeds=3, lm_test_windows=0),
 )

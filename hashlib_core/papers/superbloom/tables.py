@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from hashlib_core.papers.superbloom.tables_alpha import alpha_quoted, alpha_view  # noqa: F401
 from hashlib_core.papers.superbloom.tables_decoding import (  # noqa: F401  (the page reads them from here)
     BENCH_GOAL,
     bench_view,
@@ -19,6 +20,7 @@ from hashlib_core.papers.superbloom.tables_examples import (  # noqa: F401
     examples_view,
 )
 from hashlib_core.papers.superbloom.tables_language import (  # noqa: F401
+    language_quoted,
     language_view,
     prior_quoted,
     prior_view,
@@ -349,16 +351,14 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out.update(_depth_quoted(recall, models))
     if shown.has("matched"):
         out.update(_matched_quoted(shown.table("matched"), shown.table("matched_models")))
-    lm = shown.table("language_models").iloc[0]
-    out.update(lm_vocab=f"{int(lm['vocabulary']):,}", lm_pieces=f"{int(lm['wordpiece_pieces']):,}",
-               lm_unigrams=f"{int(lm['unigrams']):,}", lm_bigrams=f"{int(lm['bigrams']):,}",
-               lm_windows=f"{int(lm['train_windows']):,}", lm_alpha=str(p.lm_alpha), lm_steps=f"{p.lm_steps:,}",
-               lm_layers=str(p.lm_layers))
+    out.update(language_quoted(p, shown.table("language_models")))
     if shown.has("recall_datasets"):
         out.update(datasets_quoted(shown.table("recall_datasets"), shown.table("datasets_models")),
                    other_steps=f"{p.other_steps or p.steps:,}")
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):
         out.update(examples_quoted(example_subset(shown.table("datasets_examples"))))
+    if shown.has("alpha"):
+        out.update(alpha_quoted(shown.table("alpha"), shown.table("alpha_models")))
     if shown.has("decoding_trained"):
         out.update(decoding_quoted(shown.table("decoding_trained")))
     if shown.has("params"):

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["language_view", "prior_view", "training_entropy", "prior_quoted"]
+__all__ = ["language_view", "prior_view", "training_entropy", "prior_quoted", "language_quoted"]
 
 
 def language_view(language: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """§4's Table 4 (sizes) and Table 5 (recall) in one: each model's width, tokens, parameters and recall@k."""
-    sizes = models.set_index("name")[["hidden", "alpha", "vocab_size", "total_params"]]
-    out = language.set_index("name").join(sizes).reset_index()
-    recalls = [c for c in language.columns if c.startswith("rec@")]
-    return out[["name", "hidden", "alpha", "vocab_size", "total_params", *recalls, "mean_scored"]].rename(
-        columns={"hidden": "d", "vocab_size": "tokens", "total_params": "parameters",
-                 "mean_scored": "candidates scored"})
+    """§4's Table 4 (sizes) and Table 5 (recall) in one: each model's width, tokens, parameters, chosen learning rate,
+    seeds, whether every seed stopped before the cap, and recall@k (mean ± standard deviation across seeds)."""
+    from hashlib_core.papers.superbloom.tables import _mean_sd
+
+    sizes = models.groupby("name", sort=False)[["alpha", "vocab_size"]].first()
+    out = language.set_index("name").drop(columns=[c for c in ("alpha",) if c in language]).join(sizes).reset_index()
+    ks = [c[4:] for c in language.columns if c.startswith("rec@")]
+    view = out[["name", "hidden", "alpha", "vocab_size", "total_params", "learning_rate", "seeds"]].rename(
+        columns={"hidden": "d", "vocab_size": "tokens", "total_params": "parameters", "learning_rate": "lr"})
+    view["before cap"] = ["yes" if c else "no (cap)" for c in out["converged"]]
+    for k in ks:
+        view[f"rec@{k}"] = [_mean_sd(m, sd) for m, sd in zip(out[f"rec@{k}"], out[f"sd rec@{k}"])]
+    view["candidates scored"] = out["mean_scored"]
+    return view
 
 
 def prior_view(prior: pd.DataFrame) -> pd.DataFrame:
@@ -34,7 +41,7 @@ def training_entropy(prior: pd.DataFrame) -> float:
 def prior_quoted(language: pd.DataFrame, models: pd.DataFrame, prior: pd.DataFrame) -> dict[str, str]:
     """The numbers the language paragraph quotes: the baselines' rec@1 in test windows, the context-free rankings'
     (training frequency; test frequency, the oracle), which models beat the training-frequency ranking at every k,
-    and the baselines' final training losses beside the training tokens' entropy."""
+    and the baselines' lowest validation losses (first seed) beside the training tokens' entropy."""
     from hashlib_core.papers.superbloom.language import TEST_FREQUENCY, TRAINING_FREQUENCY
 
     ks = sorted(int(c[4:]) for c in language.columns if c.startswith("rec@"))
@@ -45,7 +52,7 @@ def prior_quoted(language: pd.DataFrame, models: pd.DataFrame, prior: pd.DataFra
     base = [m for m in lang.index if m.startswith("baseline")]
     beat = [m for m in lang.index if all(lang.loc[m, f"rec@{k}"] > train[f"rec@{k}"] for k in ks)]
     below = [m for m in lang.index if all(lang.loc[m, f"rec@{k}"] < train[f"rec@{k}"] for k in ks)]
-    losses = models.set_index("name")["final_loss"]
+    losses = models.groupby("name", sort=False)["best_validation"].first().mul(-1.0)   # the first seed's
 
     def hits(name: str) -> str:
         return f"{round(lang.loc[name, 'rec@1'] * n / 100):,}"
@@ -61,3 +68,18 @@ def prior_quoted(language: pd.DataFrame, models: pd.DataFrame, prior: pd.DataFra
             "oracle_top": str(oracle["top_token"]), "prior_verdict": verdict,
             "prior_entropy": f"{train['entropy_nats']:.2f}",
             "lm_base_losses": " and ".join(f"{losses[m]:.2f}" for m in base)}
+
+
+def language_quoted(profile, models: pd.DataFrame) -> dict[str, str]:
+    """The protocol numbers §4's paragraph quotes: the vocabulary, windows, cap, interval, rates, seeds and how many
+    of the text models' seeds stopped before the cap."""
+    first = models.iloc[0]
+    runs = models.groupby("name", sort=False)
+    return {"lm_vocab": f"{int(first['vocabulary']):,}", "lm_pieces": f"{int(first['wordpiece_pieces']):,}",
+            "lm_unigrams": f"{int(first['unigrams']):,}", "lm_bigrams": f"{int(first['bigrams']):,}",
+            "lm_windows": f"{int(first['train_windows']):,}", "lm_val_windows": f"{int(first['validation_windows']):,}",
+            "lm_alpha": str(profile.lm_alpha), "lm_steps": f"{profile.lm_steps:,}", "lm_layers": str(profile.lm_layers),
+            "lm_eval_every": f"{profile.lm_eval_every:,}", "lm_seeds": str(profile.lm_seeds),
+            "lm_rates": ", ".join(f"{lr:g}" for lr in profile.lm_learning_rates),
+            "lm_chosen": "; ".join(f"{name} {float(g['learning_rate'].iloc[0]):g}" for name, g in runs),
+            "lm_capped": f"{int((~models['converged'].astype(bool)).sum())} of {len(models)}"}

@@ -39,7 +39,7 @@ from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig, train
 
 __all__ = ["Resources", "LanguageResources", "model_config", "heads_for", "size_of", "matched_hidden", "resolve",
-           "train_run", "train_fixed", "evaluate", "test_log_probs", "example_predictions", "label_frequency",
+           "train_run", "evaluate", "test_log_probs", "example_predictions", "label_frequency",
            "masked_item_loss", "validation_score", "VALIDATION_SCORE", "popularity_recall", "POPULARITY"]
 
 #: the widest width a size match may choose
@@ -52,7 +52,10 @@ _RUN_SETTINGS = ("seed", "dataset", "test_share", "validation_share", "validatio
 
 class Resources:
     """The id sets, the page split, the training segments and the validation and test segments of one run (of the
-    profile's dataset, or of ``dataset``: one of its ``other_datasets``)."""
+    profile's dataset, or of ``dataset``: one of its ``other_datasets``), and how its runs train (batch, validation
+    interval, the cap on steps, the settings their weights depend on)."""
+
+    run_settings = _RUN_SETTINGS
 
     def __init__(self, ctx: RunContext, dataset: str | None = None) -> None:
         self.ctx = ctx
@@ -61,6 +64,7 @@ class Resources:
         if dataset is not None and dataset != ctx.profile.dataset:
             self.profile = dataclasses.replace(ctx.profile, dataset=dataset, other_datasets=())
             self.kind = f"sets-{dataset}"
+        self.batch, self.eval_every, self.max_steps = self.profile.batch, self.profile.eval_every, self.profile.steps
 
     @cached_property
     def sets(self) -> IdSets:
@@ -97,25 +101,34 @@ class Resources:
 
 
 class LanguageResources:
-    """§4's text task with the same interface: the vocabulary (as ``sets.num_ids``), training windows of the
-    WikiText-2 validation split, test windows of its test split with one masked token each."""
+    """§4's text task with the same interface: the vocabulary (as ``sets.num_ids``) built on Penn Treebank's train
+    split, training windows of it, validation windows (early stopping, the learning rate) of its validation split and
+    test windows of its test split, one masked token each; runs train with the ``lm_*`` batch, interval and cap."""
 
     kind = "language"
+    #: what a text run's weights depend on besides its spec, its TrainConfig and the vocabulary's size
+    run_settings = ("seed", "num_hashes", "heads", "warmup", "patience", "lm_wordpiece", "lm_unigrams", "lm_bigrams",
+                    "lm_window", "lm_batch", "lm_eval_every", "lm_validation_windows")
 
     def __init__(self, ctx: RunContext) -> None:
         from hashlib_core.papers.superbloom.language import build_vocabulary, masked_windows, tokenize, windows
-        from hashlib_core.pretraining import wikitext_lines
+        from hashlib_core.pretraining import ptb_lines
 
         self.ctx = ctx
         self.profile: SuperbloomProfile = ctx.profile
         p = self.profile
-        train_lines, test_lines = wikitext_lines("validation"), wikitext_lines("test")
+        self.batch, self.eval_every, self.max_steps = p.lm_batch, p.lm_eval_every, p.lm_steps
+        train_lines = ptb_lines("train")
         self.vocab = build_vocabulary(train_lines, p.lm_wordpiece, p.lm_unigrams, p.lm_bigrams)
-        self.sets = IdSets("WikiText-2", self.vocab.tokens, [])
-        ids = np.array([i for line in train_lines for i in tokenize(self.vocab, line)], dtype=np.int64)
-        test_ids = np.array([i for line in test_lines for i in tokenize(self.vocab, line)], dtype=np.int64)
-        self.train_segments = windows(ids, p.lm_window)
-        self.test = masked_windows(test_ids, p.lm_window, p.seed + 1, p.lm_test_windows)
+        self.sets = IdSets("Penn Treebank", self.vocab.tokens, [])
+
+        def ids(lines: list[str]) -> np.ndarray:
+            return np.array([i for line in lines for i in tokenize(self.vocab, line)], dtype=np.int64)
+
+        self.train_segments = windows(ids(train_lines), p.lm_window)
+        self.validation = masked_windows(ids(ptb_lines("validation")), p.lm_window, p.seed + 2,
+                                         p.lm_validation_windows)
+        self.test = masked_windows(ids(ptb_lines("test")), p.lm_window, p.seed + 1, p.lm_test_windows)
 
 
 def model_config(spec: ModelSpec, profile: SuperbloomProfile, num_ids: int, seed: int | None = None
@@ -229,24 +242,25 @@ def train_run(spec: ModelSpec, res: Resources, ctx: RunContext, learning_rate: f
               steps: int | None = None, num_ids: int | None = None) -> tuple[SuperbloomForMaskedLM, dict, list]:
     """Train one resolved model at ``learning_rate`` with ``seed`` (its initialisation, masks, batch order and hash
     maps) until the validation loss (:func:`validation_score`) stops improving, ``steps`` (default: the profile's)
-    the cap. Returns the model with its best weights, a summary row and its loss and validation curves. ``num_ids``:
+    the cap; batch, validation interval and cap are ``res``'s (the id sets' or the text's). Returns the model with its
+    best weights, a summary row and its loss and validation curves. ``num_ids``:
     an id space larger than the data's (its ids are the first ones; the others never occur), for decoding at the
     paper's |S|."""
     p = res.profile
-    steps = steps or p.steps
+    steps = steps or res.max_steps
     if num_ids is not None and num_ids < res.sets.num_ids:
         raise ValueError(f"num_ids ({num_ids}) must cover the data's {res.sets.num_ids} ids")
     ids = num_ids or res.sets.num_ids
     seed_everything(seed)
     model = SuperbloomForMaskedLM(model_config(spec, p, ids, seed))
-    loader = torch.utils.data.DataLoader(res.train_segments, batch_size=p.batch, shuffle=True, drop_last=True,
+    loader = torch.utils.data.DataLoader(res.train_segments, batch_size=res.batch, shuffle=True, drop_last=True,
                                          collate_fn=ItemMaskingCollator(model.maps, seed))
     config = TrainConfig(max_steps=steps, learning_rate=learning_rate, warmup_steps=min(p.warmup, steps // 10),
-                         scheduler="linear", weight_decay=0.01, log_every=max(1, p.eval_every // 5), seed=seed)
+                         scheduler="linear", weight_decay=0.01, log_every=max(1, res.eval_every // 5), seed=seed)
     out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}-lr{learning_rate:g}-s{seed}", _spec_key(spec), config, ids,
-                             VALIDATION_SCORE, settings=_RUN_SETTINGS)
+                             VALIDATION_SCORE, settings=res.run_settings)
     ctx.log(f"{spec.name}: training at lr {learning_rate:g}, seed {seed} (at most {steps} steps)")
-    run = train_until_converged(model, loader, config, validation_score(res), every=p.eval_every,
+    run = train_until_converged(model, loader, config, validation_score(res), every=res.eval_every,
                                 patience=p.patience, output_dir=out, device=ctx.device, progress=ctx.progress)
     row = {"name": spec.name, "family": spec.family, "alpha": spec.alpha, "num_hashes": spec.num_hashes,
            "layers": spec.layers, "hidden": spec.hidden, "matched_to": spec.match,
@@ -260,28 +274,6 @@ def train_run(spec: ModelSpec, res: Resources, ctx: RunContext, learning_rate: f
              + [{"name": spec.name, "learning_rate": learning_rate, "seed": seed, "step": s, "loss": -v,
                  "kind": "validation loss"} for s, v in run.history])
     return model, row, curve
-
-
-def train_fixed(spec: ModelSpec, res: LanguageResources, ctx: RunContext, steps: int, batch: int,
-                learning_rate: float) -> tuple[SuperbloomForMaskedLM, dict, list]:
-    """§4's text models: ``steps`` steps at ``learning_rate`` (no validation split: the section's protocol), resumable
-    from the run's checkpoints. Returns the model, a summary row and its loss curve."""
-    p = res.profile
-    seed_everything(p.seed)
-    model = SuperbloomForMaskedLM(model_config(spec, p, res.sets.num_ids))
-    loader = torch.utils.data.DataLoader(res.train_segments, batch_size=batch, shuffle=True, drop_last=True,
-                                         collate_fn=ItemMaskingCollator(model.maps, p.seed))
-    config = TrainConfig(max_steps=steps, learning_rate=learning_rate, warmup_steps=min(p.warmup, steps // 10),
-                         scheduler="linear", weight_decay=0.01, log_every=max(1, steps // 30), seed=p.seed)
-    out = ctx.checkpoint_dir(f"{res.kind}-{spec.slug}", spec.name, _spec_key(spec), config, batch)
-    ctx.log(f"{spec.name}: training ({steps} steps)")
-    result = train(model, loader, config, output_dir=out, device=ctx.device, progress=ctx.progress)
-    row = {"name": spec.name, "alpha": spec.alpha, "num_hashes": spec.num_hashes, "layers": spec.layers,
-           "hidden": spec.hidden, "vocab_size": model.config.vocab_size, "total_params": count_parameters(model),
-           "emb_params": model.embedding_parameter_count(), "learning_rate": learning_rate, "steps": result.steps,
-           "final_loss": result.final_loss, "wall_time_s": result.wall_time_s,
-           "resumed_from_step": result.resumed_from_step or 0}   # > 0: wall_time_s covers only the steps after it
-    return model, row, [{"name": spec.name, "step": s, "loss": loss} for s, loss in result.losses]
 
 
 def _masked_log_probs(model: SuperbloomForMaskedLM, test: TestSegments, count: int, batch: int):
