@@ -461,7 +461,7 @@ def test_the_coarseness_diagnosis_table_words_and_figure():
     q = tables.alpha_quoted(alpha, models)
     assert q["a_removed"] == "α = 50: 1.0%; α = 10: 5.0%" and q["a_base_removed"] == "20.0%"
     assert q["a_sb_rec"] == "α = 50: 2.0%; α = 10: 5.0%" and q["a_pop_rec"] == "7.0%" and q["a_top"] == "rec@100"
-    assert q["a_trend"].startswith("each smaller alpha removes more")
+    assert q["a_trend"].startswith("each smaller alpha removes more") and q["a_first_removed"] == "1.0%"
     flat = models.assign(below_uniform=[0.05, 0.01, 0.2])
     assert tables.alpha_quoted(alpha, flat)["a_trend"].startswith("the share removed does not grow")
     curves = pd.DataFrame({"name": ["superbloom-a50-L4"] * 2 + ["baseline-L4"], "step": [1, 2, 1],

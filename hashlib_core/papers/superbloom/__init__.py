@@ -20,8 +20,12 @@ App. E, example predictions      :func:`~hashlib_core.papers.superbloom.training
                                  page titles, Last.fm artist names: :func:`~hashlib_core.papers.superbloom.data.display_names`)
 §2.5, "10 times faster"          :mod:`hashlib_core.benchmarks.superbloom_decoding` (synthetic distributions) and the
                                  ``decoding`` experiment (a model trained inside a 1M-id space)
+§4, Tables 4-5, on Penn Treebank :mod:`~hashlib_core.papers.superbloom.language` (vocabulary, windows), the
+                                 ``language_d<width>`` parts and ``language`` (early stopping, the sweep, seeds)
 §4, a context-free yardstick     :func:`~hashlib_core.papers.superbloom.language.context_free_recall` (the
                                  ``language_prior`` experiment)
+diagnosis: the hash's coarseness :mod:`~hashlib_core.papers.superbloom.experiments_alpha` (Superbloom at several α on
+                                 Gowalla beside the unhashed baseline: the ``alpha`` experiment)
 The paper's claims, verdicts     :mod:`~hashlib_core.papers.superbloom.claims` (the ``claims`` experiment, last)
 ==============================  ====================================================================================
 """

@@ -276,7 +276,8 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
                             alphas=(50, 5), alpha_steps=10),
     # cpu: two CPU cores, at most three hours (each experiment at most one). The main data is FB15k-237 (14.5K ids:
     # an unhashed table of them is most of a small model, and models learn beyond the popularity ranking within the
-    # budget; on the 41-43K-id sets they do not, see the other datasets), Superbloom at width 128 and 1, 2 and 4
+    # budget; on the 41-43K-id sets Superbloom at alpha 50 stays near a uniform guess: see the coarseness diagnosis
+    # and the other datasets), Superbloom at width 128 and 1, 2 and 4
     # layers, each beside the unhashed baseline of its size (narrow: its id table takes most of the parameters);
     # Table 1's comparison at 4 layers beside a width-16 baseline; at most 2,000 steps of 32 segments, the
     # masked-item loss on 1,000 validation pages every 200 steps, stopping after 3 evaluations without improvement;

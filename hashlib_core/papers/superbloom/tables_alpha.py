@@ -47,4 +47,4 @@ def alpha_quoted(alpha: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
             "a_base_removed": f"{100 * base['below_uniform']:.1f}%",
             "a_sb_rec": "; ".join(f"α = {int(r['alpha'])}: {rec[r['name']]:.1f}%" for _, r in sb.iterrows()),
             "a_base_rec": f"{rec[base['name']]:.1f}%", "a_pop_rec": f"{rec[POPULARITY]:.1f}%",
-            "a_trend": trend, "a_steps": ", ".join(sorted({f"{int(s):,}" for s in models["max_steps"]}))}
+            "a_first_removed": f"{100 * removed[0]:.1f}%", "a_trend": trend, "a_steps": ", ".join(sorted({f"{int(s):,}" for s in models["max_steps"]}))}
