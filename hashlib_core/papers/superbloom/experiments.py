@@ -56,6 +56,7 @@ import torch
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.superbloom.data import display_names
 from hashlib_core.papers.superbloom.experiments_alpha import ALPHA_OUTPUTS, ALPHA_SETTINGS, alpha_experiment
+from hashlib_core.papers.superbloom.experiments_language import language_pair
 from hashlib_core.papers.superbloom.profiles import PROFILES, ModelSpec
 from hashlib_core.papers.superbloom.tables import EXAMPLE_COLUMNS, example_row, recall_table
 from hashlib_core.papers.superbloom.training import (
@@ -324,40 +325,6 @@ _SET_ONLY = tuple(k for k in _PROFILE_KEYS if not k.startswith("lm_") and k not 
     "seed", "num_hashes", "heads", "warmup", "patience", "segment", "recall_at"))
 
 
-def _language_pair(ctx: RunContext, width: int) -> dict[str, pd.DataFrame]:
-    """One of §4's pairs (the unhashed baseline ``width`` wide, Superbloom of its size): each model trained at every
-    rate of ``lm_learning_rates`` (seed ``seed``) until its validation loss stops improving, the best rate on
-    validation kept and the model trained again with ``lm_seeds - 1`` more seeds; every seed scored on the test
-    windows (per-window hits kept for the claims' paired bootstrap)."""
-    from hashlib_core.papers.superbloom.training import LanguageResources
-
-    res = LanguageResources(ctx)
-    p = res.profile
-    names = (f"baseline-d{width}", f"superbloom-matched-d{width}")
-    rows, sweep, segs, curves = [], [], [], []
-    for spec in [s for s in resolve(p.language_models(), p, res.sets.num_ids) if s.name in names]:
-        fits = {lr: train_run(spec, res, ctx, lr, p.seed) for lr in p.lm_learning_rates}
-        best = max(fits, key=lambda lr: (fits[lr][1]["best_validation"], -lr))
-        for lr, (_, row, curve) in fits.items():
-            sweep.append({**row, "chosen": lr == best})
-            curves += curve
-        for seed in range(p.seed, p.seed + p.lm_seeds):
-            model, row, curve = fits[best] if seed == p.seed else train_run(spec, res, ctx, best, seed)
-            if seed != p.seed:
-                curves += curve
-            hits = evaluate(model.to(ctx.device), res, p.recall_at)
-            hits.insert(0, "seed", seed)
-            hits.insert(0, "name", spec.name)
-            segs.append(hits)
-            rows.append({**row, "vocabulary": len(res.vocab), "wordpiece_pieces": res.vocab.pieces,
-                         "unigrams": res.vocab.unigrams, "bigrams": res.vocab.bigrams,
-                         "train_windows": len(res.train_segments), "validation_windows": len(res.validation.segments)})
-    runs = {(r["name"], r["learning_rate"], r["seed"]): r for r in [*sweep, *rows]}
-    ctx.reuse(sum(float(r["wall_time_s"]) for r in runs.values() if r.get("restored")))
-    return {"models": pd.DataFrame(rows), "sweep": pd.DataFrame(sweep), "curves": pd.DataFrame(curves),
-            "segments": pd.concat(segs, ignore_index=True)}
-
-
 #: §4's pairs are trained in parts (``language_d<width>``, for every baseline width some profile has, each under an
 #: hour in the cpu profile); ``language`` merges them
 _LANGUAGE_PARTS = {f"language_d{d}": d for d in sorted({d for n in PROFILES.names
@@ -366,7 +333,7 @@ _LANGUAGE_PARTS = {f"language_d{d}": d for d in sorted({d for n in PROFILES.name
 
 def _language_part(part: str):
     def run(ctx: RunContext) -> dict:
-        out = _language_pair(ctx, _LANGUAGE_PARTS[part])
+        out = language_pair(ctx, _LANGUAGE_PARTS[part])
         return {f"{part}_{kind}": out[kind] for kind in _PART_KINDS}
     return run
 

@@ -20,6 +20,7 @@ from hashlib_core.papers.superbloom.tables_examples import (  # noqa: F401
     examples_view,
 )
 from hashlib_core.papers.superbloom.tables_language import (  # noqa: F401
+    _mean_sd,
     language_quoted,
     language_view,
     prior_quoted,
@@ -125,11 +126,6 @@ def decile_segments(shown) -> pd.DataFrame:
     roles = shown.profile.roles()
     segments = joined(shown, "recall_segments", "matched_segments")
     return segments[segments["name"].isin([roles[r] for r in DECILE_ROLES if r in roles])]
-
-
-def _mean_sd(mean: float, sd: float) -> str:
-    """``12.3 ± 0.4`` (the spread across seeds), or ``12.3`` for one seed."""
-    return f"{mean:.1f}" if pd.isna(sd) else f"{mean:.1f} ± {sd:.1f}"
 
 
 def recall_view(recall: pd.DataFrame) -> pd.DataFrame:

@@ -7,11 +7,14 @@ import pandas as pd
 __all__ = ["language_view", "prior_view", "training_entropy", "prior_quoted", "language_quoted"]
 
 
+def _mean_sd(mean: float, sd: float) -> str:
+    """``12.3 ± 0.4`` (the spread across seeds), or ``12.3`` for one seed."""
+    return f"{mean:.1f}" if pd.isna(sd) else f"{mean:.1f} ± {sd:.1f}"
+
+
 def language_view(language: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """§4's Table 4 (sizes) and Table 5 (recall) in one: each model's width, tokens, parameters, chosen learning rate,
     seeds, whether every seed stopped before the cap, and recall@k (mean ± standard deviation across seeds)."""
-    from hashlib_core.papers.superbloom.tables import _mean_sd
-
     sizes = models.groupby("name", sort=False)[["alpha", "vocab_size"]].first()
     out = language.set_index("name").drop(columns=[c for c in ("alpha",) if c in language]).join(sizes).reset_index()
     ks = [c[4:] for c in language.columns if c.startswith("rec@")]
