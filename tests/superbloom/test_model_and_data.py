@@ -457,7 +457,8 @@ def test_the_coarseness_diagnosis_table_words_and_figure():
                           "rec@1": [0.0, 1.0, 2.0, 0.5], "rec@100": [2.0, 5.0, 20.0, 7.0]})
     view = tables.alpha_view(alpha, models)
     assert list(view["best step"][:3]) == ["100 of 200", "200 of 200 (cap)", "200 of 200 (cap)"]
-    assert view["loss below uniform (%)"].iloc[1] == pytest.approx(5.0) and pd.isna(view["alpha"].iloc[3])
+    assert view["loss below uniform (%)"].iloc[1] == pytest.approx(5.0) and view["alpha"].iloc[3] == ""
+    assert list(view["alpha"][:3]) == ["50", "10", "1"] and view["tokens per map"].iloc[2] == "1,000"
     q = tables.alpha_quoted(alpha, models)
     assert q["a_removed"] == "α = 50: 1.0%; α = 10: 5.0%" and q["a_base_removed"] == "20.0%"
     assert q["a_sb_rec"] == "α = 50: 2.0%; α = 10: 5.0%" and q["a_pop_rec"] == "7.0%" and q["a_top"] == "rec@100"

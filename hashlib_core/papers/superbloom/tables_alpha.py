@@ -19,13 +19,15 @@ def alpha_view(alpha: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
         row = {"model": r["name"]}
         if r["name"] in info.index:
             m = info.loc[r["name"]]
-            row.update({"alpha": int(m["alpha"]), "tokens per map": int(m["tokens_per_map"]),
-                        "parameters": int(m["total_params"]), "lr": f"{m['learning_rate']:g}",
+            row.update({"alpha": str(int(m["alpha"])), "tokens per map": f"{int(m['tokens_per_map']):,}",
+                        "parameters": f"{int(m['total_params']):,}", "lr": f"{m['learning_rate']:g}",
                         "best step": f"{int(m['best_step']):,} of {int(m['steps']):,}"
                                      + ("" if m["converged"] else " (cap)"),
                         "loss below uniform (%)": 100.0 * m["below_uniform"]})
         rows.append({**row, **{k: r[k] for k in recalls}})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    text = ["alpha", "tokens per map", "parameters", "lr", "best step"]
+    return out.fillna({c: "" for c in text if c in out})
 
 
 def alpha_quoted(alpha: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:

@@ -20,6 +20,7 @@ def language_view(language: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     ks = [c[4:] for c in language.columns if c.startswith("rec@")]
     view = out[["name", "hidden", "alpha", "vocab_size", "total_params", "learning_rate", "seeds"]].rename(
         columns={"hidden": "d", "vocab_size": "tokens", "total_params": "parameters", "learning_rate": "lr"})
+    view["lr"] = [f"{lr:g}" for lr in view["lr"]]
     view["before cap"] = ["yes" if c else "no (cap)" for c in out["converged"]]
     for k in ks:
         view[f"rec@{k}"] = [_mean_sd(m, sd) for m, sd in zip(out[f"rec@{k}"], out[f"sd rec@{k}"])]
