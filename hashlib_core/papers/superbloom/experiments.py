@@ -34,8 +34,8 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``params``
     Tables 1 and 3's parameter columns at the paper's vocabularies (meta device).
 ``language_d<width>``, ``language``
-    §4 (Tables 4 and 5), trained per pair and merged: unhashed baselines and Superbloom models of similar sizes on masked-token prediction over a
-    unigram + bigram vocabulary of Penn Treebank (:mod:`~hashlib_core.papers.superbloom.language`), each trained
+    §4 (Tables 4 and 5), trained per pair and merged: unhashed baselines and Superbloom models of similar sizes on
+    masked-token prediction over a unigram + bigram vocabulary of Penn Treebank (:mod:`~hashlib_core.papers.superbloom.language`), each trained
     until its validation loss stops improving at each rate of the sweep, the best rate on validation kept, then
     more seeds.
 ``language_prior``
@@ -66,6 +66,8 @@ from hashlib_core.papers.superbloom.training import (
     label_frequency,
     popularity_recall,
     resolve,
+    restored_seconds,
+    scored,
     size_of,
     test_log_probs,
     train_run,
@@ -108,8 +110,7 @@ CHAPTER = Chapter("superbloom", "Superbloom", PROFILES, resources=_Resources)
 #: §4's knobs; ``lm_learning_rate`` is retired (one rate, before the sweep): results written with it still record it
 _LANGUAGE_ONLY = ("lm_learning_rate", "lm_wordpiece", "lm_unigrams", "lm_bigrams", "lm_alpha", "lm_window",
                   "lm_baseline_dims", "lm_layers", "lm_steps", "lm_batch", "lm_eval_every", "lm_learning_rates",
-                  "lm_seeds",
-                  "lm_validation_windows", "lm_test_windows")
+                  "lm_seeds", "lm_validation_windows", "lm_test_windows")
 _DECODE_ONLY = ("decode_ids", "decode_steps", "decode_positions", "decode_repeats")
 _MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, *_DECODE_ONLY, *ALPHA_SETTINGS, "other_datasets", "other_steps", "examples")
 #: Appendix E's examples: the best ids shown per example, and the depth within which the target's rank is given
@@ -136,16 +137,13 @@ def _fit_group(ctx: RunContext, names: list[str]) -> dict[str, pd.DataFrame]:
             model, row, curve = res.fit(spec, lr, seed)
             if seed != p.seed:
                 curves += curve
-            hits = evaluate(model.to(ctx.device), res, ks)
-            hits.insert(0, "seed", seed)
-            hits.insert(0, "name", name)
+            hits = scored(model.to(ctx.device), res, ks, name, seed)
             hits["label_frequency"] = frequency[hits["target"].to_numpy()]
             rows.append({**row, "matched_params": (size_of(res.specs[spec.match], p, res.sets.num_ids)
                                                    if spec.match else np.nan)})
             segs.append(hits)
     # runs read back from a finished earlier process still cost this experiment their training time (each once)
-    runs = {(r["name"], r["learning_rate"], r["seed"]): r for r in [*sweep, *rows]}
-    ctx.reuse(sum(float(r["wall_time_s"]) for r in runs.values() if r.get("restored")))
+    ctx.reuse(restored_seconds([*sweep, *rows]))
     segments = pd.concat(segs, ignore_index=True)
     models = pd.DataFrame(rows)
     return {"sweep": pd.DataFrame(sweep), "models": models, "segments": segments,
@@ -165,6 +163,18 @@ def _recall_names(profile) -> list[str]:
 _PART_KINDS = ("models", "sweep", "curves", "segments")
 _DEPTH_PARTS = {f"recall_L{d}": d for d in sorted({d for n in PROFILES.names for d in PROFILES.get(n).depths})}
 _RECALL_PARTS = (*_DEPTH_PARTS, "recall_wide")
+
+
+def _merged(ctx: RunContext, parts: list[str], what: str, merger: str) -> dict[str, pd.DataFrame]:
+    """Each of :data:`_PART_KINDS` of the trained ``parts`` concatenated (``what``, ``merger``: the tables' and the
+    merging experiment's names, for the error when a part has not run)."""
+    evidence = ctx.evidence()
+    missing = [part for part in parts if not evidence.has(f"{part}_models")]
+    if missing:
+        raise RuntimeError(f"{what}'s parts {missing} have no results: run them first (--only "
+                           f"{','.join(parts)},{merger})")
+    return {kind: pd.concat([evidence.table(f"{part}_{kind}") for part in parts], ignore_index=True)
+            for kind in _PART_KINDS}
 
 
 def _part_names(profile, part: str) -> list[str]:
@@ -195,14 +205,7 @@ for _part in _RECALL_PARTS:
                     reads=tuple(f"{part}_{kind}" for part in _RECALL_PARTS for kind in _PART_KINDS))
 def _recall(ctx: RunContext) -> dict:
     """Table 3's parts merged (no training) and scored, and the popularity ranking's recall (no model)."""
-    evidence = ctx.evidence()
-    parts = [part for part in _RECALL_PARTS if _part_names(ctx.profile, part)]
-    missing = [part for part in parts if not evidence.has(f"{part}_models")]
-    if missing:
-        raise RuntimeError(f"Table 3's parts {missing} have no results: run them first (--only "
-                           f"{','.join(parts)},recall)")
-    merged = {kind: pd.concat([evidence.table(f"{part}_{kind}") for part in parts], ignore_index=True)
-              for kind in _PART_KINDS}
+    merged = _merged(ctx, [part for part in _RECALL_PARTS if _part_names(ctx.profile, part)], "Table 3", "recall")
     popularity = pd.DataFrame([popularity_recall(ctx.resources, ctx.profile.recall_at)])
     return {"recall": recall_table(merged["segments"], ctx.profile.recall_at, merged["models"]),
             "recall_segments": merged["segments"], "models": merged["models"], "sweep": merged["sweep"],
@@ -254,10 +257,7 @@ def _other_datasets(ctx: RunContext) -> dict:
             spec = res.specs[deep.name]
             lr = main.chosen(main.specs[deep.name])
             model, row, curve = train_run(spec, res, ctx, lr, res.profile.seed, steps=ctx.profile.other_steps or None)
-            hits = evaluate(model.to(ctx.device), res, ks)
-            hits.insert(0, "seed", res.profile.seed)
-            hits.insert(0, "name", spec.name)
-            segs.append(hits)
+            segs.append(scored(model.to(ctx.device), res, ks, spec.name, res.profile.seed))
             if ctx.profile.examples:
                 shown = example_predictions(model, res, ctx.profile.examples, _SHOWN, _RANK_WITHIN)
                 examples += [example_row(res.sets.name, spec.name, ex, names, labels) for ex in shown]
@@ -351,13 +351,7 @@ for _part in _LANGUAGE_PARTS:
 def _language(ctx: RunContext) -> dict:
     """§4 (Tables 4 and 5): the pairs' parts merged (no training) and scored: masked-token prediction on Penn
     Treebank with a unigram + bigram vocabulary."""
-    evidence = ctx.evidence()
-    parts = [f"language_d{d}" for d in ctx.profile.lm_baseline_dims]
-    missing = [part for part in parts if not evidence.has(f"{part}_models")]
-    if missing:
-        raise RuntimeError(f"§4's parts {missing} have no results: run them first (--only {','.join(parts)},language)")
-    merged = {kind: pd.concat([evidence.table(f"{part}_{kind}") for part in parts], ignore_index=True)
-              for kind in _PART_KINDS}
+    merged = _merged(ctx, [f"language_d{d}" for d in ctx.profile.lm_baseline_dims], "§4", "language")
     return {"language": recall_table(merged["segments"], ctx.profile.recall_at, merged["models"]),
             "language_segments": merged["segments"], "language_models": merged["models"],
             "language_sweep": merged["sweep"], "language_curves": merged["curves"]}

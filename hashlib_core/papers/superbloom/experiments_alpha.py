@@ -14,7 +14,7 @@ import pandas as pd
 from hashlib_core.chapter import RunContext
 from hashlib_core.papers.superbloom.data import DATASET_NAMES
 from hashlib_core.papers.superbloom.tables import recall_table, uniform_loss
-from hashlib_core.papers.superbloom.training import Resources, evaluate, popularity_recall, resolve, train_run
+from hashlib_core.papers.superbloom.training import Resources, popularity_recall, resolve, scored, train_run
 
 __all__ = ["alpha_experiment", "ALPHA_OUTPUTS", "ALPHA_SETTINGS"]
 
@@ -34,10 +34,7 @@ def alpha_experiment(ctx: RunContext, chosen) -> dict:
     for spec in resolve(p.alpha_models(), res.profile, res.sets.num_ids):
         lr = chosen(roles["superbloom_deep"] if spec.alpha > 1 else roles["baseline_deep"])
         model, row, curve = train_run(spec, res, ctx, lr, p.seed, steps=p.alpha_steps or None)
-        hits = evaluate(model.to(ctx.device), res, p.recall_at)
-        hits.insert(0, "seed", p.seed)
-        hits.insert(0, "name", spec.name)
-        segs.append(hits)
+        segs.append(scored(model.to(ctx.device), res, p.recall_at, spec.name, p.seed))
         uniform = uniform_loss(pd.Series(row))
         rows.append({**row, "dataset": res.sets.name, "tokens_per_map": -(-res.sets.num_ids // spec.alpha),
                      "uniform_loss": uniform, "below_uniform": 1.0 + row["best_validation"] / uniform})

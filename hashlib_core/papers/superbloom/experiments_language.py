@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.papers.superbloom.training import evaluate, resolve, train_run
+from hashlib_core.papers.superbloom.training import resolve, restored_seconds, scored, train_run
 
 __all__ = ["language_pair"]
 
@@ -32,14 +32,10 @@ def language_pair(ctx: RunContext, width: int) -> dict[str, pd.DataFrame]:
             model, row, curve = fits[best] if seed == p.seed else train_run(spec, res, ctx, best, seed)
             if seed != p.seed:
                 curves += curve
-            hits = evaluate(model.to(ctx.device), res, p.recall_at)
-            hits.insert(0, "seed", seed)
-            hits.insert(0, "name", spec.name)
-            segs.append(hits)
+            segs.append(scored(model.to(ctx.device), res, p.recall_at, spec.name, seed))
             rows.append({**row, "vocabulary": len(res.vocab), "wordpiece_pieces": res.vocab.pieces,
                          "unigrams": res.vocab.unigrams, "bigrams": res.vocab.bigrams,
                          "train_windows": len(res.train_segments), "validation_windows": len(res.validation.segments)})
-    runs = {(r["name"], r["learning_rate"], r["seed"]): r for r in [*sweep, *rows]}
-    ctx.reuse(sum(float(r["wall_time_s"]) for r in runs.values() if r.get("restored")))
+    ctx.reuse(restored_seconds([*sweep, *rows]))
     return {"models": pd.DataFrame(rows), "sweep": pd.DataFrame(sweep), "curves": pd.DataFrame(curves),
             "segments": pd.concat(segs, ignore_index=True)}

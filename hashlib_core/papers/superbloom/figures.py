@@ -4,7 +4,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-__all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves", "language_curves", "alpha_curves"]
+__all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves", "language_curves",
+           "alpha_curves"]
 
 
 def recall_by_depth(recall: pd.DataFrame, k: int = 1):
@@ -80,34 +81,25 @@ def language_curves(curves: pd.DataFrame, models: pd.DataFrame, entropy: float):
     """§4's unhashed baselines at their chosen learning rate (first seed): validation loss against step, beside
     ``entropy`` (nats), the loss of predicting the training tokens' frequencies whatever the context: a curve that
     flattens on that line learned no context, one below it did."""
+    from hashlib_core.book import loss_curves
+
     first = models.groupby("name", sort=False)[["learning_rate", "seed"]].first()
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for name, (lr, seed) in first.iterrows():
-        if not str(name).startswith("baseline"):
-            continue
-        g = curves[(curves["name"] == name) & (curves["learning_rate"] == lr) & (curves["seed"] == seed)
-                   & (curves["kind"] == "validation loss")]
-        ax.plot(g["step"], g["loss"], marker="o", ms=3, lw=1, label=f"{name} (lr {lr:g})")
-    ax.axhline(entropy, color="black", ls="--", lw=1, label="training-token frequencies (no context)")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("validation masked-token loss (nats)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    chosen = first[first.index.str.startswith("baseline")].reset_index()
+    val = curves[curves["kind"] == "validation loss"].merge(chosen, on=["name", "learning_rate", "seed"])
+    val = val.assign(model=[f"{n} (lr {lr:g})" for n, lr in zip(val["name"], val["learning_rate"])])
+    fig = loss_curves(val, "validation masked-token loss (nats)", by="model")
+    fig.axes[0].axhline(entropy, color="black", ls="--", lw=1, label="training-token frequencies (no context)")
+    fig.axes[0].legend(fontsize=7)
     return fig
 
 
 def alpha_curves(curves: pd.DataFrame):
     """The coarseness diagnosis: the share of a uniform guess's validation loss each model has removed, against
     step (0: it predicts no better than uniform), one line per model."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    from hashlib_core.book import loss_curves
+
     val = curves[curves["kind"] == "validation loss"]
-    for name, g in val.groupby("name", sort=False):
-        ax.plot(g["step"], 100.0 * (1.0 - g["loss"] / g["uniform_loss"]), marker="o", ms=3, lw=1, label=name)
-    ax.axhline(0.0, color="black", lw=0.8)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("validation loss below uniform (%)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig = loss_curves(val.assign(loss=100.0 * (1.0 - val["loss"] / val["uniform_loss"])),
+                      "validation loss below uniform (%)")
+    fig.axes[0].axhline(0.0, color="black", lw=0.8)
     return fig

@@ -39,7 +39,7 @@ from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig, train
 
 __all__ = ["Resources", "LanguageResources", "model_config", "heads_for", "size_of", "matched_hidden", "resolve",
-           "train_run", "evaluate", "test_log_probs", "example_predictions", "label_frequency",
+           "train_run", "evaluate", "scored", "restored_seconds", "test_log_probs", "example_predictions", "label_frequency",
            "masked_item_loss", "validation_score", "VALIDATION_SCORE", "popularity_recall", "POPULARITY"]
 
 #: the widest width a size match may choose
@@ -314,6 +314,21 @@ def evaluate(model: SuperbloomForMaskedLM, res: Resources, ks: Sequence[int], ba
                 row[f"hit@{k}"] = bool(ranks[b, :k].any())
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def scored(model: SuperbloomForMaskedLM, res: Resources, ks: Sequence[int], name: str, seed: int) -> pd.DataFrame:
+    """:func:`evaluate` on the test segments, each row named by the model and seed that scored it."""
+    hits = evaluate(model, res, ks)
+    hits.insert(0, "seed", seed)
+    hits.insert(0, "name", name)
+    return hits
+
+
+def restored_seconds(rows: Sequence[dict]) -> float:
+    """The training time of the runs among ``rows`` (summary rows of :func:`train_run`) that were read back from a
+    finished earlier process, each (name, rate, seed) once: what an experiment reuses."""
+    runs = {(r["name"], r["learning_rate"], r["seed"]): r for r in rows}
+    return sum(float(r["wall_time_s"]) for r in runs.values() if r.get("restored"))
 
 
 @torch.no_grad()
