@@ -27,8 +27,8 @@ Randomness (hash multipliers, offsets) lives in buffers, so a saved state dict r
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
-from torch.nn import functional as F
 
 __all__ = ["RowCombinationEmbedding", "ImportanceHashEmbedding", "QuotientRemainderEmbedding", "RobeEmbedding",
            "DenseHashEmbedding", "FeatureProjection", "universal_hash", "MERSENNE_61"]
@@ -101,8 +101,13 @@ class RowCombinationEmbedding(nn.Module):
     def forward(self, codes: torch.Tensor) -> torch.Tensor:
         codes = _check_codes("RowCombinationEmbedding", codes, self.num_rows)
         present = codes >= 0
-        rows = self.weight[codes.clamp(min=0)] * present.unsqueeze(-1).to(self.weight.dtype)
-        total = rows.sum(dim=-2)
+        if codes.numel() == 0:
+            total = self.weight.new_zeros(*codes.shape[:-1], self.embedding_dim)
+        else:   # one bag per token: the present rows summed (embedding_bag: no (..., k, d) intermediate)
+            flat = codes.reshape(-1, codes.shape[-1])
+            total = F.embedding_bag(flat.clamp(min=0), self.weight, mode="sum",
+                                    per_sample_weights=present.reshape(flat.shape).to(self.weight.dtype))
+            total = total.reshape(*codes.shape[:-1], self.embedding_dim)
         if self.combine == "sum":
             return total
         return total / present.sum(dim=-1, keepdim=True).clamp(min=1).to(total.dtype)

@@ -1,0 +1,110 @@
+"""The every-family chapter's claims: the comparative sentences of the book's papers that one backbone with every
+family can test, each on both Track A tasks (a paired bootstrap over the report items, every chosen seed of each
+model averaged per item).
+
+* HashFormers (§5): MD5 hashing generally beats the LSH hashing of morphology (``md5-emb`` against ``lsh-emb`` at
+  the sweep budget), and the 1K-row table "falls far behind" the compressed Pool/Add/Proj models at a similar size
+  (``md5-proj`` against ``md5-emb`` at the smallest budget).
+* MultiHashFormer (§6): multi-ID signatures beat single-ID ones (``gated-signatures`` against the one-hash
+  ``hashing-trick`` at the sweep budget).
+* Superbloom (§4): random hashing with Superbloom digests may beat coherent hashing (``superbloom`` against
+  ``lsh-emb``, whose rows follow the pieces' spelling).
+
+The claims are about the families, not the source papers' backbones: every verdict reads this chapter's 2-layer
+encoder. Track B's memories come from papers whose texts are not in the book, so no claim quotes them.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from hashlib_core.claims import ClaimSet, Effect, NotTestable, better, paired_bootstrap
+from hashlib_core.papers.families.data import TASKS
+from hashlib_core.papers.families.track_a import unpack
+
+__all__ = ["CLAIMS", "family_gap"]
+
+_TASK_LABEL = {"sst2": "SST-2 dev", "massive": "MASSIVE EN test"}
+
+
+def _correct(runs, family: str, fraction: float | None) -> tuple[np.ndarray, float, int]:
+    """``(seeds, items)`` correctness of ``family``'s chosen runs (at ``fraction``; ``None``: its one size), its
+    mean parameter count and its number of seeds."""
+    rows = runs[(runs["family"] == family) & runs["chosen"]]
+    if fraction is not None:
+        rows = rows[np.isclose(rows["fraction"], fraction)]
+    if rows.empty:
+        where = f" at {fraction:g} of the table" if fraction is not None else ""
+        raise NotTestable(f"{family} has no chosen run{where} in this profile")
+    bits = np.stack([unpack(b, int(n)) for b, n in zip(rows["correct"], rows["n_items"])]).astype(float)
+    return bits, float(rows["emb_params"].mean()), len(rows)
+
+
+def family_gap(task: str, a: str, b: str, at: Callable[[Any], float | None],
+               at_b: Callable[[Any], float | None] | None = None) -> Callable[[Any], Effect]:
+    """Effect: accuracy of ``a`` minus ``b`` on ``task`` (points), paired bootstrap over the report items."""
+    def effect(ev: Any) -> Effect:
+        p = ev.profile
+        if task not in p.tasks:
+            raise NotTestable(f"{task} is not trained in the {p.name} profile")
+        runs = ev.table("runs")
+        runs = runs[runs["task"] == task]
+        xa, pa, sa = _correct(runs, a, at(p))
+        xb, pb, sb = _correct(runs, b, (at_b or at)(p))
+        iv = paired_bootstrap(100 * xa, 100 * xb, items=f"{_TASK_LABEL[task]} items")
+        ours = (f"{a} {100 * xa.mean():.1f} ({pa:,.0f} params, {sa} seed{'s' * (sa > 1)}) vs {b} "
+                f"{100 * xb.mean():.1f} ({pb:,.0f}, {sb}) on {_TASK_LABEL[task]}")
+        return Effect(iv, ours, unit="points")
+    return effect
+
+
+def _sweep(p) -> float:
+    return p.sweep_budget
+
+
+def _smallest(p) -> float:
+    return min(p.budgets)
+
+
+def _one_size(p) -> None:
+    return None
+
+
+def _scale(p: Any) -> str:
+    return (f"{p.name} profile: BERT's classifier, {p.layers} layers, {p.hidden} wide, over BERT's 30,522 WordPiece "
+            f"pieces with each family in place of the table; {', '.join(p.tasks)}; "
+            f"{', '.join(f'{b:g}' for b in p.budgets)} of the table; rates {', '.join(f'{r:g}' for r in p.learning_rates)}"
+            f" (chosen per family on held-out data), seeds {len(p.seeds)} at {', '.join(f'{b:g}' for b in p.seeded_budgets) or 'every budget'}; "
+            f"at most {p.max_steps:,} steps of {p.batch}")
+
+
+_HF_MD5 = ("We believe that HASHFORMER-MD generally outperforms HASHFORMER-LSH mainly due to its ability to map "
+           "morphologically similar tokens to different vectors.")
+_HF_EMB = ("Despite the fact that HASH-FORMERS-Emb (1K) has a similar number of embedding parameters as the embedding "
+           "compression approaches (i.e. Pool, Add, Proj), it falls far behind those models")
+_MHF = "Models with Multi-ID signatures consistently outperform those using Single-ID"
+_SB = "random hashing with Superbloom digests may outperform coherent hashing."
+
+_CLAIMS = []
+for _task in TASKS:
+    _CLAIMS += [
+        better(f"md5-over-lsh-{_task}", f"MD5 hashing beats LSH hashing of the spelling at equal size ({_task})",
+               where="HashFormers, §5 (Results)", quote=_HF_MD5,
+               effect=family_gap(_task, "md5-emb", "lsh-emb", _sweep), reads=("runs",), section="fam-replace",
+               unit="points"),
+        better(f"compressed-over-small-table-{_task}", "A compressed embedding (Proj over the 128-bit MD5 code) "
+               f"beats a small hashed table of similar size ({_task})", where="HashFormers, §5 (Table 2)",
+               quote=_HF_EMB, effect=family_gap(_task, "md5-proj", "md5-emb", _one_size, _smallest),
+               reads=("runs",), section="fam-replace", unit="points"),
+        better(f"multi-over-single-{_task}", f"Multi-ID signatures beat a single hash at equal size ({_task})",
+               where="MultiHashFormer, §6 (Single vs. Multi-hash ID)", quote=_MHF,
+               effect=family_gap(_task, "gated-signatures", "hashing-trick", _sweep), reads=("runs",),
+               section="fam-replace", unit="points"),
+        better(f"random-over-coherent-{_task}", f"Random (Superbloom) hashing beats coherent (LSH) hashing at equal "
+               f"size ({_task})", where="Superbloom, §4", quote=_SB,
+               effect=family_gap(_task, "superbloom", "lsh-emb", _sweep), reads=("runs",), section="fam-replace",
+               unit="points"),
+    ]
+
+CLAIMS = ClaimSet("families", "Every family on one backbone", _CLAIMS, scale=_scale)

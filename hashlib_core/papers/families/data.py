@@ -1,0 +1,130 @@
+"""Track A's data: SST-2 and MASSIVE EN through BERT's uncased WordPiece (30,522 pieces), tokenised once.
+
+Each task has three parts: ``train`` (what the models fit), ``heldout`` (the learning-rate choice and early stopping
+read it) and ``report`` (what the tables print; never read while training or choosing):
+
+* ``sst2``: GLUE SST-2. Its test labels are not public, so, as the book's GLUE chapters do, a held-out part of the
+  training split (a fixed shuffle) is the validation set and the dev split is reported.
+* ``massive``: MASSIVE 1.1 EN intents (60 classes): train / dev / test as released (dev chooses, test is reported).
+
+:func:`typo_texts` injects character noise into the report sentences (the robustness axis) and
+:func:`frequency_deciles` groups report items by their rarest piece's training count.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+__all__ = ["TASKS", "TaskData", "load_task", "encode", "collate", "typo_texts", "frequency_deciles"]
+
+#: task -> (what it is, metric, the report split's name)
+TASKS = {"sst2": ("GLUE SST-2 sentiment (2 classes)", "accuracy", "dev"),
+         "massive": ("MASSIVE 1.1 EN intent (60 classes)", "accuracy", "test")}
+
+
+@dataclass
+class TaskData:
+    """One task, tokenised: ``{part: (list of id lists, labels)}`` plus the report texts and the class count."""
+
+    name: str
+    parts: dict[str, tuple[list[list[int]], np.ndarray]]
+    report_texts: list[str]
+    num_labels: int
+
+    def train_counts(self, vocab_size: int) -> np.ndarray:
+        """How often each piece occurs in the training part."""
+        flat = np.fromiter((i for ids in self.parts["train"][0] for i in ids), dtype=np.int64)
+        return np.bincount(flat, minlength=vocab_size)
+
+
+def encode(tokenizer, texts: Sequence[str], max_len: int) -> list[list[int]]:
+    """``[CLS] pieces [SEP]`` of every text, cut to ``max_len`` ids."""
+    return [list(ids) for ids in tokenizer(list(texts), truncation=True, max_length=max_len)["input_ids"]]
+
+
+def _texts_labels(task: str, train_limit: int, heldout: int, seed: int):
+    from hashlib_core.data import load_glue, load_massive
+
+    if task == "sst2":
+        glue = load_glue("sst2")
+        train = glue["train"]
+        order = np.random.default_rng(seed).permutation(len(train))
+        if heldout + 1 > len(order):
+            raise ValueError(f"sst2: heldout ({heldout}) leaves no training examples of {len(order)}")
+        take = order[heldout:heldout + train_limit] if train_limit else order[heldout:]
+        pick = lambda idx: ([train[int(i)]["sentence"] for i in idx], [train[int(i)]["label"] for i in idx])  # noqa: E731
+        dev = glue["validation"]
+        return {"train": pick(take), "heldout": pick(order[:heldout]),
+                "report": (list(dev["sentence"]), list(dev["label"]))}, 2
+    if task == "massive":
+        ds = load_massive("en")
+        part = lambda split: (list(ds[split]["text"]), list(ds[split]["intent"]))  # noqa: E731
+        train = part("train")
+        if train_limit:
+            train = (train[0][:train_limit], train[1][:train_limit])
+        return {"train": train, "heldout": part("validation"), "report": part("test")}, \
+            ds["train"].features["intent"].num_classes
+    raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+
+
+def load_task(task: str, tokenizer, max_len: int, train_limit: int = 0, heldout: int = 1000, seed: int = 0
+              ) -> TaskData:
+    """Task ``task`` tokenised with ``tokenizer`` (``train_limit`` > 0 keeps that many training examples)."""
+    raw, num_labels = _texts_labels(task, train_limit, heldout, seed)
+    parts = {name: (encode(tokenizer, texts, max_len), np.asarray(labels, dtype=np.int64))
+             for name, (texts, labels) in raw.items()}
+    return TaskData(task, parts, list(raw["report"][0]), num_labels)
+
+
+def collate(rows: Sequence[tuple[list[int], int]]) -> dict[str, torch.Tensor]:
+    """Pad a batch of ``(ids, label)`` to its longest row (pad id 0, BERT's ``[PAD]``)."""
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.zeros(len(rows), width, dtype=torch.long)
+    mask = torch.zeros(len(rows), width, dtype=torch.long)
+    for i, (row, _) in enumerate(rows):
+        ids[i, :len(row)] = torch.tensor(row)
+        mask[i, :len(row)] = 1
+    return {"input_ids": ids, "attention_mask": mask, "labels": torch.tensor([label for _, label in rows])}
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _typo(word: str, rng: np.random.Generator) -> str:
+    """One edit of ``word``: swap two neighbours, delete, insert or substitute a letter (uniformly)."""
+    i = int(rng.integers(len(word)))
+    kind = int(rng.integers(4)) if len(word) > 1 else 2
+    letter = _LETTERS[int(rng.integers(26))]
+    if kind == 0:
+        i = min(i, len(word) - 2)
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    if kind == 1:
+        return word[:i] + word[i + 1:]
+    if kind == 2:
+        return word[:i] + letter + word[i:]
+    return word[:i] + letter + word[i + 1:]
+
+
+def typo_texts(texts: Sequence[str], rate: float, seed: int = 0) -> list[str]:
+    """Every alphabetic word of length >= 3 edited once with probability ``rate`` (one fixed random stream)."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"rate must be in [0, 1], got {rate}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for text in texts:
+        words = text.split(" ")
+        out.append(" ".join(_typo(w, rng) if len(w) >= 3 and w.isalpha() and rng.random() < rate else w
+                            for w in words))
+    return out
+
+
+def frequency_deciles(report_ids: Sequence[Sequence[int]], counts: np.ndarray, special: int = 999) -> np.ndarray:
+    """Each report item's decile (1 = rarest, 10 = most common) of its rarest piece's training count (ids below
+    ``special``, BERT's special and unused pieces, ignored), ties broken by position: ten groups of equal size."""
+    rarest = np.array([min((counts[i] for i in ids if i > special), default=np.inf) for ids in report_ids])
+    ranks = np.empty(len(rarest), dtype=np.int64)
+    ranks[np.argsort(rarest, kind="stable")] = np.arange(len(rarest))
+    return 1 + (ranks * 10) // max(1, len(rarest))

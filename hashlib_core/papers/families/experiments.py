@@ -1,0 +1,109 @@
+"""Chapter "Every family on one backbone": each hash-embedding family of the catalogue in place of BERT's table
+(Track A), and each hashed n-gram memory added to a small LM's table (Track B), at equal budgets.
+
+Experiments (``python -m hashlib_core.papers.families --profile P [--only ...]``):
+
+* ``replace_sst2``, ``replace_massive``: Track A's runs on one task (:func:`~.track_a.fit_task`), each under an
+  hour in the ``cpu`` profile; ``replace`` merges them (no training);
+* ``collisions``: every family's hash on the vocabulary against the birthday bound (no training);
+* ``throughput``: each family's build (precompute) time and forward tokens per second on one CPU thread;
+* ``add``: Track B's runs (:func:`~.track_b.fit_memories`);
+* ``claims``: the source papers' comparative claims this backbone can test.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from hashlib_core.chapter import Chapter, RunContext
+from hashlib_core.embeddings import catalogue
+from hashlib_core.embeddings.diagnostics import collisions
+from hashlib_core.papers.families.profiles import PROFILES
+from hashlib_core.papers.families.track_a import TrackA, fit_task
+from hashlib_core.papers.families.track_b import fit_memories
+
+__all__ = ["CHAPTER", "TRACK_A_ONLY", "TRACK_B_ONLY", "TASK_PARTS"]
+
+CHAPTER = Chapter("families", "Every family on one backbone", PROFILES, resources=lambda ctx: TrackA(ctx.profile))
+
+#: settings only one track reads (the other track's results stay current when one changes)
+TRACK_B_ONLY = ("memories", "memory_multiples", "lm_vocab", "lm_layers", "lm_hidden", "lm_heads", "lm_seq_len",
+                "lm_batch", "lm_train_tokens", "lm_learning_rates", "lm_seeds", "lm_eval_every", "lm_max_steps",
+                "lm_validation_windows")
+TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "learning_rates", "seeds", "layers",
+                "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch", "eval_every",
+                "max_steps", "typo_rate")
+_BENCH = ("bench_batch", "bench_length", "bench_repeats")
+_KINDS = ("runs", "curves", "deciles")
+TASK_PARTS = {f"replace_{task}": task for task in ("sst2", "massive")}
+
+
+def _part(task: str):
+    def run(ctx: RunContext) -> dict:
+        """Train and score every Track A model of one task (the sweeps, then the budgets and seeds)."""
+        out = fit_task(ctx, task)
+        return {f"{task}_{kind}": out[kind] for kind in _KINDS}
+    return run
+
+
+for _name, _task in TASK_PARTS.items():
+    CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS),
+                       when=lambda profile, task=_task: task in profile.tasks,
+                       independent_of=(*TRACK_B_ONLY, *_BENCH, "tasks"))(_part(_task))
+
+
+@CHAPTER.experiment("replace", outputs=("runs", "curves", "deciles"), independent_of=(*TRACK_B_ONLY, *_BENCH),
+                    reads=tuple(f"{task}_{kind}" for task in TASK_PARTS.values() for kind in _KINDS))
+def _replace(ctx: RunContext) -> dict:
+    """Track A's task parts concatenated (no training)."""
+    evidence = ctx.evidence()
+    tasks = list(ctx.profile.tasks)
+    missing = [t for t in tasks if not evidence.has(f"{t}_runs")]
+    if missing:
+        raise RuntimeError(f"Track A's tasks {missing} have no results: run them first (--only "
+                           f"{','.join('replace_' + t for t in missing)},replace)")
+    return {kind: pd.concat([evidence.table(f"{t}_{kind}") for t in tasks], ignore_index=True) for kind in _KINDS}
+
+
+@CHAPTER.experiment("collisions", outputs=("collisions",), independent_of=(*TRACK_B_ONLY, *_BENCH))
+def _collisions(ctx: RunContext) -> dict:
+    """Every (family, budget) of Track A built once (seed 0): tokens sharing their whole signature, against the
+    birthday bound's expectation for a uniform hash into the family's code space."""
+    res: TrackA = ctx.resources
+    from hashlib_core.papers.families.track_a import settings
+
+    rows = []
+    for s in settings(ctx.profile):
+        emb = catalogue.build(s.family, res.vocab, res.budget(s.family, s.fraction), ctx.profile.hidden, seed=0)
+        rows.append({"family": s.family, "fraction": s.fraction, "emb_params": emb.embedding_parameter_count(),
+                     **collisions(emb)})
+    return {"collisions": pd.DataFrame(rows)}
+
+
+@CHAPTER.experiment("throughput", outputs=("throughput",), independent_of=TRACK_B_ONLY)
+def _throughput(ctx: RunContext) -> dict:
+    """Each family at the sweep budget: build time (hashing the vocabulary once) and forward tokens per second on
+    one CPU thread (:mod:`hashlib_core.benchmarks.families`)."""
+    import torch
+
+    from hashlib_core.benchmarks.families import run_benchmark
+
+    p = ctx.profile
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        out = run_benchmark(list(p.families), p.sweep_budget, p.hidden, p.bench_batch, p.bench_length,
+                            p.bench_repeats, p.seed)
+    finally:
+        torch.set_num_threads(threads)
+    return {"throughput": pd.DataFrame(out["results"])}
+
+
+@CHAPTER.experiment("add", outputs=("lm_runs", "lm_curves"), independent_of=(*TRACK_A_ONLY, *_BENCH))
+def _add(ctx: RunContext) -> dict:
+    """Track B: every memory trained on PTB (its sweep, its seeds, its larger budgets)."""
+    return fit_memories(ctx)
+
+
+from hashlib_core.papers.families.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)
+
+CLAIMS.register(CHAPTER)

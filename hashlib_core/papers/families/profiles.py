@@ -1,0 +1,129 @@
+"""The every-family chapter's four profiles: one comment on every knob.
+
+Track A (*replace the table*) trains BERT's sequence classifier, 2 layers and 64 wide, over BERT's uncased
+WordPiece (30,522 pieces: the full table is about 95% of the model), with each family of the catalogue at fractions
+of the full table's parameters. Track B (*add to the table*) trains a small causal LM on Penn Treebank with a
+4,096-piece byte-level BPE, each memory adding a multiple of the token table's parameters.
+
+Protocol (both tracks): every model of a comparison gets the same three learning rates with the first seed, at its
+reference size (a budget family at ``sweep_budget``; Track B's base model); the rate with the best held-out score is
+chosen, and the other budgets and seeds train at it. Early stopping on the held-out part; the report split is read
+once, after training.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from hashlib_core.embeddings.catalogue import FAMILIES
+from hashlib_core.profiles import Profile, ProfileSet
+
+__all__ = ["FamiliesProfile", "PROFILES", "VOCABULARY"]
+
+#: Track A's tokenizer: BERT's uncased WordPiece (staged under ``vocab/``)
+VOCABULARY = "bert-base-uncased"
+
+
+@dataclass(frozen=True)
+class FamiliesProfile(Profile):
+    #: Track A: tasks (``sst2``, ``massive``), families, budgets as fractions of the full table
+    tasks: tuple[str, ...] = ("sst2", "massive")
+    families: tuple[str, ...] = tuple(FAMILIES)
+    budgets: tuple[float, ...] = (0.25, 0.0625, 0.016)
+    #: the budget at which each budget family's learning rate is chosen and its seeds run
+    sweep_budget: float = 0.0625
+    #: budgets at which every seed runs (the others: the first seed only); empty: every budget
+    seeded_budgets: tuple[float, ...] = (0.0625,)
+    #: families that run every seed (the others: the first seed only); empty: every family
+    seeded_families: tuple[str, ...] = ()
+    learning_rates: tuple[float, ...] = (3e-4, 1e-3, 3e-3)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    #: backbone: BERT layers, width, heads, feed-forward width, longest input (pieces with [CLS] and [SEP])
+    layers: int = 2
+    hidden: int = 64
+    heads: int = 2
+    intermediate: int = 256
+    max_len: int = 48
+    #: training examples kept per task (0: all); SST-2's held-out part of train (the rate choice and early stopping)
+    train_limit: int = 0
+    sst2_heldout: int = 1000
+    batch: int = 64
+    #: optimiser steps between held-out evaluations; evaluations without improvement before stopping; step cap
+    eval_every: int = 200
+    patience: int = 3
+    max_steps: int = 4000
+    #: the robustness axis: the share of report-split words given one typo
+    typo_rate: float = 0.15
+    #: Track B: memories, added budgets as multiples of the token table, BPE size, LM shape, windows and steps
+    memories: tuple[str, ...] = ("none", "blt", "over-encoding", "engram", "bigram")
+    memory_multiples: tuple[float, ...] = (1.0, 4.0)
+    lm_vocab: int = 4096
+    lm_layers: int = 2
+    lm_hidden: int = 128
+    lm_heads: int = 2
+    lm_seq_len: int = 64
+    lm_batch: int = 32
+    lm_train_tokens: int = 0
+    lm_learning_rates: tuple[float, ...] = (1e-3, 3e-3, 1e-2)
+    lm_seeds: tuple[int, ...] = (0, 1, 2)
+    lm_eval_every: int = 250
+    lm_max_steps: int = 3000
+    #: validation windows scored at each evaluation (0: all)
+    lm_validation_windows: int = 0
+    #: throughput: timed batch and best-of repeats (one CPU thread)
+    bench_batch: int = 32
+    bench_length: int = 64
+    bench_repeats: int = 5
+
+    EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"typo_rate", "bench_batch", "bench_length",
+                                                           "bench_repeats"})
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.families if f not in FAMILIES]
+        if unknown:
+            raise ValueError(f"unknown families {unknown}; choose among {sorted(FAMILIES)}")
+        if self.sweep_budget not in self.budgets:
+            raise ValueError(f"sweep_budget {self.sweep_budget} must be one of the budgets {self.budgets}")
+        if any(f not in self.families for f in self.seeded_families):
+            raise ValueError(f"seeded_families {self.seeded_families} must be among the families")
+        if any(b not in self.budgets for b in self.seeded_budgets):
+            raise ValueError(f"seeded_budgets {self.seeded_budgets} must be among the budgets {self.budgets}")
+        if len(set(self.learning_rates)) != len(self.learning_rates) or min(self.learning_rates) <= 0:
+            raise ValueError(f"learning_rates must be distinct and positive, got {self.learning_rates}")
+        if not self.seeds or not self.lm_seeds:
+            raise ValueError("seeds and lm_seeds need at least one seed each")
+        if any(m <= 0 for m in self.memory_multiples):
+            raise ValueError(f"memory_multiples must be > 0, got {self.memory_multiples}")
+        if self.hidden % self.heads or self.lm_hidden % self.lm_heads:
+            raise ValueError("hidden must divide by heads and lm_hidden by lm_heads")
+
+
+#: the families the chapter's claims compare, and the control
+_CLAIMED = ("full", "hashing-trick", "md5-emb", "lsh-emb", "md5-proj", "gated-signatures", "superbloom")
+
+PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
+    smoke=FamiliesProfile(
+        name="smoke", budget_minutes=1.5,
+        families=("full", "hashing-trick", "md5-emb", "lsh-emb", "md5-proj", "gated-signatures", "superbloom", "dynamic-ngram"),
+        budgets=(0.25, 0.016), sweep_budget=0.25, seeded_budgets=(0.25,), learning_rates=(1e-3, 3e-3), seeds=(0, 1),
+        layers=1, hidden=16, heads=2, intermediate=32, max_len=16, train_limit=256, sst2_heldout=64, batch=32,
+        eval_every=4, patience=1, max_steps=8, memories=("none", "bigram", "blt"), memory_multiples=(1.0,),
+        lm_vocab=300, lm_layers=1, lm_hidden=16, lm_heads=2, lm_seq_len=16, lm_batch=8, lm_train_tokens=4000,
+        lm_learning_rates=(3e-3,), lm_seeds=(0,), lm_eval_every=4, lm_max_steps=8, lm_validation_windows=16,
+        bench_batch=4, bench_length=8, bench_repeats=1),
+    # two CPU cores: each task's sweep at 6.25%, the other budgets at the chosen rate, three seeds at 6.25% for the
+    # families the claims read (and the full table); Track B one seed (no claim reads it; intervals: paired
+    # bootstraps over the test windows), 64 wide (the 4,096-way softmax dominates a step on two cores)
+    cpu=FamiliesProfile(
+        name="cpu", budget_minutes=150.0, train_limit=8000, max_steps=1200, eval_every=100, patience=3,
+        max_len=40, seeded_families=_CLAIMED, lm_hidden=64, lm_batch=16, lm_seeds=(0,), lm_max_steps=1200,
+        lm_eval_every=100, lm_validation_windows=200),
+    # one GPU: every budget and the full table at 100% too, all seeds everywhere
+    small=FamiliesProfile(
+        name="small", accelerator="gpu", budget_minutes=10.0, budgets=(1.0, 0.25, 0.0625, 0.016), seeded_budgets=(),
+        max_steps=6000, lm_max_steps=4000),
+    paper=FamiliesProfile(
+        name="paper", accelerator="gpu", budget_minutes=120.0, budgets=(1.0, 0.25, 0.0625, 0.016), seeded_budgets=(),
+        hidden=128, heads=2, intermediate=512, max_steps=20000, lm_hidden=256, lm_layers=4, lm_heads=4,
+        lm_max_steps=20000),
+)

@@ -1,0 +1,214 @@
+"""Track A, *replace the table*: one family of the catalogue in place of BERT's ``V x d`` table, trained on one
+task until the held-out accuracy stops improving, then scored on the report split, clean and with typos.
+
+:class:`TrackA` is the chapter's shared resource (the tokenizer, the vocabulary and each task tokenised once).
+:func:`plan` lists a task's runs in the protocol's order; :func:`fit_task` runs them: each family's learning-rate
+sweep (first seed) at its reference size, then the other budgets and the other seeds at the rate chosen. Per-item
+correctness of every chosen run is kept (packed bits), what the deciles and the paired bootstraps read.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from hashlib_core.chapter import RunContext
+from hashlib_core.early_stopping import train_until_converged
+from hashlib_core.embeddings.catalogue import FAMILIES
+from hashlib_core.papers.families.data import TaskData, collate, encode, frequency_deciles, load_task, typo_texts
+from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertForSequenceClassification,
+                                                   body_parameter_count)
+from hashlib_core.papers.families.profiles import VOCABULARY, FamiliesProfile
+from hashlib_core.profiles import seed_everything
+from hashlib_core.training import TrainConfig
+
+__all__ = ["TrackA", "Setting", "plan", "fit_task", "pack", "unpack", "embedding_bytes"]
+
+
+@dataclass
+class TrackA:
+    """The tokenizer, the vocabulary strings and each task's tokenised parts (loaded on first use)."""
+
+    profile: FamiliesProfile
+    tasks: dict[str, TaskData] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from hashlib_core.data import load_wordpiece_vocab
+        from hashlib_core.wordpiece import bert_tokenizer
+
+        self.tokenizer = bert_tokenizer(VOCABULARY)
+        self.vocab = load_wordpiece_vocab(VOCABULARY)
+
+    @property
+    def full_table(self) -> int:
+        return len(self.vocab) * self.profile.hidden
+
+    def task(self, name: str) -> TaskData:
+        if name not in self.tasks:
+            p = self.profile
+            self.tasks[name] = load_task(name, self.tokenizer, p.max_len, p.train_limit, p.sst2_heldout, p.seed)
+        return self.tasks[name]
+
+    def budget(self, family: str, fraction: float) -> int:
+        return self.full_table if family == "full" else max(1, int(self.full_table * fraction))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One model of Track A: a family at a budget fraction (a ``fixed``/``none``/``full`` family has one)."""
+
+    family: str
+    fraction: float
+
+
+def settings(profile: FamiliesProfile) -> list[Setting]:
+    """Every (family, budget) the profile trains: budget families at each budget, the others once (the full table
+    at 100%, a fixed family at its own size, labelled with the sweep budget)."""
+    out = []
+    for name in profile.families:
+        sizing = FAMILIES[name].sizing
+        if sizing == "budget":
+            out += [Setting(name, b) for b in profile.budgets]
+        else:
+            out.append(Setting(name, 1.0 if sizing == "full" else profile.sweep_budget))
+    return out
+
+
+def plan(profile: FamiliesProfile) -> list[tuple[Setting, bool, list[int]]]:
+    """``(setting, swept, seeds)``: the reference setting of each family is swept (every rate, first seed); the
+    seeds every setting runs at its chosen rate: all of ``profile.seeds`` at a seeded budget (or a one-size
+    family's one size) of a seeded family, the first seed elsewhere."""
+    seeded = set(profile.seeded_budgets) or set(profile.budgets)
+    out = []
+    for s in settings(profile):
+        one_size = FAMILIES[s.family].sizing != "budget"
+        swept = one_size or s.fraction == profile.sweep_budget
+        every = (one_size or s.fraction in seeded) and (not profile.seeded_families
+                                                         or s.family in profile.seeded_families)
+        seeds = list(profile.seeds) if every else [profile.seeds[0]]
+        out.append((s, swept, seeds))
+    return out
+
+
+def pack(correct: np.ndarray) -> str:
+    """Per-item correctness as hex of its packed bits (what the results keep)."""
+    return np.packbits(np.asarray(correct, dtype=bool)).tobytes().hex()
+
+
+def unpack(text: str, n: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(bytes.fromhex(text), dtype=np.uint8))[:n].astype(bool)
+
+
+def embedding_bytes(model: FamilyBertForSequenceClassification) -> dict[str, int]:
+    """Bytes of the token embedding: float32 parameters; int8 (one byte a number, a float32 scale per tensor);
+    that int8 state compressed (zlib level 9); and the lookup structures the hash needs at run time."""
+    words = model.bert.embeddings.word_embeddings
+    params = [p.detach() for p in words.parameters()]
+    int8 = []
+    for p in params:
+        scale = float(p.abs().max()) / 127 if p.numel() else 1.0
+        int8.append(torch.round(p / (scale or 1.0)).clamp(-127, 127).to(torch.int8).numpy().tobytes())
+    blob = b"".join(int8)
+    lookup = words.lookup_bytes() if hasattr(words, "lookup_bytes") else 0
+    return {"bytes_fp32": 4 * sum(p.numel() for p in params), "bytes_int8": len(blob) + 4 * len(params),
+            "bytes_int8_zlib": len(zlib.compress(blob, 9)) + 4 * len(params), "lookup_bytes": lookup}
+
+
+def _predict(model, rows: list[list[int]], batch: int) -> np.ndarray:
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(rows), batch):
+            b = collate([(ids, 0) for ids in rows[i:i + batch]])
+            out.append(model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits.argmax(-1))
+    return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.int64)
+
+
+def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, seed: int, typo_ids: list[list[int]]
+         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    p = ctx.profile
+    budget = res.budget(s.family, s.fraction)
+    seed_everything(seed)
+    config = FamilyBertConfig(family=s.family, budget=budget, family_seed=seed, vocab_tokens=res.vocab,
+                              hidden_size=p.hidden, num_hidden_layers=p.layers, num_attention_heads=p.heads,
+                              intermediate_size=p.intermediate, max_position_embeddings=p.max_len,
+                              num_labels=data.num_labels)
+    model = FamilyBertForSequenceClassification(config)
+    train_ids, train_labels = data.parts["train"]
+    loader = torch.utils.data.DataLoader(list(zip(train_ids, train_labels.tolist())), batch_size=p.batch,
+                                         shuffle=True, drop_last=True, collate_fn=collate)
+    held_ids, held_labels = data.parts["heldout"]
+
+    def score(m) -> float:
+        return float((_predict(m, held_ids, 256) == held_labels).mean())
+
+    train = TrainConfig(max_steps=p.max_steps, learning_rate=lr, warmup_steps=min(100, p.max_steps // 10),
+                        scheduler="linear", weight_decay=0.01, log_every=max(1, p.eval_every // 5), seed=seed)
+    out = ctx.checkpoint_dir(f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}", data.name, s.family,
+                             s.fraction, train)
+    ctx.log(f"{data.name}: {s.family} at {s.fraction:g} of the table, lr {lr:g}, seed {seed}")
+    run = train_until_converged(model, loader, train, score, every=p.eval_every, patience=p.patience,
+                                output_dir=out, device=ctx.device, progress=False)
+    if run.restored:
+        ctx.reuse(run.wall_time_s)
+    model.cpu()
+    report_ids, report_labels = data.parts["report"]
+    clean = _predict(model, report_ids, 256) == report_labels
+    noisy = _predict(model, typo_ids, 256) == report_labels
+    row = {"task": data.name, "family": s.family, "sizing": FAMILIES[s.family].sizing, "fraction": s.fraction,
+           "budget": budget, "emb_params": model.embedding_parameter_count(),
+           "body_params": body_parameter_count(model), "learning_rate": lr, "seed": seed,
+           "accuracy": 100 * float(clean.mean()), "typo_accuracy": 100 * float(noisy.mean()),
+           "heldout_accuracy": 100 * run.best_score, "n_items": len(report_labels), **run.summary(), "restored": run.restored,
+           **embedding_bytes(model), "correct": pack(clean), "typo_correct": pack(noisy)}
+    curve = [{"task": data.name, "family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed,
+              "step": st, "value": v, "kind": "train loss"} for st, v in run.losses] + \
+            [{"task": data.name, "family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed,
+              "step": st, "value": 100 * v, "kind": "held-out accuracy"} for st, v in run.history]
+    return row, curve
+
+
+def fit_task(ctx: RunContext, task: str) -> dict[str, pd.DataFrame]:
+    """Every run of ``task`` (:func:`plan`): ``runs`` (one row per run, ``chosen`` marks the runs at each family's
+    chosen rate), ``curves`` and ``deciles`` (report accuracy by the rarest piece's training-count decile)."""
+    res: TrackA = ctx.resources
+    p = ctx.profile
+    data = res.task(task)
+    typo_ids = encode(res.tokenizer, typo_texts(data.report_texts, p.typo_rate, seed=p.seed), p.max_len)
+    rows, curves, chosen_lr = [], [], {}
+    steps = plan(p)
+    for s, swept, seeds in [x for x in steps if x[1]] + [x for x in steps if not x[1]]:
+        if swept:
+            sweep = []
+            for lr in p.learning_rates:
+                row, curve = _run(ctx, res, data, s, lr, seeds[0], typo_ids)
+                sweep.append(row)
+                curves += curve
+            best = max(sweep, key=lambda r: (r["best_validation"], -r["learning_rate"]))
+            chosen_lr[s.family] = best["learning_rate"]
+            for row in sweep:
+                row["chosen"] = row["learning_rate"] == best["learning_rate"]
+            rows += sweep
+            todo = seeds[1:]
+        else:
+            todo = seeds
+        for seed in todo:
+            row, curve = _run(ctx, res, data, s, chosen_lr[s.family], seed, typo_ids)
+            row["chosen"] = True
+            rows.append(row)
+            curves += curve
+    runs = pd.DataFrame(rows)
+    counts = data.train_counts(len(res.vocab))
+    decile = frequency_deciles(data.parts["report"][0], counts)
+    n = len(decile)
+    dec = []
+    for r in runs[runs["chosen"]].itertuples():
+        correct = unpack(r.correct, n)
+        for d in range(1, 11):
+            dec.append({"task": task, "family": r.family, "fraction": r.fraction, "seed": r.seed, "decile": d,
+                        "accuracy": 100 * float(correct[decile == d].mean())})
+    return {"runs": runs, "curves": pd.DataFrame(curves), "deciles": pd.DataFrame(dec)}

@@ -1,0 +1,151 @@
+"""Track B, *add to the table*: a small causal LM on Penn Treebank whose input is its token table plus one hashed
+n-gram memory, scored in bits per byte on PTB's test split.
+
+:class:`TrackB` (built once per run) trains a byte-level BPE of ``lm_vocab`` pieces on PTB's train split and cuts
+the splits into windows of ``lm_seq_len`` tokens (each line ends with ``</s>``, counted as its newline's byte).
+:func:`fit_memories` trains, for each memory, the three learning rates at an added budget of ``memory_multiples[0]``
+times the token table (first seed), the other multiples at the chosen rate, and the other seeds at the first
+multiple; the control (no memory) is swept and seeded the same way. Validation loss on PTB's validation split stops
+training; every test window's bits are kept (the paired bootstraps read them).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from transformers import GPT2Config
+
+from hashlib_core.chapter import RunContext
+from hashlib_core.early_stopping import train_until_converged
+from hashlib_core.papers.families.modeling import MemoryCausalLM, build_memory
+from hashlib_core.papers.families.profiles import FamiliesProfile
+from hashlib_core.profiles import seed_everything
+from hashlib_core.training import TrainConfig
+
+__all__ = ["TrackB", "fit_memories", "window_bits", "pack_floats", "unpack_floats"]
+
+
+class TrackB:
+    """PTB through a BPE trained on its train split: train, validation and test windows, and each piece's bytes."""
+
+    def __init__(self, profile: FamiliesProfile) -> None:
+        from hashlib_core.bpe import EOS_ID, train_bpe
+        from hashlib_core.papers.multihashformer.lm import token_bytes, windows
+        from hashlib_core.pretraining import ptb_lines
+
+        self.profile = profile
+        train_lines = ptb_lines("train")
+        self.tokenizer = train_bpe(train_lines, profile.lm_vocab)
+        self.strings = [self.tokenizer.id_to_token(i) for i in range(self.tokenizer.get_vocab_size())]
+        self.eos = EOS_ID
+
+        def stream(lines):
+            out: list[int] = []
+            for enc in self.tokenizer.encode_batch(list(lines), add_special_tokens=False):
+                out += enc.ids + [EOS_ID]
+            return out
+
+        n = profile.lm_seq_len
+        self.train = windows(stream(train_lines), n, profile.lm_train_tokens)
+        valid = windows(stream(ptb_lines("validation")), n, 0)
+        self.valid = valid[:profile.lm_validation_windows or None]
+        self.test = windows(stream(ptb_lines("test")), n, 0)
+        self.bytes = token_bytes(self.tokenizer)
+        self.bytes[EOS_ID] = 1
+        self.table_params = len(self.strings) * profile.lm_hidden
+
+
+def window_bits(model: MemoryCausalLM, rows: torch.Tensor, batch: int = 64) -> np.ndarray:
+    """Bits of every window's next-token predictions (positions 1 .. n-1), summed per window."""
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(rows), batch):
+            x = rows[i:i + batch]
+            logits = model(input_ids=x).logits[:, :-1]
+            nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), x[:, 1:].reshape(-1),
+                                   reduction="none").view(len(x), -1).sum(1)
+            out.append(nats / math.log(2))
+    return torch.cat(out).numpy()
+
+
+def pack_floats(values: np.ndarray) -> str:
+    return np.asarray(values, dtype=np.float32).tobytes().hex()
+
+
+def unpack_floats(text: str) -> np.ndarray:
+    return np.frombuffer(bytes.fromhex(text), dtype=np.float32).astype(np.float64)
+
+
+def _run(ctx: RunContext, res: TrackB, memory: str, multiple: float, lr: float, seed: int
+         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    p = ctx.profile
+    budget = int(res.table_params * multiple) if memory != "none" else 0
+    seed_everything(seed)
+    config = GPT2Config(vocab_size=len(res.strings), n_positions=p.lm_seq_len, n_embd=p.lm_hidden,
+                        n_layer=p.lm_layers, n_head=p.lm_heads, tie_word_embeddings=True,
+                        bos_token_id=res.eos, eos_token_id=res.eos)
+    model = MemoryCausalLM(config, build_memory(memory, res.strings, p.lm_hidden, budget))
+    loader = torch.utils.data.DataLoader(res.train, batch_size=p.lm_batch, shuffle=True, drop_last=True,
+                                         collate_fn=lambda rows: {"input_ids": torch.stack(rows),
+                                                                  "labels": torch.stack(rows)})
+    valid_bytes = float(res.bytes[res.valid[:, 1:]].sum())
+
+    def score(m) -> float:
+        return -float(window_bits(m, res.valid).sum()) / valid_bytes
+
+    train = TrainConfig(max_steps=p.lm_max_steps, learning_rate=lr, warmup_steps=min(100, p.lm_max_steps // 10),
+                        scheduler="linear", weight_decay=0.01, log_every=max(1, p.lm_eval_every // 5), seed=seed)
+    out = ctx.checkpoint_dir(f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}", memory, multiple, train)
+    ctx.log(f"PTB: memory {memory} at {multiple:g}x the table, lr {lr:g}, seed {seed}")
+    run = train_until_converged(model, loader, train, score, every=p.lm_eval_every, patience=p.patience,
+                                output_dir=out, device=ctx.device, progress=False)
+    if run.restored:
+        ctx.reuse(run.wall_time_s)
+    model.cpu()
+    bits = window_bits(model, res.test)
+    test_bytes = float(res.bytes[res.test[:, 1:]].sum())
+    row = {"memory": memory, "multiple": multiple if memory != "none" else 0.0, "budget": budget,
+           "memory_params": model.memory_parameter_count(), "table_params": res.table_params,
+           "total_params": sum(q.numel() for q in model.parameters()), "learning_rate": lr, "seed": seed,
+           "test_bpb": float(bits.sum()) / test_bytes, "validation_bpb": -run.best_score, **run.summary(),
+           "restored": run.restored, "window_bits": pack_floats(bits)}
+    curve = [{"memory": memory, "multiple": row["multiple"], "learning_rate": lr, "seed": seed, "step": st,
+              "value": v, "kind": "train loss"} for st, v in run.losses] + \
+            [{"memory": memory, "multiple": row["multiple"], "learning_rate": lr, "seed": seed, "step": st,
+              "value": -v, "kind": "validation bits per byte"} for st, v in run.history]
+    return row, curve
+
+
+def fit_memories(ctx: RunContext) -> dict[str, pd.DataFrame]:
+    """Track B's runs: ``lm_runs`` (``chosen`` marks each memory's runs at its chosen rate) and ``lm_curves``."""
+    p = ctx.profile
+    res = TrackB(p)
+    rows, curves = [], []
+    first, *others = p.memory_multiples
+    for memory in p.memories:
+        sweep = []
+        for lr in p.lm_learning_rates:
+            row, curve = _run(ctx, res, memory, first, lr, p.lm_seeds[0])
+            sweep.append(row)
+            curves += curve
+        best = max(sweep, key=lambda r: (r["best_validation"], -r["learning_rate"]))
+        for row in sweep:
+            row["chosen"] = row["learning_rate"] == best["learning_rate"]
+        rows += sweep
+        todo = [(first, s) for s in p.lm_seeds[1:]]
+        if memory != "none":
+            todo += [(m, p.lm_seeds[0]) for m in others]
+        for multiple, seed in todo:
+            row, curve = _run(ctx, res, memory, multiple, best["learning_rate"], seed)
+            row["chosen"] = True
+            rows.append(row)
+            curves += curve
+    test_bytes = float(res.bytes[res.test[:, 1:]].sum())
+    runs = pd.DataFrame(rows)
+    runs["test_bytes"] = test_bytes
+    return {"lm_runs": runs, "lm_curves": pd.DataFrame(curves)}
