@@ -32,7 +32,7 @@ from torch import nn
 from hashlib_core.embeddings.compressed import (DenseHashEmbedding, FeatureProjection, ImportanceHashEmbedding,
                                                 QuotientRemainderEmbedding, RobeEmbedding, RowCombinationEmbedding)
 
-__all__ = ["Family", "FAMILIES", "CatalogueEmbedding", "build", "family", "mmh3_codes", "tfree_rows",
+__all__ = ["Family", "FAMILIES", "CatalogueEmbedding", "build", "family", "minimum_budget", "mmh3_codes", "tfree_rows",
            "tfree_word_rows", "qr_modulus"]
 
 
@@ -283,16 +283,27 @@ def _bits(kind: str):
     return build
 
 
+#: gated signatures: hashes per token and the gate's width
+_GATED_H, _GATED_DZ = 2, 64
+
+
+def _gated_fixed(dim: int) -> int:
+    """The gate's and the adapter's parameters (what the budget pays before any bucket)."""
+    return dim * _GATED_DZ + 2 * _GATED_DZ + 1 + dim * dim + dim
+
+
 def _gated(s: _Spec):
     from hashlib_core.embeddings.multihash import GatedCompositionalEmbedding
     from hashlib_core.hashing.registry import SignatureRegistry
 
-    h, dz = 2, 64
-    fixed = s.dim * dz + 2 * dz + 1 + s.dim * s.dim + s.dim      # gate and adapter
-    buckets = (s.budget - fixed) // (h * s.dim)
-    if (buckets - 1) ** h < s.vocab_size:
-        raise ValueError(f"gated signatures: {buckets} buckets x {h} hashes cannot give {s.vocab_size:,} tokens "
-                         f"distinct signatures; raise the budget")
+    h, dz = _GATED_H, _GATED_DZ
+    buckets = (s.budget - _gated_fixed(s.dim)) // (h * s.dim)
+    # the registry needs room: at most half of the (B - 1)^h signatures taken (near full, rehashing one coordinate
+    # of a crowded prefix can exhaust its tries)
+    if buckets < 2 or (buckets - 1) ** h < 2 * s.vocab_size:
+        raise ValueError(f"gated signatures: {buckets} buckets x {h} hashes leave too few free signatures for "
+                         f"{s.vocab_size:,} tokens (at most half of them may be taken); raise the budget to "
+                         f"{minimum_budget('gated-signatures', s.vocab_size, s.dim):,}")
     registry = SignatureRegistry(h, buckets)
     registry.register(s.strings)
     module = GatedCompositionalEmbedding(s.vocab_size, h, buckets, s.dim, dz)
@@ -365,6 +376,20 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("minhash-projection", "pNLP-Mixer's MinHash counting Bloom filter (256 hashes, 512 counters) through its "
            "bottleneck", "Fusco et al. 2023, §3.1-3.2", "fixed", _minhash),
 )}
+
+
+def minimum_budget(name: str, vocab_size: int, dim: int) -> int:
+    """The smallest budget at which family ``name`` can be built for ``vocab_size`` tokens at width ``dim`` (1 where
+    any budget will do): the gated signatures need enough buckets for distinct signatures, the quotient-remainder
+    pair two tables that tell every id apart, DHE one hidden unit."""
+    if name == "gated-signatures":
+        buckets = math.isqrt(2 * vocab_size - 1) + 2            # the least B with (B - 1)^2 >= 2 V
+        return _gated_fixed(dim) + _GATED_H * dim * buckets
+    if name == "quotient-remainder":
+        return dim * min(m + -(-vocab_size // m) for m in range(1, math.isqrt(vocab_size) + 2))
+    if name == "dhe":
+        return 1024 + 1 + 2 * dim
+    return 1
 
 
 def family(name: str) -> Family:

@@ -9,7 +9,8 @@ import importlib
 __all__ = ["CHAPTERS", "chapter"]
 
 #: The chapters, in book order.
-CHAPTERS = ("vocab_bottleneck", "hashformers", "superbloom", "multihashformer", "pnlp_mixer", "dynamic_embeddings")
+CHAPTERS = ("vocab_bottleneck", "hashformers", "superbloom", "multihashformer", "pnlp_mixer", "dynamic_embeddings",
+            "families")
 
 
 def chapter(slug: str):

@@ -6,15 +6,14 @@ No paper and no repository puts these families side by side on a language backbo
 own baseline, and the multi-method benchmarks that exist cover recommender models only.
 
 ==============================  ====================================================================================
-the families (one factory)       :func:`hashlib_core.embeddings.catalogue.build` (:data:`~hashlib_core.embeddings.catalogue.FAMILIES`)
-the memories (Track B)           :mod:`hashlib_core.embeddings.memories`, :func:`~hashlib_core.papers.families.modeling.build_memory`
+the families (one factory)       :func:`~hashlib_core.embeddings.catalogue.build`
+the memories (Track B)           :mod:`~hashlib_core.embeddings.memories`, :func:`~.modeling.build_memory`
 the backbones                    :mod:`~hashlib_core.papers.families.modeling`
 Track A's data, typos, deciles   :mod:`~hashlib_core.papers.families.data`
 Track A's protocol               :mod:`~hashlib_core.papers.families.track_a`
 Track B's protocol               :mod:`~hashlib_core.papers.families.track_b`
 collisions, throughput           :mod:`hashlib_core.embeddings.diagnostics`, :mod:`hashlib_core.benchmarks.families`
-tables, figures, claims          :mod:`~hashlib_core.papers.families.tables`, :mod:`~hashlib_core.papers.families.figures`,
-                                 :mod:`~hashlib_core.papers.families.claims`
+tables, figures, claims          :mod:`~.tables`, :mod:`~.figures`, :mod:`~.claims`
 ==============================  ====================================================================================
 
 The chapter: ``book/families.ipynb``; ``python -m hashlib_core.papers.families --profile P``.

@@ -72,11 +72,13 @@ def _one_size(p) -> None:
 
 
 def _scale(p: Any) -> str:
-    return (f"{p.name} profile: BERT's classifier, {p.layers} layers, {p.hidden} wide, over BERT's 30,522 WordPiece "
-            f"pieces with each family in place of the table; {', '.join(p.tasks)}; "
-            f"{', '.join(f'{b:g}' for b in p.budgets)} of the table; rates {', '.join(f'{r:g}' for r in p.learning_rates)}"
-            f" (chosen per family on held-out data), seeds {len(p.seeds)} at {', '.join(f'{b:g}' for b in p.seeded_budgets) or 'every budget'}; "
-            f"at most {p.max_steps:,} steps of {p.batch}")
+    def listed(values) -> str:
+        return ", ".join(f"{v:g}" for v in values)
+
+    return (f"{p.name} profile: BERT's classifier, {p.layers} layers, {p.hidden} wide, over BERT's uncased WordPiece "
+            f"with each family in place of the table; {', '.join(p.tasks)}; {listed(p.budgets)} of the table; rates "
+            f"{listed(p.learning_rates)} (chosen per family on held-out data), {len(p.seeds)} seeds at "
+            f"{listed(p.seeded_budgets) or 'every budget'}; at most {p.max_steps:,} steps of {p.batch}")
 
 
 _HF_MD5 = ("We believe that HASHFORMER-MD generally outperforms HASHFORMER-LSH mainly due to its ability to map "

@@ -55,7 +55,10 @@ def _texts_labels(task: str, train_limit: int, heldout: int, seed: int):
         if heldout + 1 > len(order):
             raise ValueError(f"sst2: heldout ({heldout}) leaves no training examples of {len(order)}")
         take = order[heldout:heldout + train_limit] if train_limit else order[heldout:]
-        pick = lambda idx: ([train[int(i)]["sentence"] for i in idx], [train[int(i)]["label"] for i in idx])  # noqa: E731
+        sentences, labels = train["sentence"], train["label"]
+
+        def pick(idx):
+            return [sentences[int(i)] for i in idx], [labels[int(i)] for i in idx]
         dev = glue["validation"]
         return {"train": pick(take), "heldout": pick(order[:heldout]),
                 "report": (list(dev["sentence"]), list(dev["label"]))}, 2

@@ -3,8 +3,9 @@
 
 Experiments (``python -m hashlib_core.papers.families --profile P [--only ...]``):
 
-* ``replace_sst2``, ``replace_massive``: Track A's runs on one task (:func:`~.track_a.fit_task`), each under an
-  hour in the ``cpu`` profile; ``replace`` merges them (no training);
+* ``replace_<task>_sweep`` and ``replace_<task>`` (``sst2``, ``massive``): Track A's runs on one task in two stages,
+  the learning-rate sweeps (:func:`~.track_a.sweep_task`), then the other budgets and seeds at the chosen rates
+  (:func:`~.track_a.finish_task`), each under an hour in the ``cpu`` profile; ``replace`` merges the tasks;
 * ``collisions``: every family's hash on the vocabulary against the birthday bound (no training);
 * ``throughput``: each family's build (precompute) time and forward tokens per second on one CPU thread;
 * ``add``: Track B's runs (:func:`~.track_b.fit_memories`);
@@ -18,7 +19,7 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.embeddings import catalogue
 from hashlib_core.embeddings.diagnostics import collisions
 from hashlib_core.papers.families.profiles import PROFILES
-from hashlib_core.papers.families.track_a import TrackA, fit_task
+from hashlib_core.papers.families.track_a import TrackA, finish_task, sweep_task
 from hashlib_core.papers.families.track_b import fit_memories
 
 __all__ = ["CHAPTER", "TRACK_A_ONLY", "TRACK_B_ONLY", "TASK_PARTS"]
@@ -29,26 +30,40 @@ CHAPTER = Chapter("families", "Every family on one backbone", PROFILES, resource
 TRACK_B_ONLY = ("memories", "memory_multiples", "lm_vocab", "lm_layers", "lm_hidden", "lm_heads", "lm_seq_len",
                 "lm_batch", "lm_train_tokens", "lm_learning_rates", "lm_seeds", "lm_eval_every", "lm_max_steps",
                 "lm_validation_windows")
-TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "learning_rates", "seeds", "layers",
-                "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch", "eval_every",
-                "max_steps", "typo_rate")
+TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "learning_rates",
+                "seeds", "layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch",
+                "eval_every", "max_steps", "typo_rate")
 _BENCH = ("bench_batch", "bench_length", "bench_repeats")
 _KINDS = ("runs", "curves", "deciles")
 TASK_PARTS = {f"replace_{task}": task for task in ("sst2", "massive")}
+_TRACK_A_PART = (*TRACK_B_ONLY, *_BENCH, "tasks")
 
 
-def _part(task: str):
+def _sweep(task: str):
     def run(ctx: RunContext) -> dict:
-        """Train and score every Track A model of one task (the sweeps, then the budgets and seeds)."""
-        out = fit_task(ctx, task)
+        """Track A on one task, first stage: every family's learning-rate sweep at its reference size."""
+        out = sweep_task(ctx, task)
+        return {f"{task}_sweep": out["runs"], f"{task}_sweep_curves": out["curves"]}
+    return run
+
+
+def _finish(task: str):
+    def run(ctx: RunContext) -> dict:
+        """Track A on one task, second stage: the other budgets and seeds at each family's chosen rate."""
+        evidence = ctx.evidence()
+        if not evidence.has(f"{task}_sweep"):
+            raise RuntimeError(f"{task}'s sweep has no results: run it first (--only replace_{task}_sweep)")
+        out = finish_task(ctx, task, evidence.table(f"{task}_sweep"), evidence.table(f"{task}_sweep_curves"))
         return {f"{task}_{kind}": out[kind] for kind in _KINDS}
     return run
 
 
 for _name, _task in TASK_PARTS.items():
-    CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS),
-                       when=lambda profile, task=_task: task in profile.tasks,
-                       independent_of=(*TRACK_B_ONLY, *_BENCH, "tasks"))(_part(_task))
+    _in = (lambda task: lambda profile: task in profile.tasks)(_task)
+    CHAPTER.experiment(f"{_name}_sweep", outputs=(f"{_task}_sweep", f"{_task}_sweep_curves"), when=_in,
+                       independent_of=_TRACK_A_PART)(_sweep(_task))
+    CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS), when=_in,
+                       independent_of=_TRACK_A_PART, reads=(f"{_task}_sweep", f"{_task}_sweep_curves"))(_finish(_task))
 
 
 @CHAPTER.experiment("replace", outputs=("runs", "curves", "deciles"), independent_of=(*TRACK_B_ONLY, *_BENCH),
@@ -72,7 +87,7 @@ def _collisions(ctx: RunContext) -> dict:
     from hashlib_core.papers.families.track_a import settings
 
     rows = []
-    for s in settings(ctx.profile):
+    for s in settings(ctx.profile, len(res.vocab)):
         emb = catalogue.build(s.family, res.vocab, res.budget(s.family, s.fraction), ctx.profile.hidden, seed=0)
         rows.append({"family": s.family, "fraction": s.fraction, "emb_params": emb.embedding_parameter_count(),
                      **collisions(emb)})

@@ -104,15 +104,16 @@ _CLAIMED = ("full", "hashing-trick", "md5-emb", "lsh-emb", "md5-proj", "gated-si
 PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
     smoke=FamiliesProfile(
         name="smoke", budget_minutes=1.5,
-        families=("full", "hashing-trick", "md5-emb", "lsh-emb", "md5-proj", "gated-signatures", "superbloom", "dynamic-ngram"),
+        families=("full", "hashing-trick", "md5-emb", "lsh-emb", "md5-proj", "gated-signatures", "superbloom",
+                  "dynamic-ngram"),
         budgets=(0.25, 0.016), sweep_budget=0.25, seeded_budgets=(0.25,), learning_rates=(1e-3, 3e-3), seeds=(0, 1),
         layers=1, hidden=16, heads=2, intermediate=32, max_len=16, train_limit=256, sst2_heldout=64, batch=32,
         eval_every=4, patience=1, max_steps=8, memories=("none", "bigram", "blt"), memory_multiples=(1.0,),
         lm_vocab=300, lm_layers=1, lm_hidden=16, lm_heads=2, lm_seq_len=16, lm_batch=8, lm_train_tokens=4000,
         lm_learning_rates=(3e-3,), lm_seeds=(0,), lm_eval_every=4, lm_max_steps=8, lm_validation_windows=16,
         bench_batch=4, bench_length=8, bench_repeats=1),
-    # two CPU cores: each task's sweep at 6.25%, the other budgets at the chosen rate, three seeds at 6.25% for the
-    # families the claims read (and the full table); Track B one seed (no claim reads it; intervals: paired
+    # two CPU cores: each task's sweep at the sweep budget, the other budgets at the chosen rate, three seeds there for
+    # the families the claims read (and the full table); Track B one seed (no claim reads it; intervals: paired
     # bootstraps over the test windows), 64 wide (the 4,096-way softmax dominates a step on two cores)
     cpu=FamiliesProfile(
         name="cpu", budget_minutes=150.0, train_limit=8000, max_steps=1200, eval_every=100, patience=3,

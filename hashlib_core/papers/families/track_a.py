@@ -2,8 +2,9 @@
 task until the held-out accuracy stops improving, then scored on the report split, clean and with typos.
 
 :class:`TrackA` is the chapter's shared resource (the tokenizer, the vocabulary and each task tokenised once).
-:func:`plan` lists a task's runs in the protocol's order; :func:`fit_task` runs them: each family's learning-rate
-sweep (first seed) at its reference size, then the other budgets and the other seeds at the rate chosen. Per-item
+:func:`plan` lists a task's runs; :func:`sweep_task` runs each family's learning-rate sweep (first seed) at its
+reference size, and :func:`finish_task` the other budgets and the other seeds at the rate chosen (two stages, each
+its own experiment: each stays under an hour in the ``cpu`` profile). Per-item
 correctness of every chosen run is kept (packed bits), what the deciles and the paired bootstraps read.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ import torch
 
 from hashlib_core.chapter import RunContext
 from hashlib_core.early_stopping import train_until_converged
-from hashlib_core.embeddings.catalogue import FAMILIES
+from hashlib_core.embeddings.catalogue import FAMILIES, minimum_budget
 from hashlib_core.papers.families.data import TaskData, collate, encode, frequency_deciles, load_task, typo_texts
 from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertForSequenceClassification,
                                                    body_parameter_count)
@@ -26,7 +27,7 @@ from hashlib_core.papers.families.profiles import VOCABULARY, FamiliesProfile
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig
 
-__all__ = ["TrackA", "Setting", "plan", "fit_task", "pack", "unpack", "embedding_bytes"]
+__all__ = ["TrackA", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task", "pack", "unpack", "embedding_bytes"]
 
 
 @dataclass
@@ -65,9 +66,10 @@ class Setting:
     fraction: float
 
 
-def settings(profile: FamiliesProfile) -> list[Setting]:
+def settings(profile: FamiliesProfile, vocab_size: int | None = None) -> list[Setting]:
     """Every (family, budget) the profile trains: budget families at each budget, the others once (the full table
-    at 100%, a fixed family at its own size, labelled with the sweep budget)."""
+    at 100%, a fixed family at its own size, labelled with the sweep budget). With ``vocab_size``, the budgets below
+    a family's minimum (:func:`~hashlib_core.embeddings.catalogue.minimum_budget`) are left out."""
     out = []
     for name in profile.families:
         sizing = FAMILIES[name].sizing
@@ -75,22 +77,36 @@ def settings(profile: FamiliesProfile) -> list[Setting]:
             out += [Setting(name, b) for b in profile.budgets]
         else:
             out.append(Setting(name, 1.0 if sizing == "full" else profile.sweep_budget))
-    return out
+    if vocab_size is None:
+        return out
+    return [s for s in out if s.family == "full" or s not in skipped(profile, vocab_size)]
 
 
-def plan(profile: FamiliesProfile) -> list[tuple[Setting, bool, list[int]]]:
+def skipped(profile: FamiliesProfile, vocab_size: int) -> list[Setting]:
+    """The (family, budget) settings a budget cannot build (below the family's minimum)."""
+    full = vocab_size * profile.hidden
+    return [Setting(f, b) for f in profile.families if FAMILIES[f].sizing == "budget" for b in profile.budgets
+            if max(1, int(full * b)) < minimum_budget(f, vocab_size, profile.hidden)]
+
+
+def plan(profile: FamiliesProfile, vocab_size: int | None = None) -> list[tuple[Setting, bool, list[int]]]:
     """``(setting, swept, seeds)``: the reference setting of each family is swept (every rate, first seed); the
     seeds every setting runs at its chosen rate: all of ``profile.seeds`` at a seeded budget (or a one-size
     family's one size) of a seeded family, the first seed elsewhere."""
     seeded = set(profile.seeded_budgets) or set(profile.budgets)
     out = []
-    for s in settings(profile):
+    for s in settings(profile, vocab_size):
         one_size = FAMILIES[s.family].sizing != "budget"
         swept = one_size or s.fraction == profile.sweep_budget
         every = (one_size or s.fraction in seeded) and (not profile.seeded_families
                                                          or s.family in profile.seeded_families)
         seeds = list(profile.seeds) if every else [profile.seeds[0]]
         out.append((s, swept, seeds))
+    swept_families = {s.family for s, swept, _ in out if swept}
+    lost = sorted({s.family for s, _, _ in out} - swept_families)
+    if lost:
+        raise ValueError(f"families {lost} cannot be built at the sweep budget {profile.sweep_budget:g}: raise "
+                         f"sweep_budget or leave them out")
     return out
 
 
@@ -163,7 +179,8 @@ def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, se
            "budget": budget, "emb_params": model.embedding_parameter_count(),
            "body_params": body_parameter_count(model), "learning_rate": lr, "seed": seed,
            "accuracy": 100 * float(clean.mean()), "typo_accuracy": 100 * float(noisy.mean()),
-           "heldout_accuracy": 100 * run.best_score, "n_items": len(report_labels), **run.summary(), "restored": run.restored,
+           "heldout_accuracy": 100 * run.best_score, "n_items": len(report_labels), **run.summary(),
+           "restored": run.restored,
            **embedding_bytes(model), "correct": pack(clean), "typo_correct": pack(noisy)}
     curve = [{"task": data.name, "family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed,
               "step": st, "value": v, "kind": "train loss"} for st, v in run.losses] + \
@@ -172,32 +189,50 @@ def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, se
     return row, curve
 
 
-def fit_task(ctx: RunContext, task: str) -> dict[str, pd.DataFrame]:
-    """Every run of ``task`` (:func:`plan`): ``runs`` (one row per run, ``chosen`` marks the runs at each family's
-    chosen rate), ``curves`` and ``deciles`` (report accuracy by the rarest piece's training-count decile)."""
+def _typo_ids(res: TrackA, data: TaskData, p: FamiliesProfile) -> list[list[int]]:
+    return encode(res.tokenizer, typo_texts(data.report_texts, p.typo_rate, seed=p.seed), p.max_len)
+
+
+def sweep_task(ctx: RunContext, task: str) -> dict[str, pd.DataFrame]:
+    """The first stage of ``task``: every family's reference setting at every learning rate with the first seed;
+    ``chosen`` marks each family's best held-out rate (ties: the smaller). Returns ``runs`` and ``curves``."""
     res: TrackA = ctx.resources
     p = ctx.profile
     data = res.task(task)
-    typo_ids = encode(res.tokenizer, typo_texts(data.report_texts, p.typo_rate, seed=p.seed), p.max_len)
-    rows, curves, chosen_lr = [], [], {}
-    steps = plan(p)
-    for s, swept, seeds in [x for x in steps if x[1]] + [x for x in steps if not x[1]]:
-        if swept:
-            sweep = []
-            for lr in p.learning_rates:
-                row, curve = _run(ctx, res, data, s, lr, seeds[0], typo_ids)
-                sweep.append(row)
-                curves += curve
-            best = max(sweep, key=lambda r: (r["best_validation"], -r["learning_rate"]))
-            chosen_lr[s.family] = best["learning_rate"]
-            for row in sweep:
-                row["chosen"] = row["learning_rate"] == best["learning_rate"]
-            rows += sweep
-            todo = seeds[1:]
-        else:
-            todo = seeds
-        for seed in todo:
-            row, curve = _run(ctx, res, data, s, chosen_lr[s.family], seed, typo_ids)
+    typo_ids = _typo_ids(res, data, p)
+    rows, curves = [], []
+    for s, _, seeds in [x for x in plan(p, len(res.vocab)) if x[1]]:
+        sweep = []
+        for lr in p.learning_rates:
+            row, curve = _run(ctx, res, data, s, lr, seeds[0], typo_ids)
+            sweep.append(row)
+            curves += curve
+        best = max(sweep, key=lambda r: (r["best_validation"], -r["learning_rate"]))
+        for row in sweep:
+            row["chosen"] = row["learning_rate"] == best["learning_rate"]
+        rows += sweep
+    return {"runs": pd.DataFrame(rows), "curves": pd.DataFrame(curves)}
+
+
+def finish_task(ctx: RunContext, task: str, swept: pd.DataFrame, swept_curves: pd.DataFrame
+                ) -> dict[str, pd.DataFrame]:
+    """The second stage: the other seeds of each swept setting and every seed of the other budgets, at the family's
+    chosen rate (read from ``swept``, the first stage's runs). Returns every run of the task (``runs``, ``curves``)
+    and ``deciles``: each chosen run's report accuracy by the decile of its items' rarest piece."""
+    res: TrackA = ctx.resources
+    p = ctx.profile
+    data = res.task(task)
+    typo_ids = _typo_ids(res, data, p)
+    chosen_lr = swept[swept["chosen"]].set_index("family")["learning_rate"].to_dict()
+    steps = plan(p, len(res.vocab))
+    missing = sorted({s.family for s, _, _ in steps} - set(chosen_lr))
+    if missing:
+        raise RuntimeError(f"{task}: no chosen learning rate for {missing}: run the sweep first "
+                           f"(--only replace_{task}_sweep)")
+    rows, curves = swept.to_dict("records"), swept_curves.to_dict("records")
+    for s, was_swept, seeds in steps:
+        for seed in seeds[1:] if was_swept else seeds:
+            row, curve = _run(ctx, res, data, s, float(chosen_lr[s.family]), seed, typo_ids)
             row["chosen"] = True
             rows.append(row)
             curves += curve

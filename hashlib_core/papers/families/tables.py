@@ -1,0 +1,197 @@
+"""The every-family chapter's tables, each a function of the committed results (no training).
+
+* :func:`summary`: one row per (task, family, budget): mean report accuracy of the chosen runs, its interval (t
+  across seeds where there are several, Wilson over the report items where one seed ran), parameters, bytes, the
+  chosen rate and whether every run stopped before its cap;
+* :func:`pareto_front`: the rows no other row of the task beats at fewer or equal parameters (or bytes);
+* :func:`sweep`, :func:`robustness`, :func:`deciles`, :func:`collision_table`, :func:`throughput_table`;
+* :func:`memories`: Track B's bits per byte, each memory's difference from the control with a paired bootstrap
+  over the test windows.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hashlib_core.claims import paired_bootstrap, proportion_interval, seed_interval
+from hashlib_core.papers.families.track_b import unpack_floats
+
+__all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
+           "memories", "catalogue", "memory_catalogue", "quoted", "COUNTING"]
+
+#: the counting convention every table follows, printed on the page
+COUNTING = ("Stored embedding parameters are the numbers the token-embedding module learns (its table, pool, MLP "
+            "or projection); a lookup costs no FLOPs. The backbone (positions, LayerNorms, encoder, pooler, "
+            "classifier) is the same for every family and counted apart. Bytes: int8 (one byte a number, a "
+            "float32 scale per tensor), compressed with zlib, plus the lookup structures the hash keeps at run "
+            "time (per-piece codes, signature tables, a computed-vector cache).")
+
+
+def _interval(rows: pd.DataFrame) -> tuple[float, float, float]:
+    if len(rows) > 1:
+        iv = seed_interval(rows["accuracy"].to_numpy(float))
+    else:
+        r = rows.iloc[0]
+        n = int(r["n_items"])
+        iv = proportion_interval(int(round(r["accuracy"] * n / 100)), n)
+    return iv.estimate, iv.low, iv.high
+
+
+def summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (task, family, fraction) over the chosen runs, sorted by task then parameters."""
+    out = []
+    for (task, family, fraction), rows in runs[runs["chosen"]].groupby(["task", "family", "fraction"], sort=False):
+        mean, low, high = _interval(rows)
+        out.append({"task": task, "family": family, "sizing": rows["sizing"].iloc[0], "fraction": fraction,
+                    "emb_params": int(rows["emb_params"].iloc[0]), "body_params": int(rows["body_params"].iloc[0]),
+                    "accuracy": mean, "low": low, "high": high, "seeds": len(rows),
+                    "typo_accuracy": rows["typo_accuracy"].mean(),
+                    "learning_rate": rows["learning_rate"].iloc[0],
+                    "stored_bytes": int(rows["bytes_int8_zlib"].iloc[0] + rows["lookup_bytes"].iloc[0]),
+                    "bytes_int8_zlib": int(rows["bytes_int8_zlib"].iloc[0]),
+                    "lookup_bytes": int(rows["lookup_bytes"].iloc[0]),
+                    "capped": int((~rows["converged"].astype(bool)).sum())})
+    return pd.DataFrame(out).sort_values(["task", "emb_params", "family"], ignore_index=True)
+
+
+def pareto_front(table: pd.DataFrame, cost: str = "emb_params") -> pd.DataFrame:
+    """The rows of each task that no row with ``cost`` at most theirs beats in mean accuracy."""
+    keep = []
+    for _, rows in table.groupby("task", sort=False):
+        best = -np.inf
+        for i, r in rows.sort_values([cost, "accuracy"], ascending=[True, False]).iterrows():
+            if r["accuracy"] > best:
+                keep.append(i)
+                best = r["accuracy"]
+    return table.loc[keep].sort_values(["task", cost], ignore_index=True)
+
+
+def sweep(runs: pd.DataFrame) -> pd.DataFrame:
+    """Held-out accuracy of each family's swept runs by learning rate (the chosen rate's column marked)."""
+    swept = runs[runs["seed"] == runs["seed"].min()]
+    counts = swept.groupby(["task", "family", "fraction"])["learning_rate"].transform("nunique")
+    swept = swept[counts > 1]
+    table = swept.pivot_table(index=["task", "family", "fraction"], columns="learning_rate",
+                              values="heldout_accuracy").reset_index()
+    chosen = swept[swept["chosen"]].set_index(["task", "family", "fraction"])["learning_rate"]
+    table["chosen"] = [chosen.get((t, f, b)) for t, f, b in zip(table["task"], table["family"], table["fraction"])]
+    capped = swept.groupby(["task", "family", "fraction"])["converged"].apply(lambda c: int((~c.astype(bool)).sum()))
+    table["capped"] = [capped.get((t, f, b)) for t, f, b in zip(table["task"], table["family"], table["fraction"])]
+    table.columns = [f"lr {c:g}" if isinstance(c, float) else c for c in table.columns]
+    return table
+
+
+def robustness(table: pd.DataFrame) -> pd.DataFrame:
+    """Clean and typo accuracy of each row, and the drop (points)."""
+    out = table[["task", "family", "sizing", "fraction", "emb_params", "accuracy", "typo_accuracy"]].copy()
+    out["drop"] = out["accuracy"] - out["typo_accuracy"]
+    return out.sort_values(["task", "drop"], ignore_index=True)
+
+
+def deciles(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean accuracy by decile of the rarest piece's training count (rows: task and family; columns: deciles)."""
+    mean = table.groupby(["task", "family", "fraction", "decile"])["accuracy"].mean().reset_index()
+    wide = mean.pivot_table(index=["task", "family", "fraction"], columns="decile", values="accuracy").reset_index()
+    wide.columns = [f"d{c}" if isinstance(c, (int, np.integer)) else c for c in wide.columns]
+    return wide
+
+
+def collision_table(collisions: pd.DataFrame) -> pd.DataFrame:
+    """Tokens sharing their signature, against the birthday bound (the ratio: 1 = as a uniform hash)."""
+    out = collisions.copy()
+    out["ratio"] = np.where(out["expected"] > 0, out["colliding"] / out["expected"].where(out["expected"] > 0),
+                            np.nan)
+    return out.sort_values(["fraction", "family"], ascending=[False, True], ignore_index=True)
+
+
+def throughput_table(throughput: pd.DataFrame) -> pd.DataFrame:
+    return throughput[["family", "sizing", "parameters", "build_s", "tokens_per_s", "lookup_bytes"]].sort_values(
+        "tokens_per_s", ascending=False, ignore_index=True)
+
+
+def memories(lm_runs: pd.DataFrame) -> pd.DataFrame:
+    """Track B: each chosen (memory, multiple) run's test bits per byte and its difference from the control's
+    (negative: the memory helps), a paired bootstrap over the test windows (seeds averaged per window)."""
+    chosen = lm_runs[lm_runs["chosen"]]
+    total = float(chosen["test_bytes"].iloc[0])
+
+    def bits(rows: pd.DataFrame) -> np.ndarray:
+        return np.stack([unpack_floats(b) for b in rows["window_bits"]])
+
+    control = chosen[chosen["memory"] == "none"]
+    base = bits(control)
+    n = base.shape[1]
+    out = []
+    for (memory, multiple), rows in chosen.groupby(["memory", "multiple"], sort=False):
+        x = bits(rows)
+        row = {"memory": memory, "multiple": multiple, "memory_params": int(rows["memory_params"].iloc[0]),
+               "total_params": int(rows["total_params"].iloc[0]), "learning_rate": rows["learning_rate"].iloc[0],
+               "seeds": len(rows), "test_bpb": float(x.sum(axis=1).mean()) / total,
+               "capped": int((~rows["converged"].astype(bool)).sum())}
+        if memory != "none":
+            iv = paired_bootstrap(x * n / total, base * n / total, items="PTB test windows")
+            row.update(vs_control=iv.estimate, low=iv.low, high=iv.high)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def catalogue() -> pd.DataFrame:
+    """The catalogue's families: name, what each is, its source and how its size follows the budget."""
+    from hashlib_core.embeddings.catalogue import FAMILIES
+
+    return pd.DataFrame([{"family": f.name, "what it is": f.description, "source": f.source, "sizing": f.sizing}
+                         for f in FAMILIES.values()])
+
+
+def memory_catalogue() -> pd.DataFrame:
+    from hashlib_core.papers.families.modeling import MEMORIES
+
+    return pd.DataFrame([{"memory": name, "what it hashes": what, "source": source}
+                         for name, (source, what) in MEMORIES.items()])
+
+
+def _label(r) -> str:
+    return r["family"] if r["sizing"] != "budget" else f"{r['family']} ({100 * r['fraction']:g}%)"
+
+
+def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, collisions: pd.DataFrame,
+           throughput: pd.DataFrame, sweep_budget: float) -> dict[str, str]:
+    """The numbers the page's prose cites, computed (glued by name)."""
+    chosen = runs[runs["chosen"]]
+    out = {"n_families": str(table["family"].nunique()), "n_runs": f"{len(runs):,}",
+           "n_capped": f"{int((~chosen['converged'].astype(bool)).sum()):,}",
+           "n_chosen": f"{int(runs['chosen'].sum()):,}", "sweep_budget": f"{100 * sweep_budget:g}%"}
+    for task, rows in table.groupby("task", sort=False):
+        full = rows[rows["family"] == "full"]
+        at = rows[np.isclose(rows["fraction"], sweep_budget) & (rows["sizing"] == "budget")]
+        best = at.sort_values("accuracy", ascending=False).iloc[0]
+        worst = at.sort_values("accuracy").iloc[0]
+        front = pareto_front(rows)
+        out.update({
+            f"full_{task}": f"{full['accuracy'].iloc[0]:.1f}%" if len(full) else "-",
+            f"best_{task}": f"{best['family']} ({best['accuracy']:.1f}%)",
+            f"worst_{task}": f"{worst['family']} ({worst['accuracy']:.1f}%)",
+            f"front_{task}": ", ".join(_label(r) for _, r in front.iterrows()),
+            f"beat_full_{task}": ", ".join(_label(r) for _, r in rows[(rows["family"] != "full") & (
+                rows["accuracy"] >= (full["accuracy"].iloc[0] if len(full) else np.inf))].iterrows()) or "none",
+        })
+        drops = robustness(rows)
+        out[f"typo_least_{task}"] = ", ".join(_label(r) for _, r in drops.head(3).iterrows())
+        out[f"typo_most_{task}"] = ", ".join(_label(r) for _, r in drops.tail(3).iloc[::-1].iterrows())
+    mem = memories(lm)
+    helped = mem[(mem["memory"] != "none") & (mem["high"] < 0)]
+    out["control_bpb"] = f"{mem.loc[mem['memory'] == 'none', 'test_bpb'].iloc[0]:.3f}"
+    best = mem[mem["memory"] != "none"].sort_values("vs_control").iloc[0]
+    out["best_memory"] = f"{best['memory']} at {best['multiple']:g}x ({best['vs_control']:+.3f} bits per byte)"
+    out["memories_helping"] = ", ".join(f"{r['memory']} at {r['multiple']:g}x" for _, r in helped.iterrows()) or "none"
+    col = collision_table(collisions)
+    col = col[col["expected"] > 0]
+    far = col.assign(excess=col["colliding"] - col["expected"]).sort_values("excess", ascending=False).iloc[0]
+    out["most_colliding"] = (f"{far['family']} at {100 * far['fraction']:g}% ({int(far['colliding']):,} tokens "
+                             f"share a signature; a uniform hash: {far['expected']:,.0f})")
+    speed = throughput_table(throughput)
+    out["fastest"] = f"{speed.iloc[0]['family']} ({speed.iloc[0]['tokens_per_s']:,.0f} tokens/s)"
+    out["slowest"] = f"{speed.iloc[-1]['family']} ({speed.iloc[-1]['tokens_per_s']:,.0f} tokens/s)"
+    slow_build = speed.sort_values("build_s").iloc[-1]
+    out["slowest_build"] = f"{slow_build['family']} ({slow_build['build_s']:.1f} s)"
+    return out

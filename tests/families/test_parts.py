@@ -1,0 +1,254 @@
+"""The every-family chapter on fixed inputs: profiles, the run plan, data helpers, backbones, memories' sizing,
+tables, figures and the claims' effects."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from hashlib_core.embeddings import catalogue  # noqa: E402
+from hashlib_core.papers.families import claims, figures, tables  # noqa: E402
+from hashlib_core.papers.families.data import collate, frequency_deciles, typo_texts  # noqa: E402
+from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertForSequenceClassification,  # noqa: E402
+                                                   MemoryCausalLM, _memory, body_parameter_count, build_memory)
+from hashlib_core.papers.families.profiles import PROFILES, FamiliesProfile  # noqa: E402
+from hashlib_core.papers.families.track_a import pack, plan, settings, unpack  # noqa: E402
+from hashlib_core.papers.families.track_b import pack_floats, unpack_floats  # noqa: E402
+
+STRINGS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "##s", "on", "mat", "play", "played", "##ing"]
+
+
+# ------------------------------------------------------------------------------------------------- profiles, plan
+def test_profiles_refuse_settings_that_cannot_run():
+    with pytest.raises(ValueError, match="unknown families"):
+        FamiliesProfile(families=("full", "nope"))
+    with pytest.raises(ValueError, match="sweep_budget"):
+        FamiliesProfile(budgets=(0.25,), sweep_budget=0.5, seeded_budgets=())
+    with pytest.raises(ValueError, match="seeded_families"):
+        FamiliesProfile(families=("full",), seeded_families=("bloom",))
+    with pytest.raises(ValueError, match="distinct"):
+        FamiliesProfile(learning_rates=(1e-3, 1e-3))
+
+
+def test_plan_sweeps_each_family_once_and_seeds_what_the_claims_read():
+    p = PROFILES.get("cpu")
+    steps = plan(p)
+    by = {(s.family, s.fraction): (swept, seeds) for s, swept, seeds in steps}
+    budget_families = [f for f in p.families if catalogue.FAMILIES[f].sizing == "budget"]
+    assert len(steps) == len(budget_families) * len(p.budgets) + len(p.families) - len(budget_families)
+    assert sum(swept for _, swept, _ in steps) == len(p.families)            # one sweep per family
+    assert by[("full", 1.0)] == (True, [0, 1, 2])
+    assert by[("md5-emb", p.sweep_budget)] == (True, [0, 1, 2])              # read by a claim: three seeds
+    assert by[("bloom", p.sweep_budget)] == (True, [0])                      # not read by a claim: one seed
+    assert by[("md5-emb", 0.25)] == (False, [0])
+    assert by[("md5-proj", p.sweep_budget)] == (True, [0, 1, 2])             # a fixed family: its one size
+    runs = sum(len(p.learning_rates) + len(seeds) - 1 if swept else len(seeds) for _, swept, seeds in steps)
+    assert runs == 87
+    every = PROFILES.get("small")
+    assert all(seeds == list(every.seeds) for _, _, seeds in plan(every))
+    assert {s.fraction for s in settings(every) if s.family == "bloom"} == {1.0, 0.25, 0.0625, 0.016}
+
+
+# ------------------------------------------------------------------------------------------------- data helpers
+def test_typos_edit_each_long_word_once_and_only_at_the_rate():
+    texts = ["the quick brown fox jumps over a lazy dog", "play it again"]
+    assert typo_texts(texts, 0.0) == texts
+    noisy = typo_texts(texts, 1.0, seed=3)
+    assert noisy == typo_texts(texts, 1.0, seed=3)                            # one fixed stream
+    for clean, dirty in zip(texts, noisy):
+        for a, b in zip(clean.split(" "), dirty.split(" ")):
+            if len(a) >= 3:
+                assert a != b and abs(len(a) - len(b)) <= 1
+            else:
+                assert a == b                                                 # short words are kept
+    with pytest.raises(ValueError, match="rate"):
+        typo_texts(texts, 1.5)
+
+
+def test_frequency_deciles_are_ten_equal_groups_rarest_first():
+    counts = np.zeros(2000, dtype=np.int64)
+    counts[1000:1020] = np.arange(20) * 10
+    items = [[101, 1000 + i, 102] for i in range(20)]                           # ids < 1000 are BERT's specials
+    deciles = frequency_deciles(items, counts)
+    assert np.array_equal(np.bincount(deciles)[1:], [2] * 10)
+    assert deciles[0] == 1 and deciles[-1] == 10
+    assert np.all(np.diff(deciles) >= 0)                                        # rarer piece, lower decile
+
+
+def test_collate_pads_with_zero_and_masks():
+    batch = collate([([2, 5, 3], 1), ([2, 3], 0)])
+    assert batch["input_ids"].tolist() == [[2, 5, 3], [2, 3, 0]]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 1, 0]]
+    assert batch["labels"].tolist() == [1, 0]
+
+
+def test_pack_round_trips():
+    bits = np.array([True, False, True, True, False, False, False, True, True])
+    assert np.array_equal(unpack(pack(bits), len(bits)), bits)
+    values = np.array([1.5, 2.25, 1e-3])
+    assert np.allclose(unpack_floats(pack_floats(values)), values)
+
+
+# ------------------------------------------------------------------------------------------------- backbones
+def _config(family: str, budget: int, seed: int = 0) -> FamilyBertConfig:
+    return FamilyBertConfig(family=family, budget=budget, family_seed=seed, vocab_tokens=STRINGS, hidden_size=8,
+                            num_hidden_layers=1, num_attention_heads=2, intermediate_size=16,
+                            max_position_embeddings=16, num_labels=3)
+
+
+@pytest.mark.parametrize("family", ["full", "hashing-trick", "bloom", "quotient-remainder", "dynamic-ngram",
+                                    "gated-signatures"])
+def test_every_family_shares_one_backbone_and_reloads(family, tmp_path):
+    torch.manual_seed(0)
+    model = FamilyBertForSequenceClassification(_config(family, 8 * 120)).eval()
+    control = FamilyBertForSequenceClassification(_config("full", 8 * len(STRINGS)))
+    assert body_parameter_count(model) == body_parameter_count(control)     # only the embedding differs
+    words = model.bert.embeddings.word_embeddings
+    expected = words.weight.numel() if family == "full" else words.embedding_parameter_count()
+    assert model.embedding_parameter_count() == expected
+    assert sum(p.numel() for p in model.parameters()) == expected + body_parameter_count(model)
+    ids = torch.tensor([[2, 4, 5, 6, 3], [2, 10, 11, 3, 0]])
+    model.save_pretrained(tmp_path)
+    again = FamilyBertForSequenceClassification.from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        assert torch.equal(model(input_ids=ids).logits, again(input_ids=ids).logits)
+
+
+def test_a_hashing_family_needs_the_vocabulary():
+    with pytest.raises(ValueError, match="vocab_tokens"):
+        FamilyBertForSequenceClassification(FamilyBertConfig(family="bloom", budget=64, hidden_size=8,
+                                                             num_hidden_layers=1, num_attention_heads=2))
+    with pytest.raises(ValueError, match="unknown family"):
+        FamilyBertConfig(family="nope")
+
+
+@pytest.mark.parametrize("name", ["blt", "over-encoding", "engram", "bigram"])
+def test_memories_take_the_most_rows_within_the_budget(name):
+    budget = 6000
+    memory = build_memory(name, STRINGS, 8, budget)
+    count = memory.embedding_parameter_count()
+    assert count <= budget
+    size = {"blt": lambda m: m.max_hash, "over-encoding": lambda m: m.modulus, "engram": lambda m: m.rows,
+            "bigram": lambda m: m.buckets}[name](memory)
+    bigger = _memory(name, STRINGS, 8, size + 1).embedding_parameter_count()
+    assert bigger > budget or bigger == count                                    # one more row no longer fits
+    lm = MemoryCausalLM(_gpt2(), memory)
+    ids = torch.tensor([[1, 4, 5, 6], [7, 8, 9, 10]])
+    out = lm(input_ids=ids, labels=ids)
+    assert out.logits.shape == (2, 4, len(STRINGS)) and torch.isfinite(out.loss)
+    assert lm.memory_parameter_count() == count
+    assert lm.embedding_parameter_count() == len(STRINGS) * 8 + count
+
+
+def _gpt2():
+    from transformers import GPT2Config
+
+    return GPT2Config(vocab_size=len(STRINGS), n_positions=8, n_embd=8, n_layer=1, n_head=2)
+
+
+def test_memories_refuse_what_cannot_be_built():
+    assert build_memory("none", STRINGS, 8, 10) is None
+    with pytest.raises(ValueError, match="unknown memory"):
+        build_memory("trigram", STRINGS, 8, 1000)
+    with pytest.raises(ValueError, match="raise the budget"):
+        build_memory("engram", STRINGS, 8, 10)
+
+
+# ------------------------------------------------------------------------------------------------- tables, claims
+def _runs() -> pd.DataFrame:
+    rows = []
+    n = 40
+    rng = np.random.default_rng(0)
+    spec = (("full", "full", 1.0, 1000, 0.8, 3), ("md5-emb", "budget", 0.0625, 60, 0.7, 3),
+            ("lsh-emb", "budget", 0.0625, 60, 0.5, 3), ("md5-emb", "budget", 0.016, 16, 0.4, 1),
+            ("md5-proj", "fixed", 0.0625, 12, 0.6, 3))
+    for family, sizing, fraction, params, p, seeds in spec:
+        for seed in range(seeds):
+            correct = rng.random(n) < p
+            rows.append({"task": "sst2", "family": family, "sizing": sizing, "fraction": fraction,
+                         "emb_params": params, "body_params": 100, "learning_rate": 1e-3, "seed": seed,
+                         "accuracy": 100 * correct.mean(), "typo_accuracy": 100 * correct.mean() - 5,
+                         "heldout_accuracy": 50.0, "n_items": n, "converged": seed != 1, "chosen": True,
+                         "bytes_int8_zlib": params, "lookup_bytes": 4, "correct": pack(correct),
+                         "typo_correct": pack(correct)})
+    return pd.DataFrame(rows)
+
+
+def test_summary_intervals_and_the_front():
+    table = tables.summary(_runs())
+    row = table.set_index(["family", "fraction"])
+    three = row.loc[("md5-emb", 0.0625)]
+    assert three["seeds"] == 3 and three["low"] < three["accuracy"] < three["high"] and three["capped"] == 1
+    one = row.loc[("md5-emb", 0.016)]
+    assert one["seeds"] == 1 and one["low"] < one["accuracy"] < one["high"]   # Wilson over the 40 items
+    assert row.loc[("full", 1.0), "stored_bytes"] == 1004
+    front = tables.pareto_front(table)
+    assert list(front["emb_params"]) == sorted(front["emb_params"])
+    assert front["accuracy"].is_monotonic_increasing
+    assert "lsh-emb" not in set(front["family"])                                # md5-emb beats it at equal size
+
+
+class _Evidence:
+    def __init__(self, runs, profile):
+        self._runs, self.profile = runs, profile
+
+    def table(self, name):
+        assert name == "runs"
+        return self._runs
+
+    def has(self, name):
+        return name == "runs"
+
+
+def test_claim_effects_read_the_chosen_runs():
+    p = FamiliesProfile(tasks=("sst2",), budgets=(0.0625, 0.016), sweep_budget=0.0625, seeded_budgets=(0.0625,))
+    ev = _Evidence(_runs(), p)
+    runs = _runs()
+    gap = claims.family_gap("sst2", "md5-emb", "lsh-emb", lambda q: q.sweep_budget)(ev)
+    a = runs[(runs.family == "md5-emb") & (runs.fraction == 0.0625)]["accuracy"].mean()
+    b = runs[(runs.family == "lsh-emb")]["accuracy"].mean()
+    assert gap.interval.estimate == pytest.approx(a - b) and gap.unit == "points"
+    small = claims.family_gap("sst2", "md5-proj", "md5-emb", lambda q: None, lambda q: min(q.budgets))(ev)
+    c = runs[runs.family == "md5-proj"]["accuracy"].mean()
+    d = runs[(runs.family == "md5-emb") & (runs.fraction == 0.016)]["accuracy"].mean()
+    assert small.interval.estimate == pytest.approx(c - d)
+    from hashlib_core.claims import NotTestable
+
+    with pytest.raises(NotTestable, match="no chosen run"):
+        claims.family_gap("sst2", "superbloom", "lsh-emb", lambda q: q.sweep_budget)(ev)
+    with pytest.raises(NotTestable, match="not trained"):
+        claims.family_gap("massive", "md5-emb", "lsh-emb", lambda q: q.sweep_budget)(ev)
+
+
+def test_memories_table_is_the_paired_difference_from_the_control():
+    bits_none = np.array([10.0, 12.0, 8.0, 9.0])
+    rows = [{"memory": "none", "multiple": 0.0, "window_bits": pack_floats(bits_none)},
+            {"memory": "blt", "multiple": 1.0, "window_bits": pack_floats(bits_none - 1.0)}]
+    lm = pd.DataFrame([{**r, "memory_params": 5, "total_params": 50, "learning_rate": 1e-3, "chosen": True,
+                        "converged": True, "test_bytes": 20.0} for r in rows])
+    out = tables.memories(lm).set_index("memory")
+    assert out.loc["none", "test_bpb"] == pytest.approx(39 / 20)
+    assert out.loc["blt", "vs_control"] == pytest.approx(-4 / 20) and out.loc["blt", "high"] < 0
+    fig = figures.memories_figure(out.reset_index())
+    assert len(fig.axes) == 1
+
+
+def test_figures_draw_every_family_and_the_front():
+    table = tables.summary(_runs())
+    fig = figures.quality_against(table, "emb_params")
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert set(table["family"]) <= set(labels) and "Pareto front" in labels
+    speed = pd.DataFrame({"family": ["full", "md5-emb", "lsh-emb", "md5-proj"], "tokens_per_s": [4.0, 3.0, 2.0, 1.0]})
+    assert figures.quality_against(table, "tokens_per_s", speed).axes
+    with pytest.raises(ValueError, match="throughput table"):
+        figures.quality_against(table, "tokens_per_s")
+
+
+def test_gated_signatures_refuse_a_budget_below_their_fixed_parts():
+    with pytest.raises(ValueError, match="raise the budget"):                   # not a negative bucket count
+        catalogue.build("gated-signatures", STRINGS, 80, 8)
