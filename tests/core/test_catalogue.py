@@ -181,6 +181,35 @@ def test_row_combination_skips_padding_codes():
         module(torch.tensor([[6]]))
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 5), st.sampled_from(["mean", "sum"]), st.integers(0, 2**31 - 1))
+def test_row_combination_equals_the_gather_reference(batch, width, combine, seed):
+    """The embedding_bag path gives the values and the gradients of gathering the rows and summing them."""
+    g = torch.Generator().manual_seed(seed)
+    module = RowCombinationEmbedding(7, 3, combine)
+    codes = torch.randint(-1, 7, (batch, 2, width), generator=g)
+    present = (codes >= 0).unsqueeze(-1).float()
+    weight = module.weight.detach().clone().requires_grad_(True)
+    reference = (weight[codes.clamp(min=0)] * present).sum(-2)
+    if combine == "mean":
+        reference = reference / present.sum(-2).clamp(min=1)
+    out = module(codes)
+    torch.testing.assert_close(out, reference)
+    out.square().sum().backward()
+    reference.square().sum().backward()
+    torch.testing.assert_close(module.weight.grad, weight.grad)
+
+
+@pytest.mark.parametrize("name", ["gated-signatures", "quotient-remainder", "dhe"])
+def test_minimum_budget_is_the_least_that_builds(name):
+    strings = [f"tok{i}" for i in range(300)]
+    least = catalogue.minimum_budget(name, len(strings), 8)
+    assert catalogue.build(name, strings, least, 8).embedding_parameter_count() <= least
+    with pytest.raises(ValueError, match="budget|needs at least"):
+        catalogue.build(name, strings, least - 1, 8)
+    assert catalogue.minimum_budget("bloom", len(strings), 8) == 1
+
+
 def test_tfree_rows_follow_the_reference_md5_rule():
     rows = 1000
     trigram = " he".encode()

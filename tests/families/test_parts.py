@@ -17,7 +17,7 @@ from hashlib_core.papers.families.data import collate, frequency_deciles, typo_t
 from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertForSequenceClassification,  # noqa: E402
                                                    MemoryCausalLM, _memory, body_parameter_count, build_memory)
 from hashlib_core.papers.families.profiles import PROFILES, FamiliesProfile  # noqa: E402
-from hashlib_core.papers.families.track_a import pack, plan, settings, unpack  # noqa: E402
+from hashlib_core.papers.families.track_a import pack, plan, settings, skipped, unpack  # noqa: E402
 from hashlib_core.papers.families.track_b import pack_floats, unpack_floats  # noqa: E402
 
 STRINGS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "##s", "on", "mat", "play", "played", "##ing"]
@@ -49,6 +49,10 @@ def test_plan_sweeps_each_family_once_and_seeds_what_the_claims_read():
     assert by[("md5-proj", p.sweep_budget)] == (True, [0, 1, 2])             # a fixed family: its one size
     runs = sum(len(p.learning_rates) + len(seeds) - 1 if swept else len(seeds) for _, swept, seeds in steps)
     assert runs == 87
+    # with the vocabulary's size, what a budget cannot build is left out (the gated signatures at the smallest)
+    vocab = 30522
+    assert skipped(p, vocab) == [type(steps[0][0])("gated-signatures", min(p.budgets))]
+    assert len(plan(p, vocab)) == len(steps) - 1
     every = PROFILES.get("small")
     assert all(seeds == list(every.seeds) for _, _, seeds in plan(every))
     assert {s.fraction for s in settings(every) if s.family == "bloom"} == {1.0, 0.25, 0.0625, 0.016}
@@ -78,6 +82,8 @@ def test_frequency_deciles_are_ten_equal_groups_rarest_first():
     assert np.array_equal(np.bincount(deciles)[1:], [2] * 10)
     assert deciles[0] == 1 and deciles[-1] == 10
     assert np.all(np.diff(deciles) >= 0)                                        # rarer piece, lower decile
+    counts[999] = 5                                                              # "!" is a piece, not a special
+    assert frequency_deciles([[101, 102], [101, 999, 102]], counts).tolist() == [0, 1]   # no piece: no decile
 
 
 def test_collate_pads_with_zero_and_masks():
@@ -231,11 +237,14 @@ def test_memories_table_is_the_paired_difference_from_the_control():
             {"memory": "blt", "multiple": 1.0, "window_bits": pack_floats(bits_none - 1.0)}]
     lm = pd.DataFrame([{**r, "memory_params": 5, "total_params": 50, "learning_rate": 1e-3, "chosen": True,
                         "converged": True, "test_bytes": 20.0} for r in rows])
-    out = tables.memories(lm).set_index("memory")
+    windows = pd.DataFrame({"window": [0, 1, 2, 3], "bytes": [4.0, 6.0, 5.0, 5.0]})
+    out = tables.memories(lm, windows).set_index("memory")
     assert out.loc["none", "test_bpb"] == pytest.approx(39 / 20)
     assert out.loc["blt", "vs_control"] == pytest.approx(-4 / 20) and out.loc["blt", "high"] < 0
     fig = figures.memories_figure(out.reset_index())
     assert len(fig.axes) == 1
+    with pytest.raises(ValueError, match="control"):
+        tables.memories(lm[lm["memory"] != "none"], windows)
 
 
 def test_figures_draw_every_family_and_the_front():
@@ -244,7 +253,9 @@ def test_figures_draw_every_family_and_the_front():
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert set(table["family"]) <= set(labels) and "Pareto front" in labels
     speed = pd.DataFrame({"family": ["full", "md5-emb", "lsh-emb", "md5-proj"], "tokens_per_s": [4.0, 3.0, 2.0, 1.0]})
-    assert figures.quality_against(table, "tokens_per_s", speed).axes
+    fig = figures.quality_against(table, "tokens_per_s", speed, at=0.0625)
+    drawn = set(fig.axes[0].get_legend_handles_labels()[1])
+    assert drawn == {"full", "md5-emb", "lsh-emb", "md5-proj", "Pareto front"}
     with pytest.raises(ValueError, match="throughput table"):
         figures.quality_against(table, "tokens_per_s")
 
@@ -252,3 +263,74 @@ def test_figures_draw_every_family_and_the_front():
 def test_gated_signatures_refuse_a_budget_below_their_fixed_parts():
     with pytest.raises(ValueError, match="raise the budget"):                   # not a negative bucket count
         catalogue.build("gated-signatures", STRINGS, 80, 8)
+
+
+def test_a_plan_refuses_a_family_it_cannot_sweep():
+    p = FamiliesProfile(families=("full", "gated-signatures"), budgets=(0.016,), sweep_budget=0.016,
+                        seeded_budgets=())
+    with pytest.raises(ValueError, match="cannot be built at the sweep budget"):
+        plan(p, 30522)
+
+
+def test_not_built_lists_the_settings_no_task_trained():
+    p = FamiliesProfile(families=("full", "md5-emb", "md5-proj"), budgets=(0.0625, 0.016), sweep_budget=0.0625,
+                        seeded_budgets=(0.0625,))
+    runs = _runs()
+    assert tables.not_built(runs, p) == []
+    assert tables.not_built(runs[runs["fraction"] != 0.016], p) == [("md5-emb", 0.016)]
+
+
+def test_the_second_stage_trains_at_each_familys_chosen_rate(monkeypatch):
+    """finish_task reads the chosen rate from the sweep's runs and trains every other (setting, seed) at it."""
+    from types import SimpleNamespace
+
+    from hashlib_core.papers.families import track_a
+    from hashlib_core.papers.families.data import TaskData
+
+    p = FamiliesProfile(families=("full", "bloom"), budgets=(0.25, 0.0625), sweep_budget=0.0625,
+                        seeded_budgets=(0.0625,), seeds=(0, 1), learning_rates=(1e-3, 3e-3))
+    data = TaskData("sst2", {"report": ([[2, 1000, 3]], np.array([0]))}, ["a sentence"], 2)
+    res = SimpleNamespace(vocab=STRINGS * 2000, tokenizer=lambda texts, **_: {"input_ids": [[2, 3]] * len(texts)},
+                          task=lambda name: data)
+    calls = []
+    held_out = {("full", 1e-3): 0.5, ("full", 3e-3): 0.7, ("bloom", 1e-3): 0.6, ("bloom", 3e-3): 0.6}   # a tie
+
+    def fake_run(ctx, res, data, s, lr, seed, typo_ids):
+        calls.append((s.family, s.fraction, lr, seed))
+        return {"family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed,
+                "best_validation": held_out.get((s.family, lr), 0.0)}, []
+
+    monkeypatch.setattr(track_a, "_run", fake_run)
+    ctx = SimpleNamespace(resources=res, profile=p)
+    swept = track_a.sweep_task(ctx, "sst2")
+    assert sorted(calls) == sorted([("full", 1.0, 1e-3, 0), ("full", 1.0, 3e-3, 0), ("bloom", 0.0625, 1e-3, 0),
+                                    ("bloom", 0.0625, 3e-3, 0)])
+    runs = swept["runs"]
+    chosen = runs[runs["chosen"]].set_index("family")["learning_rate"]
+    assert chosen["full"] == 3e-3 and chosen["bloom"] == 1e-3                 # a tie goes to the smaller rate
+    calls.clear()
+    out = track_a.finish_task(ctx, "sst2", runs, swept["curves"])
+    assert sorted(calls) == sorted([("full", 1.0, 3e-3, 1), ("bloom", 0.0625, 1e-3, 1), ("bloom", 0.25, 1e-3, 0)])
+    assert len(out["runs"]) == len(runs) + 3 and out["runs"]["chosen"].sum() == 2 + 3
+    with pytest.raises(RuntimeError, match="run the sweep first"):
+        track_a.finish_task(ctx, "sst2", runs[runs["family"] != "bloom"], swept["curves"])
+
+
+def test_quoted_reads_every_task_and_says_which_did_not_run():
+    p = FamiliesProfile(families=("full", "md5-emb", "lsh-emb", "md5-proj"), budgets=(0.0625, 0.016),
+                        sweep_budget=0.0625, seeded_budgets=(0.0625,), tasks=("sst2",))
+    runs = _runs()
+    bits = np.array([10.0, 12.0])
+    lm = pd.DataFrame([{"memory": m, "multiple": k, "window_bits": pack_floats(bits - d), "memory_params": 5,
+                        "total_params": 50, "learning_rate": 1e-3, "chosen": True, "converged": True,
+                        "test_bytes": 10.0} for m, k, d in (("none", 0.0, 0.0), ("blt", 1.0, 1.0))])
+    windows = pd.DataFrame({"window": [0, 1], "bytes": [5.0, 5.0]})
+    collisions = pd.DataFrame({"family": ["md5-emb"], "fraction": [0.0625], "emb_params": [60], "tokens": [100],
+                               "colliding": [30], "expected": [20.0], "code_space": [50.0]})
+    speed = pd.DataFrame({"family": ["full", "md5-emb"], "sizing": ["full", "budget"], "parameters": [1000, 60],
+                          "build_s": [0.1, 0.5], "tokens_per_s": [100.0, 50.0], "lookup_bytes": [0, 8]})
+    q = tables.quoted(tables.summary(runs), runs, lm, windows, collisions, speed, p)
+    assert q["replace_sst2"].startswith("On SST-2 the full table reaches")
+    assert "md5-emb" in q["replace_sst2"] and q["replace_massive"].startswith("MASSIVE EN is not trained")
+    assert q["fastest"].startswith("full") and q["slowest_build"].startswith("md5-emb")
+    assert q["memories_helping"] == "blt at 1x" and q["most_colliding"].startswith("md5-emb at 6.25%")

@@ -66,8 +66,9 @@ def _texts_labels(task: str, train_limit: int, heldout: int, seed: int):
         ds = load_massive("en")
         part = lambda split: (list(ds[split]["text"]), list(ds[split]["intent"]))  # noqa: E731
         train = part("train")
-        if train_limit:
-            train = (train[0][:train_limit], train[1][:train_limit])
+        if train_limit:   # a seeded sample: the released file is grouped by intent, its first rows miss some
+            keep = np.sort(np.random.default_rng(seed).permutation(len(train[0]))[:train_limit])
+            train = ([train[0][i] for i in keep], [train[1][i] for i in keep])
         return {"train": train, "heldout": part("validation"), "report": part("test")}, \
             ds["train"].features["intent"].num_classes
     raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
@@ -126,8 +127,13 @@ def typo_texts(texts: Sequence[str], rate: float, seed: int = 0) -> list[str]:
 
 def frequency_deciles(report_ids: Sequence[Sequence[int]], counts: np.ndarray, special: int = 999) -> np.ndarray:
     """Each report item's decile (1 = rarest, 10 = most common) of its rarest piece's training count (ids below
-    ``special``, BERT's special and unused pieces, ignored), ties broken by position: ten groups of equal size."""
-    rarest = np.array([min((counts[i] for i in ids if i > special), default=np.inf) for ids in report_ids])
-    ranks = np.empty(len(rarest), dtype=np.int64)
-    ranks[np.argsort(rarest, kind="stable")] = np.arange(len(rarest))
-    return 1 + (ranks * 10) // max(1, len(rarest))
+    ``special``, BERT's ``[PAD]``, ``[unused]`` and other special pieces, ignored), ties broken by position: ten
+    groups of equal size. An item with no other piece gets 0 (in no decile)."""
+    rarest = np.array([min((counts[i] for i in ids if i >= special), default=np.inf) for ids in report_ids])
+    scored = np.isfinite(rarest)
+    out = np.zeros(len(rarest), dtype=np.int64)
+    n = int(scored.sum())
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[np.argsort(rarest[scored], kind="stable")] = np.arange(n)
+    out[scored] = 1 + (ranks * 10) // max(1, n)
+    return out

@@ -19,7 +19,7 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.embeddings import catalogue
 from hashlib_core.embeddings.diagnostics import collisions
 from hashlib_core.papers.families.profiles import PROFILES
-from hashlib_core.papers.families.track_a import TrackA, finish_task, sweep_task
+from hashlib_core.papers.families.track_a import TrackA, finish_task, sweep_task, task_deciles
 from hashlib_core.papers.families.track_b import fit_memories
 
 __all__ = ["CHAPTER", "TRACK_A_ONLY", "TRACK_B_ONLY", "TASK_PARTS"]
@@ -34,7 +34,7 @@ TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets"
                 "seeds", "layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch",
                 "eval_every", "max_steps", "typo_rate")
 _BENCH = ("bench_batch", "bench_length", "bench_repeats")
-_KINDS = ("runs", "curves", "deciles")
+_KINDS = ("runs", "curves")
 TASK_PARTS = {f"replace_{task}": task for task in ("sst2", "massive")}
 _TRACK_A_PART = (*TRACK_B_ONLY, *_BENCH, "tasks")
 
@@ -69,14 +69,17 @@ for _name, _task in TASK_PARTS.items():
 @CHAPTER.experiment("replace", outputs=("runs", "curves", "deciles"), independent_of=(*TRACK_B_ONLY, *_BENCH),
                     reads=tuple(f"{task}_{kind}" for task in TASK_PARTS.values() for kind in _KINDS))
 def _replace(ctx: RunContext) -> dict:
-    """Track A's task parts concatenated (no training)."""
+    """Track A's tasks concatenated (no training), and each chosen run's accuracy by frequency decile."""
     evidence = ctx.evidence()
     tasks = list(ctx.profile.tasks)
     missing = [t for t in tasks if not evidence.has(f"{t}_runs")]
     if missing:
         raise RuntimeError(f"Track A's tasks {missing} have no results: run them first (--only "
-                           f"{','.join('replace_' + t for t in missing)},replace)")
-    return {kind: pd.concat([evidence.table(f"{t}_{kind}") for t in tasks], ignore_index=True) for kind in _KINDS}
+                           f"{','.join(f'replace_{t}_sweep,replace_{t}' for t in missing)},replace)")
+    out = {kind: pd.concat([evidence.table(f"{t}_{kind}") for t in tasks], ignore_index=True) for kind in _KINDS}
+    out["deciles"] = pd.concat([task_deciles(ctx.resources, t, evidence.table(f"{t}_runs")) for t in tasks],
+                               ignore_index=True)
+    return out
 
 
 @CHAPTER.experiment("collisions", outputs=("collisions",), independent_of=(*TRACK_B_ONLY, *_BENCH))
@@ -113,7 +116,7 @@ def _throughput(ctx: RunContext) -> dict:
     return {"throughput": pd.DataFrame(out["results"])}
 
 
-@CHAPTER.experiment("add", outputs=("lm_runs", "lm_curves"), independent_of=(*TRACK_A_ONLY, *_BENCH))
+@CHAPTER.experiment("add", outputs=("lm_runs", "lm_curves", "lm_windows"), independent_of=(*TRACK_A_ONLY, *_BENCH))
 def _add(ctx: RunContext) -> dict:
     """Track B: every memory trained on PTB (its sweep, its seeds, its larger budgets)."""
     return fit_memories(ctx)

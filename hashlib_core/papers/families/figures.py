@@ -24,17 +24,23 @@ def STYLE(families) -> dict[str, tuple[str, str]]:
     return {f: (colours[i % len(colours)], _MARKERS[i % len(_MARKERS)]) for i, f in enumerate(families)}
 
 
-def quality_against(table: pd.DataFrame, cost: str = "emb_params", throughput: pd.DataFrame | None = None):
+def quality_against(table: pd.DataFrame, cost: str = "emb_params", throughput: pd.DataFrame | None = None,
+                    at: float | None = None):
     """Accuracy (with its interval) against ``cost`` per task; the Pareto front (lower cost, higher accuracy; for
-    throughput higher is better, so the front is taken on its negative) as a dashed line."""
+    throughput higher is better, so the front is taken on its negative) as a dashed line. Throughput was measured at
+    one budget (``at``): only that budget's rows and the one-size families are drawn. A cost of 0 (a family with no
+    parameters) is drawn at 1 on the log axis."""
     data = table.copy()
     if cost == "tokens_per_s":
-        if throughput is None:
-            raise ValueError("the throughput axis needs the throughput table")
+        if throughput is None or at is None:
+            raise ValueError("the throughput axis needs the throughput table and the budget it was measured at")
         speed = throughput.set_index("family")["tokens_per_s"]
-        data = data[data["family"].isin(speed.index)]
+        data = data[data["family"].isin(speed.index) & ((data["sizing"] != "budget")
+                                                        | np.isclose(data["fraction"], at))]
         data["tokens_per_s"] = data["family"].map(speed)
         data["neg_speed"] = -data["tokens_per_s"]
+    else:
+        data[cost] = data[cost].clip(lower=1)
     tasks = list(dict.fromkeys(data["task"]))
     style = STYLE(list(dict.fromkeys(table["family"])))
     fig, axes = plt.subplots(1, len(tasks), figsize=(6.2 * len(tasks), 4.6), squeeze=False)

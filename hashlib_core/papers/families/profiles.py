@@ -79,17 +79,32 @@ class FamiliesProfile(Profile):
                                                            "bench_repeats"})
 
     def __post_init__(self) -> None:
+        from hashlib_core.papers.families.data import TASKS
+        from hashlib_core.papers.families.modeling import MEMORIES
+
+        super().__post_init__()
         unknown = [f for f in self.families if f not in FAMILIES]
         if unknown:
             raise ValueError(f"unknown families {unknown}; choose among {sorted(FAMILIES)}")
+        if not self.tasks or any(t not in TASKS for t in self.tasks):
+            raise ValueError(f"tasks must be among {sorted(TASKS)}, got {self.tasks}")
+        if any(m not in MEMORIES for m in self.memories) or "none" not in self.memories:
+            raise ValueError(f"memories must be among {sorted(MEMORIES)} and include 'none' (the control), got "
+                             f"{self.memories}")
+        if not self.budgets or any(not 0 < b <= 1 for b in self.budgets):
+            raise ValueError(f"budgets are fractions of the full table in (0, 1], got {self.budgets}")
+        if self.sst2_heldout < 1 or self.train_limit < 0:
+            raise ValueError("sst2_heldout must be >= 1 (the held-out part chooses) and train_limit >= 0")
         if self.sweep_budget not in self.budgets:
             raise ValueError(f"sweep_budget {self.sweep_budget} must be one of the budgets {self.budgets}")
         if any(f not in self.families for f in self.seeded_families):
             raise ValueError(f"seeded_families {self.seeded_families} must be among the families")
         if any(b not in self.budgets for b in self.seeded_budgets):
             raise ValueError(f"seeded_budgets {self.seeded_budgets} must be among the budgets {self.budgets}")
-        if len(set(self.learning_rates)) != len(self.learning_rates) or min(self.learning_rates) <= 0:
-            raise ValueError(f"learning_rates must be distinct and positive, got {self.learning_rates}")
+        for name in ("learning_rates", "lm_learning_rates"):
+            rates = getattr(self, name)
+            if not rates or len(set(rates)) != len(rates) or min(rates) <= 0:
+                raise ValueError(f"{name} must be distinct and positive, got {rates}")
         if not self.seeds or not self.lm_seeds:
             raise ValueError("seeds and lm_seeds need at least one seed each")
         if any(m <= 0 for m in self.memory_multiples):
@@ -114,9 +129,10 @@ PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
         bench_batch=4, bench_length=8, bench_repeats=1),
     # two CPU cores: each task's sweep at the sweep budget, the other budgets at the chosen rate, three seeds there for
     # the families the claims read (and the full table); Track B one seed (no claim reads it; intervals: paired
-    # bootstraps over the test windows), 64 wide (the 4,096-way softmax dominates a step on two cores)
+    # bootstraps over the test windows), 64 wide (the 4,096-way softmax dominates a step on two cores). SST-2 only
+    # so far: a task's two stages take about 65 minutes here, MASSIVE's are still to run
     cpu=FamiliesProfile(
-        name="cpu", budget_minutes=150.0, train_limit=8000, max_steps=1200, eval_every=100, patience=3,
+        name="cpu", budget_minutes=150.0, tasks=("sst2",), train_limit=8000, max_steps=1200, eval_every=100, patience=3,
         max_len=40, seeded_families=_CLAIMED, lm_hidden=64, lm_batch=16, lm_seeds=(0,), lm_max_steps=1200,
         lm_eval_every=100, lm_validation_windows=200),
     # one GPU: every budget and the full table at 100% too, all seeds everywhere

@@ -14,17 +14,24 @@ import numpy as np
 import pandas as pd
 
 from hashlib_core.claims import paired_bootstrap, proportion_interval, seed_interval
+from hashlib_core.papers.families.data import TASKS
 from hashlib_core.papers.families.track_b import unpack_floats
 
 __all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
-           "memories", "catalogue", "memory_catalogue", "quoted", "COUNTING"]
+           "memories", "catalogue", "memory_catalogue", "not_built", "quoted", "COUNTING"]
+
+_SHORT = {"sst2": "SST-2", "massive": "MASSIVE EN"}
 
 #: the counting convention every table follows, printed on the page
 COUNTING = ("Stored embedding parameters are the numbers the token-embedding module learns (its table, pool, MLP "
-            "or projection); a lookup costs no FLOPs. The backbone (positions, LayerNorms, encoder, pooler, "
-            "classifier) is the same for every family and counted apart. Bytes: int8 (one byte a number, a "
-            "float32 scale per tensor), compressed with zlib, plus the lookup structures the hash keeps at run "
-            "time (per-piece codes, signature tables, a computed-vector cache).")
+            "or projection); a lookup costs no FLOPs, and the backbone (positions, LayerNorms, encoder, pooler, "
+            "classifier), the same for every family, is counted apart: the 'active' parameters of a forward pass "
+            "are the backbone's plus the rows a token reads, the stored ones the backbone's plus the embedding "
+            "parameters. Bytes: the learned numbers in int8 (one byte a number, a float32 scale per tensor), "
+            "compressed with zlib, plus the lookup structures the hash keeps at run time as this library holds them "
+            "in memory (per-piece codes as int32 or int64 ids, MD5 codes one byte per bit, the dynamic n-gram "
+            "family's float32 cache of computed vectors): a deployment that packs them, or recomputes the cache, "
+            "stores less.")
 
 
 def _interval(rows: pd.DataFrame) -> tuple[float, float, float]:
@@ -109,18 +116,23 @@ def throughput_table(throughput: pd.DataFrame) -> pd.DataFrame:
         "tokens_per_s", ascending=False, ignore_index=True)
 
 
-def memories(lm_runs: pd.DataFrame) -> pd.DataFrame:
+def memories(lm_runs: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     """Track B: each chosen (memory, multiple) run's test bits per byte and its difference from the control's
-    (negative: the memory helps), a paired bootstrap over the test windows (seeds averaged per window)."""
+    (negative: the memory helps), a paired bootstrap over the test windows (seeds averaged per window; each resample
+    divides its windows' bits by their bytes)."""
     chosen = lm_runs[lm_runs["chosen"]]
-    total = float(chosen["test_bytes"].iloc[0])
+    per_window = windows.sort_values("window")["bytes"].to_numpy(float)
+    total = float(per_window.sum())
 
     def bits(rows: pd.DataFrame) -> np.ndarray:
         return np.stack([unpack_floats(b) for b in rows["window_bits"]])
 
     control = chosen[chosen["memory"] == "none"]
-    base = bits(control)
-    n = base.shape[1]
+    if control.empty:
+        raise ValueError("Track B's table needs the control (memory 'none') among the runs")
+    base = bits(control).mean(axis=0)
+    if len(base) != len(per_window):
+        raise ValueError(f"{len(base)} scored windows but bytes for {len(per_window)}")
     out = []
     for (memory, multiple), rows in chosen.groupby(["memory", "multiple"], sort=False):
         x = bits(rows)
@@ -129,7 +141,10 @@ def memories(lm_runs: pd.DataFrame) -> pd.DataFrame:
                "seeds": len(rows), "test_bpb": float(x.sum(axis=1).mean()) / total,
                "capped": int((~rows["converged"].astype(bool)).sum())}
         if memory != "none":
-            iv = paired_bootstrap(x * n / total, base * n / total, items="PTB test windows")
+            mean = x.mean(axis=0)
+            iv = paired_bootstrap(metric=lambda idx, a=mean: a[idx].sum() / per_window[idx].sum(),
+                                  metric_b=lambda idx: base[idx].sum() / per_window[idx].sum(),
+                                  n_items=len(base), items="PTB test windows", resamples=2000)
             row.update(vs_control=iv.estimate, low=iv.low, high=iv.high)
         out.append(row)
     return pd.DataFrame(out)
@@ -154,41 +169,70 @@ def _label(r) -> str:
     return r["family"] if r["sizing"] != "budget" else f"{r['family']} ({100 * r['fraction']:g}%)"
 
 
-def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, collisions: pd.DataFrame,
-           throughput: pd.DataFrame, sweep_budget: float) -> dict[str, str]:
+def not_built(runs: pd.DataFrame, profile) -> list[tuple[str, float]]:
+    """The (family, budget) settings of ``profile`` that no task trained (below the family's minimum budget)."""
+    from hashlib_core.embeddings.catalogue import FAMILIES
+
+    trained = {(f, round(b, 6)) for f, b in zip(runs["family"], runs["fraction"])}
+    return [(f, b) for f in profile.families if FAMILIES[f].sizing == "budget" for b in profile.budgets
+            if (f, round(b, 6)) not in trained]
+
+
+def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows: pd.DataFrame,
+           collisions: pd.DataFrame, throughput: pd.DataFrame, profile) -> dict[str, str]:
     """The numbers the page's prose cites, computed (glued by name)."""
+    sweep_budget = profile.sweep_budget
     chosen = runs[runs["chosen"]]
     out = {"n_families": str(table["family"].nunique()), "n_runs": f"{len(runs):,}",
+           "n_rates": str(len(profile.learning_rates)), "patience": str(profile.patience),
            "n_capped": f"{int((~chosen['converged'].astype(bool)).sum()):,}",
-           "n_chosen": f"{int(runs['chosen'].sum()):,}", "sweep_budget": f"{100 * sweep_budget:g}%"}
-    for task, rows in table.groupby("task", sort=False):
+           "n_chosen": f"{int(runs['chosen'].sum()):,}", "sweep_budget": f"{100 * sweep_budget:g}%",
+           "not_built": ", ".join(f"{f} at {100 * b:g}%" for f, b in not_built(runs, profile)) or "none"}
+    for task, (_, _, split) in TASKS.items():
+        label = _SHORT[task]
+        rows = table[table["task"] == task]
+        if rows.empty:
+            out[f"replace_{task}"] = (f"{label} is not trained in the {profile.name} profile: its "
+                                      "runs are still to come.")
+            out[f"typo_{task}"] = f"{label}: not trained in this profile."
+            continue
         full = rows[rows["family"] == "full"]
         at = rows[np.isclose(rows["fraction"], sweep_budget) & (rows["sizing"] == "budget")]
-        best = at.sort_values("accuracy", ascending=False).iloc[0]
-        worst = at.sort_values("accuracy").iloc[0]
-        front = pareto_front(rows)
-        out.update({
-            f"full_{task}": f"{full['accuracy'].iloc[0]:.1f}%" if len(full) else "-",
-            f"best_{task}": f"{best['family']} ({best['accuracy']:.1f}%)",
-            f"worst_{task}": f"{worst['family']} ({worst['accuracy']:.1f}%)",
-            f"front_{task}": ", ".join(_label(r) for _, r in front.iterrows()),
-            f"beat_full_{task}": ", ".join(_label(r) for _, r in rows[(rows["family"] != "full") & (
-                rows["accuracy"] >= (full["accuracy"].iloc[0] if len(full) else np.inf))].iterrows()) or "none",
-        })
+        ranked = at.sort_values("accuracy", ascending=False)
+        bar = full["accuracy"].iloc[0] if len(full) else np.inf
+        above = rows[(rows["family"] != "full") & (rows["accuracy"] >= bar)]
+        name = label
+        sentences = []
+        if len(full):
+            sentences.append(f"On {name} the full table reaches {bar:.1f}% ({split}).")
+        if len(ranked):
+            sentences.append(f"At {100 * sweep_budget:g}% of its parameters the best family is "
+                             f"{ranked.iloc[0]['family']} ({ranked.iloc[0]['accuracy']:.1f}%) and the worst "
+                             f"{ranked.iloc[-1]['family']} ({ranked.iloc[-1]['accuracy']:.1f}%).")
+        sentences.append("The front, from the cheapest point to the most accurate: "
+                         + ", ".join(_label(r) for _, r in pareto_front(rows).iterrows()) + ".")
+        sentences.append("At or above the full table's accuracy: "
+                         + (", ".join(_label(r) for _, r in above.iterrows()) or "no family") + ".")
+        out[f"replace_{task}"] = " ".join(sentences)
         drops = robustness(rows)
-        out[f"typo_least_{task}"] = ", ".join(_label(r) for _, r in drops.head(3).iterrows())
-        out[f"typo_most_{task}"] = ", ".join(_label(r) for _, r in drops.tail(3).iloc[::-1].iterrows())
-    mem = memories(lm)
+        out[f"typo_{task}"] = (f"On {name} the smallest drops are "
+                               + ", ".join(_label(r) for _, r in drops.head(3).iterrows())
+                               + "; the largest " + ", ".join(_label(r) for _, r in drops.tail(3).iloc[::-1].iterrows())
+                               + ".")
+    mem = memories(lm, lm_windows)
     helped = mem[(mem["memory"] != "none") & (mem["high"] < 0)]
     out["control_bpb"] = f"{mem.loc[mem['memory'] == 'none', 'test_bpb'].iloc[0]:.3f}"
     best = mem[mem["memory"] != "none"].sort_values("vs_control").iloc[0]
-    out["best_memory"] = f"{best['memory']} at {best['multiple']:g}x ({best['vs_control']:+.3f} bits per byte)"
+    out["best_memory"] = (f"{best['memory']} at {best['multiple']:g}x the table ({best['vs_control']:+.3f} bits per "
+                          "byte against the control)")
     out["memories_helping"] = ", ".join(f"{r['memory']} at {r['multiple']:g}x" for _, r in helped.iterrows()) or "none"
     col = collision_table(collisions)
     col = col[col["expected"] > 0]
-    far = col.assign(excess=col["colliding"] - col["expected"]).sort_values("excess", ascending=False).iloc[0]
-    out["most_colliding"] = (f"{far['family']} at {100 * far['fraction']:g}% ({int(far['colliding']):,} tokens "
-                             f"share a signature; a uniform hash: {far['expected']:,.0f})")
+    out["most_colliding"] = "none"
+    if len(col):
+        far = col.assign(excess=col["colliding"] - col["expected"]).sort_values("excess", ascending=False).iloc[0]
+        out["most_colliding"] = (f"{far['family']} at {100 * far['fraction']:g}% ({int(far['colliding']):,} "
+                                 f"pieces share a signature; a uniform hash: {far['expected']:,.0f})")
     speed = throughput_table(throughput)
     out["fastest"] = f"{speed.iloc[0]['family']} ({speed.iloc[0]['tokens_per_s']:,.0f} tokens/s)"
     out["slowest"] = f"{speed.iloc[-1]['family']} ({speed.iloc[-1]['tokens_per_s']:,.0f} tokens/s)"

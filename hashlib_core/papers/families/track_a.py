@@ -27,7 +27,9 @@ from hashlib_core.papers.families.profiles import VOCABULARY, FamiliesProfile
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig
 
-__all__ = ["TrackA", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task", "pack", "unpack", "embedding_bytes"]
+__all__ = ["TrackA", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task", "task_deciles", "pack",
+           "unpack",
+           "embedding_bytes"]
 
 
 @dataclass
@@ -103,7 +105,7 @@ def plan(profile: FamiliesProfile, vocab_size: int | None = None) -> list[tuple[
         seeds = list(profile.seeds) if every else [profile.seeds[0]]
         out.append((s, swept, seeds))
     swept_families = {s.family for s, swept, _ in out if swept}
-    lost = sorted({s.family for s, _, _ in out} - swept_families)
+    lost = sorted(set(profile.families) - swept_families)
     if lost:
         raise ValueError(f"families {lost} cannot be built at the sweep budget {profile.sweep_budget:g}: raise "
                          f"sweep_budget or leave them out")
@@ -135,12 +137,15 @@ def embedding_bytes(model: FamilyBertForSequenceClassification) -> dict[str, int
 
 
 def _predict(model, rows: list[list[int]], batch: int) -> np.ndarray:
+    """The predicted class of every row (batches moved to the model's device, predictions back on the CPU)."""
     model.eval()
+    device = next(model.parameters()).device
     out = []
     with torch.no_grad():
         for i in range(0, len(rows), batch):
             b = collate([(ids, 0) for ids in rows[i:i + batch]])
-            out.append(model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits.argmax(-1))
+            logits = model(input_ids=b["input_ids"].to(device), attention_mask=b["attention_mask"].to(device)).logits
+            out.append(logits.argmax(-1).cpu())
     return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.int64)
 
 
@@ -217,8 +222,7 @@ def sweep_task(ctx: RunContext, task: str) -> dict[str, pd.DataFrame]:
 def finish_task(ctx: RunContext, task: str, swept: pd.DataFrame, swept_curves: pd.DataFrame
                 ) -> dict[str, pd.DataFrame]:
     """The second stage: the other seeds of each swept setting and every seed of the other budgets, at the family's
-    chosen rate (read from ``swept``, the first stage's runs). Returns every run of the task (``runs``, ``curves``)
-    and ``deciles``: each chosen run's report accuracy by the decile of its items' rarest piece."""
+    chosen rate (read from ``swept``, the first stage's runs). Returns every run of the task (``runs``, ``curves``)."""
     res: TrackA = ctx.resources
     p = ctx.profile
     data = res.task(task)
@@ -236,14 +240,17 @@ def finish_task(ctx: RunContext, task: str, swept: pd.DataFrame, swept_curves: p
             row["chosen"] = True
             rows.append(row)
             curves += curve
-    runs = pd.DataFrame(rows)
-    counts = data.train_counts(len(res.vocab))
-    decile = frequency_deciles(data.parts["report"][0], counts)
-    n = len(decile)
-    dec = []
+    return {"runs": pd.DataFrame(rows), "curves": pd.DataFrame(curves)}
+
+
+def task_deciles(res: TrackA, task: str, runs: pd.DataFrame) -> pd.DataFrame:
+    """Each chosen run's report accuracy by the decile of its items' rarest piece (training counts)."""
+    data = res.task(task)
+    decile = frequency_deciles(data.parts["report"][0], data.train_counts(len(res.vocab)))
+    out = []
     for r in runs[runs["chosen"]].itertuples():
-        correct = unpack(r.correct, n)
+        correct = unpack(r.correct, len(decile))
         for d in range(1, 11):
-            dec.append({"task": task, "family": r.family, "fraction": r.fraction, "seed": r.seed, "decile": d,
+            out.append({"task": task, "family": r.family, "fraction": r.fraction, "seed": r.seed, "decile": d,
                         "accuracy": 100 * float(correct[decile == d].mean())})
-    return {"runs": runs, "curves": pd.DataFrame(curves), "deciles": pd.DataFrame(dec)}
+    return pd.DataFrame(out)

@@ -6,7 +6,8 @@ the splits into windows of ``lm_seq_len`` tokens (each line ends with ``</s>``, 
 :func:`fit_memories` trains, for each memory, the three learning rates at an added budget of ``memory_multiples[0]``
 times the token table (first seed), the other multiples at the chosen rate, and the other seeds at the first
 multiple; the control (no memory) is swept and seeded the same way. Validation loss on PTB's validation split stops
-training; every test window's bits are kept (the paired bootstraps read them).
+training; every test window's bits are kept (the paired bootstraps read them). A window's first token has no
+context inside the window and is not scored: bits per byte are over positions 1 .. n-1 and their bytes.
 """
 from __future__ import annotations
 
@@ -26,7 +27,12 @@ from hashlib_core.papers.families.profiles import FamiliesProfile
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig
 
-__all__ = ["TrackB", "fit_memories", "window_bits", "pack_floats", "unpack_floats"]
+__all__ = ["TrackB", "fit_memories", "window_bits", "pack_floats", "unpack_floats", "RUN_SETTINGS"]
+
+#: the settings that change one Track B run's weights (its checkpoint's digest): which runs a profile makes (the
+#: memories, multiples, rates and seeds) and Track A's settings do not
+RUN_SETTINGS = ("lm_vocab", "lm_layers", "lm_hidden", "lm_heads", "lm_seq_len", "lm_batch", "lm_train_tokens",
+                "lm_eval_every", "lm_max_steps", "lm_validation_windows", "patience", "seed")
 
 
 class TrackB:
@@ -62,14 +68,15 @@ class TrackB:
 def window_bits(model: MemoryCausalLM, rows: torch.Tensor, batch: int = 64) -> np.ndarray:
     """Bits of every window's next-token predictions (positions 1 .. n-1), summed per window."""
     model.eval()
+    device = next(model.parameters()).device
     out = []
     with torch.no_grad():
         for i in range(0, len(rows), batch):
-            x = rows[i:i + batch]
+            x = rows[i:i + batch].to(device)
             logits = model(input_ids=x).logits[:, :-1]
             nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), x[:, 1:].reshape(-1),
                                    reduction="none").view(len(x), -1).sum(1)
-            out.append(nats / math.log(2))
+            out.append((nats / math.log(2)).cpu())
     return torch.cat(out).numpy()
 
 
@@ -100,7 +107,8 @@ def _run(ctx: RunContext, res: TrackB, memory: str, multiple: float, lr: float, 
 
     train = TrainConfig(max_steps=p.lm_max_steps, learning_rate=lr, warmup_steps=min(100, p.lm_max_steps // 10),
                         scheduler="linear", weight_decay=0.01, log_every=max(1, p.lm_eval_every // 5), seed=seed)
-    out = ctx.checkpoint_dir(f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}", memory, multiple, train)
+    out = ctx.checkpoint_dir(f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}", memory, multiple, train,
+                             settings=RUN_SETTINGS)
     ctx.log(f"PTB: memory {memory} at {multiple:g}x the table, lr {lr:g}, seed {seed}")
     run = train_until_converged(model, loader, train, score, every=p.lm_eval_every, patience=p.patience,
                                 output_dir=out, device=ctx.device, progress=False)
@@ -122,7 +130,8 @@ def _run(ctx: RunContext, res: TrackB, memory: str, multiple: float, lr: float, 
 
 
 def fit_memories(ctx: RunContext) -> dict[str, pd.DataFrame]:
-    """Track B's runs: ``lm_runs`` (``chosen`` marks each memory's runs at its chosen rate) and ``lm_curves``."""
+    """Track B's runs: ``lm_runs`` (``chosen`` marks each memory's runs at its chosen rate), ``lm_curves`` and
+    ``lm_windows`` (the bytes each test window's scored positions stand for)."""
     p = ctx.profile
     res = TrackB(p)
     rows, curves = [], []
@@ -145,7 +154,8 @@ def fit_memories(ctx: RunContext) -> dict[str, pd.DataFrame]:
             row["chosen"] = True
             rows.append(row)
             curves += curve
-    test_bytes = float(res.bytes[res.test[:, 1:]].sum())
+    window_bytes = res.bytes[res.test[:, 1:]].sum(dim=1).numpy()
     runs = pd.DataFrame(rows)
-    runs["test_bytes"] = test_bytes
-    return {"lm_runs": runs, "lm_curves": pd.DataFrame(curves)}
+    runs["test_bytes"] = float(window_bytes.sum())
+    return {"lm_runs": runs, "lm_curves": pd.DataFrame(curves),
+            "lm_windows": pd.DataFrame({"window": np.arange(len(window_bytes)), "bytes": window_bytes})}
