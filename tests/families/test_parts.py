@@ -180,6 +180,7 @@ def _runs() -> pd.DataFrame:
                          "emb_params": params, "body_params": 100, "learning_rate": 1e-3, "seed": seed,
                          "accuracy": 100 * correct.mean(), "typo_accuracy": 100 * correct.mean() - 5,
                          "heldout_accuracy": 50.0, "n_items": n, "converged": seed != 1, "chosen": True,
+                         "best_step": 10,
                          "bytes_int8_zlib": params, "lookup_bytes": 4, "correct": pack(correct),
                          "typo_correct": pack(correct)})
     return pd.DataFrame(rows)
@@ -329,8 +330,23 @@ def test_quoted_reads_every_task_and_says_which_did_not_run():
                                "colliding": [30], "expected": [20.0], "code_space": [50.0]})
     speed = pd.DataFrame({"family": ["full", "md5-emb"], "sizing": ["full", "budget"], "parameters": [1000, 60],
                           "build_s": [0.1, 0.5], "tokens_per_s": [100.0, 50.0], "lookup_bytes": [0, 8]})
-    q = tables.quoted(tables.summary(runs), runs, lm, windows, collisions, speed, p)
+    majority = pd.DataFrame({"task": ["sst2"], "heldout_majority": [40.0], "report_majority": [51.0]})
+    q = tables.quoted(tables.summary(runs), runs, lm, windows, collisions, speed, p, majority)
     assert q["replace_sst2"].startswith("On SST-2 the full table reaches")
     assert "md5-emb" in q["replace_sst2"] and q["replace_massive"].startswith("MASSIVE EN is not trained")
     assert q["fastest"].startswith("full") and q["slowest_build"].startswith("md5-emb")
     assert q["memories_helping"] == "blt at 1x" and q["most_colliding"].startswith("md5-emb at 6.25%")
+    assert q["stuck"] == "none" and q["majority"] == "SST-2 40.0% held out, 51.0% report"
+
+
+def test_stuck_runs_are_those_near_the_majority_share():
+    from hashlib_core.papers.families.data import TaskData
+    from hashlib_core.papers.families.track_a import majority_shares
+
+    data = TaskData("sst2", {"heldout": ([[1]] * 4, np.array([1, 1, 1, 0])), "report": ([[1]] * 2, np.array([0, 1]))},
+                    [], 2)
+    assert majority_shares(data) == {"heldout_majority": 75.0, "report_majority": 50.0}
+    runs = _runs().assign(heldout_accuracy=[50.0] * 3 + [79.0] + [90.0] * (len(_runs()) - 4))
+    majority = pd.DataFrame({"task": ["sst2"], "heldout_majority": [75.0], "report_majority": [50.0]})
+    caught = tables.stuck(runs, majority)
+    assert list(caught["heldout_accuracy"]) == [50.0] * 3 + [79.0]

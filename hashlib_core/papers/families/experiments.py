@@ -19,7 +19,7 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.embeddings import catalogue
 from hashlib_core.embeddings.diagnostics import collisions
 from hashlib_core.papers.families.profiles import PROFILES
-from hashlib_core.papers.families.track_a import TrackA, finish_task, sweep_task, task_deciles
+from hashlib_core.papers.families.track_a import TrackA, finish_task, majority_shares, sweep_task, task_deciles
 from hashlib_core.papers.families.track_b import fit_memories
 
 __all__ = ["CHAPTER", "TRACK_A_ONLY", "TRACK_B_ONLY", "TASK_PARTS"]
@@ -66,10 +66,12 @@ for _name, _task in TASK_PARTS.items():
                        independent_of=_TRACK_A_PART, reads=(f"{_task}_sweep", f"{_task}_sweep_curves"))(_finish(_task))
 
 
-@CHAPTER.experiment("replace", outputs=("runs", "curves", "deciles"), independent_of=(*TRACK_B_ONLY, *_BENCH),
+@CHAPTER.experiment("replace", outputs=("runs", "curves", "deciles", "majority"),
+                    independent_of=(*TRACK_B_ONLY, *_BENCH),
                     reads=tuple(f"{task}_{kind}" for task in TASK_PARTS.values() for kind in _KINDS))
 def _replace(ctx: RunContext) -> dict:
-    """Track A's tasks concatenated (no training), and each chosen run's accuracy by frequency decile."""
+    """Track A's tasks concatenated (no training), each chosen run's accuracy by frequency decile, and each task's
+    majority-class share of its held-out and report items (the floor a stuck model sits at)."""
     evidence = ctx.evidence()
     tasks = list(ctx.profile.tasks)
     missing = [t for t in tasks if not evidence.has(f"{t}_runs")]
@@ -79,6 +81,7 @@ def _replace(ctx: RunContext) -> dict:
     out = {kind: pd.concat([evidence.table(f"{t}_{kind}") for t in tasks], ignore_index=True) for kind in _KINDS}
     out["deciles"] = pd.concat([task_deciles(ctx.resources, t, evidence.table(f"{t}_runs")) for t in tasks],
                                ignore_index=True)
+    out["majority"] = pd.DataFrame([{"task": t, **majority_shares(ctx.resources.task(t))} for t in tasks])
     return out
 
 

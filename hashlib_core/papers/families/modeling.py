@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from transformers import BertConfig, BertForSequenceClassification, GPT2Config, GPT2LMHeadModel
 from transformers.modeling_outputs import CausalLMOutputWithCrossAttentions
@@ -143,4 +144,8 @@ class MemoryCausalLM(nn.Module):
             hidden = hidden + self.memory(input_ids, hidden)
         elif self.memory is not None:
             hidden = hidden + self.memory(input_ids)
-        return self.lm(inputs_embeds=hidden, labels=labels)
+        logits = self.lm(inputs_embeds=hidden).logits
+        loss = None
+        if labels is not None:      # next-token cross-entropy, the mean over every predicted position
+            loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1))
+        return CausalLMOutputWithCrossAttentions(loss=loss, logits=logits)

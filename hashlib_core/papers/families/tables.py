@@ -18,7 +18,7 @@ from hashlib_core.papers.families.data import TASKS
 from hashlib_core.papers.families.track_b import unpack_floats
 
 __all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
-           "memories", "catalogue", "memory_catalogue", "not_built", "quoted", "COUNTING"]
+           "memories", "catalogue", "memory_catalogue", "not_built", "stuck", "quoted", "COUNTING"]
 
 _SHORT = {"sst2": "SST-2", "massive": "MASSIVE EN"}
 
@@ -178,8 +178,18 @@ def not_built(runs: pd.DataFrame, profile) -> list[tuple[str, float]]:
             if (f, round(b, 6)) not in trained]
 
 
+def stuck(runs: pd.DataFrame, majority: pd.DataFrame, margin: float = 5.0) -> pd.DataFrame:
+    """The chosen runs whose best held-out accuracy stayed within ``margin`` points of the held-out majority share:
+    models that never left (or barely left) predicting one class."""
+    floor = majority.set_index("task")["heldout_majority"]
+    chosen = runs[runs["chosen"]]
+    near = chosen["heldout_accuracy"] <= chosen["task"].map(floor) + margin
+    return chosen[near][["task", "family", "fraction", "learning_rate", "seed", "heldout_accuracy", "accuracy",
+                         "best_step"]].reset_index(drop=True)
+
+
 def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows: pd.DataFrame,
-           collisions: pd.DataFrame, throughput: pd.DataFrame, profile) -> dict[str, str]:
+           collisions: pd.DataFrame, throughput: pd.DataFrame, profile, majority: pd.DataFrame) -> dict[str, str]:
     """The numbers the page's prose cites, computed (glued by name)."""
     sweep_budget = profile.sweep_budget
     chosen = runs[runs["chosen"]]
@@ -188,6 +198,11 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
            "n_capped": f"{int((~chosen['converged'].astype(bool)).sum()):,}",
            "n_chosen": f"{int(runs['chosen'].sum()):,}", "sweep_budget": f"{100 * sweep_budget:g}%",
            "not_built": ", ".join(f"{f} at {100 * b:g}%" for f, b in not_built(runs, profile)) or "none"}
+    caught = stuck(runs, majority)
+    out["stuck"] = ", ".join(f"{r['family']} at {100 * r['fraction']:g}%, seed {r['seed']} ({_SHORT[r['task']]}: "
+                             f"{r['heldout_accuracy']:.1f}% held out)" for _, r in caught.iterrows()) or "none"
+    out["majority"] = "; ".join(f"{_SHORT[r['task']]} {r['heldout_majority']:.1f}% held out, "
+                                f"{r['report_majority']:.1f}% report" for _, r in majority.iterrows())
     for task, (_, _, split) in TASKS.items():
         label = _SHORT[task]
         rows = table[table["task"] == task]

@@ -27,8 +27,8 @@ from hashlib_core.papers.families.profiles import VOCABULARY, FamiliesProfile
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig
 
-__all__ = ["TrackA", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task", "task_deciles", "pack",
-           "unpack",
+__all__ = ["TrackA", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task", "task_deciles",
+           "majority_shares", "pack", "unpack",
            "embedding_bytes"]
 
 
@@ -241,6 +241,15 @@ def finish_task(ctx: RunContext, task: str, swept: pd.DataFrame, swept_curves: p
             rows.append(row)
             curves += curve
     return {"runs": pd.DataFrame(rows), "curves": pd.DataFrame(curves)}
+
+
+def majority_shares(data: TaskData) -> dict[str, float]:
+    """The share (%) of the commonest label among the held-out and the report items: a model that predicts one
+    class scores it."""
+    def share(labels: np.ndarray) -> float:
+        return 100 * float(np.bincount(labels).max()) / len(labels)
+
+    return {"heldout_majority": share(data.parts["heldout"][1]), "report_majority": share(data.parts["report"][1])}
 
 
 def task_deciles(res: TrackA, task: str, runs: pd.DataFrame) -> pd.DataFrame:
