@@ -124,6 +124,8 @@ INPUT_COLUMNS = {
     # and how many ids its beam scored (per-item records for the paired bootstrap), the step cap a profile sets and
     # the evaluation step a run kept (a point on the profile's evaluation grid)
     "data_ids", "segment", "scored", "max_steps", "best_step",
+    # the every-family chapter: a test window's index, the report split's size, a budget's fraction and multiple
+    "window", "n_items", "fraction", "multiple",
     # the step a run read back from its checkpoint (a parallel run's whole run resumes each finished one)
     "resumed_from_step",
     # a trend point's pre-training length and a similarity test's pair count (profile settings), the size of a
@@ -140,7 +142,13 @@ BENCHMARK_SIZE_COLUMNS = {"families": {"budget", "parameters", "lookup_bytes"}}
 #: per committed result: parameter counts that are products of settings (MultiHashFormer's scaling curve: Standard's
 #: embedding is V x d, and 2,048 x 32 = 2^16 met the 65,536 constants of the hashing code); the other columns stay
 #: checked
-RESULT_SIZE_COLUMNS = {"scaling_runs": {"emb_params"}}
+_FAMILY_SIZES = {"emb_params", "budget", "bytes_fp32", "bytes_int8", "lookup_bytes", "parameters", "colliding",
+                 "expected"}
+#: sizes that are products of settings (a family's parameters at a budget of V x d, its bytes, a tokens count equal
+#: to V when every piece collides), whose round values coincide with unrelated constants typed elsewhere
+RESULT_SIZE_COLUMNS = {"scaling_runs": {"emb_params"},
+                       **{stem: _FAMILY_SIZES for stem in ("runs", "sst2_runs", "sst2_sweep", "massive_runs",
+                                                            "massive_sweep", "throughput", "collisions")}}
 
 
 def _numbers(obj, column: str = "") -> list[float]:
@@ -188,7 +196,8 @@ def _computed_values() -> tuple[float, ...]:
                 or path.stem == "curves"):
             continue
         if path.suffix == ".csv":
-            values += _numbers(pd.read_csv(path).drop(columns=sorted(RESULT_SIZE_COLUMNS.get(path.stem, set()))))
+            values += _numbers(pd.read_csv(path).drop(columns=sorted(RESULT_SIZE_COLUMNS.get(path.stem, set())),
+                                                      errors="ignore"))
         elif path.suffix == ".json":
             data = json.loads(path.read_text()).get("data")
             if path.relative_to(ROOT / "results").parts[0] == "benchmarks":
