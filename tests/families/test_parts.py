@@ -6,6 +6,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
@@ -19,6 +21,12 @@ from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertF
 from hashlib_core.papers.families.profiles import PROFILES, FamiliesProfile  # noqa: E402
 from hashlib_core.papers.families.track_a import pack, plan, settings, skipped, unpack  # noqa: E402
 from hashlib_core.papers.families.track_b import pack_floats, unpack_floats  # noqa: E402
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    matplotlib.pyplot.close("all")
+
 
 STRINGS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat", "sat", "##s", "on", "mat", "play", "played", "##ing"]
 
