@@ -18,20 +18,9 @@ from hashlib_core.papers.families.data import TASKS
 from hashlib_core.papers.families.track_b import unpack_floats
 
 __all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
-           "memories", "catalogue", "memory_catalogue", "not_built", "stuck", "quoted", "COUNTING"]
+           "memories", "catalogue", "memory_catalogue", "not_built", "stuck", "quoted"]
 
 _SHORT = {"sst2": "SST-2", "massive": "MASSIVE EN"}
-
-#: the counting convention every table follows, printed on the page
-COUNTING = ("Stored embedding parameters are the numbers the token-embedding module learns (its table, pool, MLP "
-            "or projection); a lookup costs no FLOPs, and the backbone (positions, LayerNorms, encoder, pooler, "
-            "classifier), the same for every family, is counted apart: the 'active' parameters of a forward pass "
-            "are the backbone's plus the rows a token reads, the stored ones the backbone's plus the embedding "
-            "parameters. Bytes: the learned numbers in int8 (one byte a number, a float32 scale per tensor), "
-            "compressed with zlib, plus the lookup structures the hash keeps at run time as this library holds them "
-            "in memory (per-piece codes as int32 or int64 ids, MD5 codes one byte per bit, the dynamic n-gram "
-            "family's float32 cache of computed vectors): a deployment that packs them, or recomputes the cache, "
-            "stores less.")
 
 
 def _interval(rows: pd.DataFrame) -> tuple[float, float, float]:
