@@ -24,6 +24,14 @@ def STYLE(families) -> dict[str, tuple[str, str]]:
     return {f: (colours[i % len(colours)], _MARKERS[i % len(_MARKERS)]) for i, f in enumerate(families)}
 
 
+def _shared_legend(fig, axes):
+    """One legend under a row of per-task panels (the first panel's entries: every panel draws every family)."""
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=7, bbox_to_anchor=(0.5, -0.02))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
 def quality_against(table: pd.DataFrame, cost: str = "emb_params", throughput: pd.DataFrame | None = None,
                     at: float | None = None):
     """Accuracy (with its interval) against ``cost`` per task; the Pareto front (lower cost, higher accuracy; for
@@ -59,10 +67,7 @@ def quality_against(table: pd.DataFrame, cost: str = "emb_params", throughput: p
         ax.set_ylabel("accuracy (%)")
         ax.set_title(_TASK_TITLE.get(task, task), fontsize=10)
         ax.grid(alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=7, bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    return fig
+    return _shared_legend(fig, axes)
 
 
 def deciles_figure(wide: pd.DataFrame, fraction: float):
@@ -82,10 +87,7 @@ def deciles_figure(wide: pd.DataFrame, fraction: float):
         ax.set_ylabel("accuracy (%)")
         ax.set_title(_TASK_TITLE.get(task, task), fontsize=10)
         ax.grid(alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=7, bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    return fig
+    return _shared_legend(fig, axes)
 
 
 def memories_figure(table: pd.DataFrame):

@@ -28,8 +28,7 @@ from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig
 
 __all__ = ["TrackA", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task", "task_deciles",
-           "majority_shares", "pack", "unpack",
-           "embedding_bytes"]
+           "converged", "choose", "majority_shares", "pack", "unpack", "embedding_bytes"]
 
 
 @dataclass
@@ -149,6 +148,30 @@ def _predict(model, rows: list[list[int]], batch: int) -> np.ndarray:
     return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.int64)
 
 
+def converged(ctx: RunContext, model, loader, score, lr: float, seed: int, max_steps: int, every: int, name: str,
+              parts: tuple, settings: tuple[str, ...] | None = None):
+    """Train ``model`` until ``score`` (held-out, higher is better) stops improving: linear schedule over the cap,
+    warm-up and logging from the cap and the interval, the outcome kept under ``name`` (digest: ``parts``, the
+    optimisation and ``settings``), a restored run's time reported as reused; the model comes back on the CPU."""
+    train = TrainConfig(max_steps=max_steps, learning_rate=lr, warmup_steps=min(100, max_steps // 10),
+                        scheduler="linear", weight_decay=0.01, log_every=max(1, every // 5), seed=seed)
+    out = ctx.checkpoint_dir(name, *parts, train, settings=settings)
+    run = train_until_converged(model, loader, train, score, every=every, patience=ctx.profile.patience,
+                                output_dir=out, device=ctx.device, progress=False)
+    if run.restored:
+        ctx.reuse(run.wall_time_s)
+    model.cpu()
+    return run
+
+
+def choose(sweep: list[dict[str, Any]]) -> float:
+    """The swept rate with the best held-out score (ties: the smaller rate); marks each row ``chosen``."""
+    best = max(sweep, key=lambda r: (r["best_validation"], -r["learning_rate"]))["learning_rate"]
+    for row in sweep:
+        row["chosen"] = row["learning_rate"] == best
+    return best
+
+
 def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, seed: int, typo_ids: list[list[int]]
          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     p = ctx.profile
@@ -167,16 +190,9 @@ def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, se
     def score(m) -> float:
         return float((_predict(m, held_ids, 256) == held_labels).mean())
 
-    train = TrainConfig(max_steps=p.max_steps, learning_rate=lr, warmup_steps=min(100, p.max_steps // 10),
-                        scheduler="linear", weight_decay=0.01, log_every=max(1, p.eval_every // 5), seed=seed)
-    out = ctx.checkpoint_dir(f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}", data.name, s.family,
-                             s.fraction, train)
     ctx.log(f"{data.name}: {s.family} at {s.fraction:g} of the table, lr {lr:g}, seed {seed}")
-    run = train_until_converged(model, loader, train, score, every=p.eval_every, patience=p.patience,
-                                output_dir=out, device=ctx.device, progress=False)
-    if run.restored:
-        ctx.reuse(run.wall_time_s)
-    model.cpu()
+    run = converged(ctx, model, loader, score, lr, seed, p.max_steps, p.eval_every,
+                    f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}", (data.name, s.family, s.fraction))
     report_ids, report_labels = data.parts["report"]
     clean = _predict(model, report_ids, 256) == report_labels
     noisy = _predict(model, typo_ids, 256) == report_labels
@@ -212,9 +228,7 @@ def sweep_task(ctx: RunContext, task: str) -> dict[str, pd.DataFrame]:
             row, curve = _run(ctx, res, data, s, lr, seeds[0], typo_ids)
             sweep.append(row)
             curves += curve
-        best = max(sweep, key=lambda r: (r["best_validation"], -r["learning_rate"]))
-        for row in sweep:
-            row["chosen"] = row["learning_rate"] == best["learning_rate"]
+        choose(sweep)
         rows += sweep
     return {"runs": pd.DataFrame(rows), "curves": pd.DataFrame(curves)}
 

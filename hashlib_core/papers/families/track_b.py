@@ -21,11 +21,10 @@ import torch.nn.functional as F
 from transformers import GPT2Config
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.early_stopping import train_until_converged
 from hashlib_core.papers.families.modeling import MemoryCausalLM, build_memory
 from hashlib_core.papers.families.profiles import FamiliesProfile
+from hashlib_core.papers.families.track_a import choose, converged
 from hashlib_core.profiles import seed_everything
-from hashlib_core.training import TrainConfig
 
 __all__ = ["TrackB", "fit_memories", "window_bits", "pack_floats", "unpack_floats", "RUN_SETTINGS"]
 
@@ -62,6 +61,9 @@ class TrackB:
         self.test = windows(stream(ptb_lines("test")), n, 0)
         self.bytes = token_bytes(self.tokenizer)
         self.bytes[EOS_ID] = 1
+        #: the bytes each window's scored positions (1 .. n-1) stand for
+        self.valid_bytes = self.bytes[self.valid[:, 1:]].sum(dim=1)
+        self.test_bytes = self.bytes[self.test[:, 1:]].sum(dim=1)
         self.table_params = len(self.strings) * profile.lm_hidden
 
 
@@ -100,23 +102,14 @@ def _run(ctx: RunContext, res: TrackB, memory: str, multiple: float, lr: float, 
     loader = torch.utils.data.DataLoader(res.train, batch_size=p.lm_batch, shuffle=True, drop_last=True,
                                          collate_fn=lambda rows: {"input_ids": torch.stack(rows),
                                                                   "labels": torch.stack(rows)})
-    valid_bytes = float(res.bytes[res.valid[:, 1:]].sum())
-
     def score(m) -> float:
-        return -float(window_bits(m, res.valid).sum()) / valid_bytes
+        return -float(window_bits(m, res.valid).sum()) / float(res.valid_bytes.sum())
 
-    train = TrainConfig(max_steps=p.lm_max_steps, learning_rate=lr, warmup_steps=min(100, p.lm_max_steps // 10),
-                        scheduler="linear", weight_decay=0.01, log_every=max(1, p.lm_eval_every // 5), seed=seed)
-    out = ctx.checkpoint_dir(f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}", memory, multiple, train,
-                             settings=RUN_SETTINGS)
     ctx.log(f"PTB: memory {memory} at {multiple:g}x the table, lr {lr:g}, seed {seed}")
-    run = train_until_converged(model, loader, train, score, every=p.lm_eval_every, patience=p.patience,
-                                output_dir=out, device=ctx.device, progress=False)
-    if run.restored:
-        ctx.reuse(run.wall_time_s)
-    model.cpu()
+    run = converged(ctx, model, loader, score, lr, seed, p.lm_max_steps, p.lm_eval_every,
+                    f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}", (memory, multiple), settings=RUN_SETTINGS)
     bits = window_bits(model, res.test)
-    test_bytes = float(res.bytes[res.test[:, 1:]].sum())
+    test_bytes = float(res.test_bytes.sum())
     row = {"memory": memory, "multiple": multiple if memory != "none" else 0.0, "budget": budget,
            "memory_params": model.memory_parameter_count(), "table_params": res.table_params,
            "total_params": sum(q.numel() for q in model.parameters()), "learning_rate": lr, "seed": seed,
@@ -142,19 +135,17 @@ def fit_memories(ctx: RunContext) -> dict[str, pd.DataFrame]:
             row, curve = _run(ctx, res, memory, first, lr, p.lm_seeds[0])
             sweep.append(row)
             curves += curve
-        best = max(sweep, key=lambda r: (r["best_validation"], -r["learning_rate"]))
-        for row in sweep:
-            row["chosen"] = row["learning_rate"] == best["learning_rate"]
+        rate = choose(sweep)
         rows += sweep
         todo = [(first, s) for s in p.lm_seeds[1:]]
         if memory != "none":
             todo += [(m, p.lm_seeds[0]) for m in others]
         for multiple, seed in todo:
-            row, curve = _run(ctx, res, memory, multiple, best["learning_rate"], seed)
+            row, curve = _run(ctx, res, memory, multiple, rate, seed)
             row["chosen"] = True
             rows.append(row)
             curves += curve
-    window_bytes = res.bytes[res.test[:, 1:]].sum(dim=1).numpy()
+    window_bytes = res.test_bytes.numpy()
     runs = pd.DataFrame(rows)
     runs["test_bytes"] = float(window_bytes.sum())
     return {"lm_runs": runs, "lm_curves": pd.DataFrame(curves),
