@@ -7,7 +7,7 @@ state dict reloads the same hashes (every hash is also a function of the strings
 the same codes). :data:`FAMILIES` lists each family with its source (paper, and the public code file it follows where
 one exists) and how its size follows the budget:
 
-* ``"budget"``: its table (or MLP) is sized to the largest shape within the budget;
+* ``"budget"``: its table (or MLP, cores or rank) is sized to the largest shape within the budget;
 * ``"fixed"``: its parameter count does not depend on the budget (HashFormers' Pool / Add / Proj over a 128-bit
   code, pNLP-Mixer's projection of a 512-wide feature): it is built whatever the budget, at its own size;
 * ``"full"``: the unhashed ``V x d`` table (the control), only at a budget of at least ``V d``;
@@ -19,18 +19,18 @@ without it, as their sources do.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import mmh3
 import numpy as np
 import torch
 from torch import nn
 
+from hashlib_core.embeddings.codes import mmh3_codes, padded, qr_modulus, strip_marker, tfree_rows, tfree_word_rows
 from hashlib_core.embeddings.compressed import (DenseHashEmbedding, FeatureProjection, ImportanceHashEmbedding,
                                                 QuotientRemainderEmbedding, RobeEmbedding, RowCombinationEmbedding)
+from hashlib_core.embeddings.factorized import build_ce, build_hashed_net, build_low_rank, build_tt, tt_shape
 
 __all__ = ["Family", "FAMILIES", "CatalogueEmbedding", "build", "family", "minimum_budget", "mmh3_codes", "tfree_rows",
            "tfree_word_rows", "qr_modulus"]
@@ -115,74 +115,6 @@ class CatalogueEmbedding(nn.Module):
 _ROW_MODULES = (RowCombinationEmbedding, ImportanceHashEmbedding)
 
 
-# ---------------------------------------------------------------------------------------------------------- hashes
-def mmh3_codes(strings: Sequence[str], num_hashes: int, modulus: int, seed: int = 0) -> torch.Tensor:
-    """``(V, k)`` int64: column ``j`` is ``mmh3.hash(s, seed + j, signed=False) % modulus`` (MurmurHash3 x86 32-bit
-    of the UTF-8 bytes)."""
-    out = np.empty((len(strings), num_hashes), dtype=np.int64)
-    for j in range(num_hashes):
-        out[:, j] = [mmh3.hash(s, seed + j, signed=False) % modulus for s in strings]
-    return torch.from_numpy(out)
-
-
-def _strip(piece: str) -> str:
-    return piece[2:] if piece.startswith("##") and len(piece) > 2 else piece
-
-
-def tfree_rows(trigram: bytes, num_rows: int, population: int = 10, shared: int = 0) -> list[int]:
-    """T-FREE's active rows of one byte trigram: for ``k = 0 .. population-1``, the first ``md5(f"{t}_{k}_{j}") %
-    num_rows`` (``j = 0, 1, ...``) not already taken by this trigram, with ``t = b0 + 256 b1 + 65536 b2``; the first
-    ``shared`` of them hash the lower-cased trigram instead (Aleph-Alpha/trigrams ``trigram_tokenizer.py``; the 7B
-    config: population 10, 2 shared). The md5 digest is read as a big-endian integer."""
-    if len(trigram) != 3:
-        raise ValueError(f"tfree_rows takes 3 bytes, got {trigram!r}")
-    if population > num_rows:
-        raise ValueError(f"T-FREE needs population <= rows ({population} > {num_rows})")
-    rows: list[int] = []
-    for k in range(population):
-        source = trigram.lower() if k < shared else trigram
-        t = source[0] + 256 * source[1] + 65536 * source[2]
-        j = 0
-        while True:
-            row = int.from_bytes(hashlib.md5(f"{t}_{k}_{j}".encode(), usedforsecurity=False).digest(), "big") % num_rows
-            if row not in rows:
-                break
-            j += 1
-        rows.append(row)
-    return rows
-
-
-def tfree_word_rows(word: str, num_rows: int, population: int = 10, shared: int = 0) -> list[int]:
-    """The sorted active rows of a word: the union over the byte trigrams of ``" word "`` (UTF-8) of
-    :func:`tfree_rows` (a multi-hot vector: a row two trigrams share is active once)."""
-    data = f" {word} ".encode("utf-8")
-    active: set[int] = set()
-    for start in range(len(data) - 2):
-        active.update(tfree_rows(data[start:start + 3], num_rows, population, shared))
-    return sorted(active)
-
-
-def _padded(rows: list[list[int]]) -> torch.Tensor:
-    width = max(1, max(len(r) for r in rows))
-    out = np.full((len(rows), width), -1, dtype=np.int32)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = r
-    return torch.from_numpy(out)
-
-
-def qr_modulus(num_ids: int, rows: int) -> int:
-    """The largest modulus ``M`` with ``ceil(V / M) + M <= rows``; ``ValueError`` when none exists
-    (``rows < 2 sqrt(V)`` roughly)."""
-    best = 0
-    for m in range(1, rows):
-        if m + -(-num_ids // m) <= rows:
-            best = m
-    if not best:
-        raise ValueError(f"quotient-remainder: {rows} rows cannot hold {num_ids} ids (need about "
-                         f"{2 * math.ceil(math.sqrt(num_ids))}); raise the budget")
-    return best
-
-
 # --------------------------------------------------------------------------------------------------------- builders
 class _FullTable(nn.Module):
     """The unhashed table: ``nn.Embedding(V, d)`` with the catalogue's N(0, 0.02) initialisation."""
@@ -227,7 +159,8 @@ def _lsh_emb(s: _Spec):
 
     rows = s.rows()
     hasher = LSHBucketHasher(roberta_bpe(), num_buckets=rows, offset=0)
-    return RowCombinationEmbedding(rows, s.dim, "sum"), hasher.batch_index([_strip(w) for w in s.strings]).unsqueeze(-1)
+    codes = hasher.batch_index([strip_marker(w) for w in s.strings]).unsqueeze(-1)
+    return RowCombinationEmbedding(rows, s.dim, "sum"), codes
 
 
 def _importance(s: _Spec):
@@ -268,7 +201,7 @@ def _tfree(s: _Spec):
     rows = s.rows()
     population = min(10, rows)
     return (RowCombinationEmbedding(rows, s.dim, "sum"),
-            _padded([tfree_word_rows(_strip(w), rows, population, shared=2) for w in s.strings]))
+            padded([tfree_word_rows(strip_marker(w), rows, population, shared=2) for w in s.strings]))
 
 
 def _bits(kind: str):
@@ -354,6 +287,14 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "thomasahle/cce cce/robe.py", "budget", _robe),
     Family("dhe", "1,024 dense hash values in [-1, 1] through an MLP (no table)", "Kang et al. 2021; "
            "thomasahle/cce cce/dhe.py", "budget", _dhe),
+    Family("hashed-nets", "every entry of the virtual V x d table a signed, hashed share of one array",
+           "Chen et al. 2015 (HashedNets); thomasahle/cce cce/hashnet.py", "budget", build_hashed_net),
+    Family("ce-concat", "k = 4 hashes, each choosing a row of its own d / 4 columns; the slices concatenated",
+           "Shi et al. 2020 (concatenation); thomasahle/cce cce/ce.py", "budget", build_ce),
+    Family("tt-rec", "a train of three cores indexed by the id's base-n digits (rank set by the budget)",
+           "Yin et al. 2021 (TT-Rec); thomasahle/cce cce/tt.py", "budget", build_tt),
+    Family("low-rank", "ALBERT's factorised table: V x r, then a projection to d (no hashing)",
+           "Lan et al. 2020 (ALBERT); thomasahle/cce cce/low_dimensional.py", "budget", build_low_rank),
     Family("md5-emb", "HashFormers' Emb: the (HMAC-)MD5 digest mod B rows", "Xue & Aletras 2022, §3.1",
            "budget", _md5_emb),
     Family("lsh-emb", "HashFormers' LSH-Emb: the released permutation LSH of the word's roberta-base BPE "
@@ -381,7 +322,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 def minimum_budget(name: str, vocab_size: int, dim: int) -> int:
     """The smallest budget at which family ``name`` can be built for ``vocab_size`` tokens at width ``dim`` (1 where
     any budget will do): the gated signatures need enough buckets for distinct signatures, the quotient-remainder
-    pair two tables that tell every id apart, DHE one hidden unit."""
+    pair two tables that tell every id apart, DHE one hidden unit, TT-Rec and the low-rank table rank 1."""
     if name == "gated-signatures":
         buckets = math.isqrt(2 * vocab_size - 1) + 2            # the least B with (B - 1)^2 >= 2 V
         return _gated_fixed(dim) + _GATED_H * dim * buckets
@@ -389,6 +330,11 @@ def minimum_budget(name: str, vocab_size: int, dim: int) -> int:
         return dim * min(m + -(-vocab_size // m) for m in range(1, math.isqrt(vocab_size) + 2))
     if name == "dhe":
         return 1024 + 1 + 2 * dim
+    if name == "tt-rec":
+        n, f = tt_shape(vocab_size, dim)
+        return 2 * n * f + n * f
+    if name == "low-rank":
+        return vocab_size + 2 * dim
     return 1
 
 

@@ -17,8 +17,9 @@ __all__ = ["signatures", "code_space", "expected_colliding", "collisions"]
 
 #: families whose signature is an unordered set of rows (mean or sum of rows): the codes are sorted first
 _UNORDERED = {"bloom", "t-free"}
-#: families whose signatures are distinct by construction (a registry that rehashes, a table, the QR pair)
-_DISTINCT_BY_CONSTRUCTION = {"full", "quotient-remainder", "gated-signatures"}
+#: families whose signatures are distinct by construction (a registry that rehashes, a table, the QR pair, TT-Rec's
+#: digits, the low-rank table's rows)
+_DISTINCT_BY_CONSTRUCTION = {"full", "quotient-remainder", "gated-signatures", "tt-rec", "low-rank"}
 
 
 def signatures(emb: CatalogueEmbedding) -> torch.Tensor:
@@ -38,6 +39,11 @@ def signatures(emb: CatalogueEmbedding) -> torch.Tensor:
         return module.inner.hash_map
     if name == "dynamic-ngram":
         return module.inner.cache
+    if name == "tt-rec":
+        return module.digits(ids)
+    if name == "hashed-nets":
+        slot, sign = module.slots(ids)
+        return torch.cat([slot, sign], dim=-1)
     return ids.unsqueeze(-1)      # the full table: every id its own row
 
 
@@ -68,6 +74,10 @@ def code_space(emb: CatalogueEmbedding) -> float:
         return power(inner.num_buckets - 1, inner.num_hashes)
     if name == "t-free":
         return power(2, module.num_rows)
+    if name == "ce-concat":
+        return power(module.num_rows, module.num_chunks)
+    if name == "hashed-nets":
+        return power(2 * module.size, module.embedding_dim)
     return math.inf
 
 

@@ -57,7 +57,10 @@ def test_every_family_embeds_ids_within_its_budget(name, need_data):
     if sizing == "budget":
         # the budget is filled up to one unit of the family's size: a row (d; d + 2 with importance weights; 2 d
         # for two signature tables), or one hidden unit of DHE's MLP (k + 1 + d)
-        unit = {"dhe": 1024 + 1 + D, "hash-embedding": D + 2, "gated-signatures": 2 * D}.get(name, D)
+        unit = {"dhe": 1024 + 1 + D, "hash-embedding": D + 2, "gated-signatures": 2 * D, "low-rank": V + D}.get(name, D)
+        if name == "tt-rec":   # one rank more: 2 n f + n f (2 r + 1)
+            m = emb.module
+            unit = 2 * m.n * m.factor + m.n * m.factor * (2 * m.rank + 1)
         budget = int(V * D * 0.5)
         if name == "superbloom":   # two maps of ceil(V / alpha) rows, alpha the smallest that fits
             per_map = budget // D // 2
@@ -200,12 +203,12 @@ def test_row_combination_equals_the_gather_reference(batch, width, combine, seed
     torch.testing.assert_close(module.weight.grad, weight.grad)
 
 
-@pytest.mark.parametrize("name", ["gated-signatures", "quotient-remainder", "dhe"])
+@pytest.mark.parametrize("name", ["gated-signatures", "quotient-remainder", "dhe", "tt-rec", "low-rank"])
 def test_minimum_budget_is_the_least_that_builds(name):
     strings = [f"tok{i}" for i in range(300)]
     least = catalogue.minimum_budget(name, len(strings), 8)
     assert catalogue.build(name, strings, least, 8).embedding_parameter_count() <= least
-    with pytest.raises(ValueError, match="budget|needs at least"):
+    with pytest.raises(ValueError, match="budget|needs at least|rank 1 needs"):
         catalogue.build(name, strings, least - 1, 8)
     assert catalogue.minimum_budget("bloom", len(strings), 8) == 1
 
@@ -333,3 +336,77 @@ def test_the_families_benchmark_writes_one_row_per_family(mirror, tmp_path, monk
     for row in payload["results"]:
         assert row["budget"] == budget and row["parameters"] <= budget and row["tokens_per_s"] > 0
         assert row["share_of_full"] == row["parameters"] / (30522 * 64)
+
+
+def test_concatenated_compositional_slices_read_their_own_blocks():
+    emb = _build("ce-concat")
+    module, rows = emb.module, emb.module.num_rows
+    assert module.num_chunks == 4 and module.embedding_parameter_count() == rows * D
+    for c in range(4):
+        assert emb.codes[:, c].tolist() == [mmh3.hash(s, c, signed=False) % rows for s in VOCAB]
+    out = emb(torch.tensor([9]))[0]
+    for c in range(4):
+        torch.testing.assert_close(out[4 * c: 4 * c + 4], module.weight[c * rows + int(emb.codes[9, c])])
+
+
+def test_tensor_train_is_the_sum_over_both_ranks_of_three_cores():
+    from hashlib_core.embeddings.factorized import tt_rank
+
+    emb = _build("tt-rec")
+    m = emb.module
+    assert (m.n, m.factor) == (7, 3) and m.n ** 3 >= V > (m.n - 1) ** 3      # 300 ids, d = 16 cropped from 27
+    assert m.rank == tt_rank(V, D, int(V * D * 0.5))
+    assert m.embedding_parameter_count() == 2 * 7 * 3 * m.rank + 7 * 3 * m.rank ** 2
+    i = 123
+    digits = (i % 7, (i // 7) % 7, i // 49)
+    assert emb.module.digits(torch.tensor([i]))[0].tolist() == list(digits)
+    full = torch.zeros(3, 3, 3)
+    for a in range(3):
+        for b in range(3):
+            for c in range(3):
+                full[a, b, c] = sum(m.start[digits[0], a, s] * m.middle[digits[1], b, s, r] * m.end[digits[2], c, r]
+                                    for s in range(m.rank) for r in range(m.rank))
+    torch.testing.assert_close(emb(torch.tensor([i]))[0], full.reshape(-1)[:D])
+    assert len({tuple(r) for r in m.digits(torch.arange(V)).tolist()}) == V
+
+
+@given(st.integers(1, 10**6), st.integers(1, 4096))
+def test_tt_shape_is_the_least_cube_that_covers(num_ids, dim):
+    from hashlib_core.embeddings.factorized import tt_shape
+
+    n, f = tt_shape(num_ids, dim)
+    assert n ** 3 >= num_ids > (n - 1) ** 3 or n == 1
+    assert f ** 3 >= dim > (f - 1) ** 3 or f == 1
+
+
+def test_low_rank_projects_a_narrow_table():
+    emb = _build("low-rank")
+    m = emb.module
+    assert m.rank == (int(V * D * 0.5) - D) // (V + D)
+    assert m.embedding_parameter_count() == V * m.rank + m.rank * D + D
+    torch.testing.assert_close(emb(torch.tensor([4]))[0], m.table.weight[4] @ m.project.weight.T + m.project.bias)
+
+
+def test_hashed_nets_read_each_entry_from_a_signed_hashed_slot():
+    emb = _build("hashed-nets")
+    m = emb.module
+    size = int(V * D * 0.5)
+    assert m.embedding_parameter_count() == size
+    (a1, a2), (b1, b2) = m.hash_a.tolist(), m.hash_b.tolist()
+    out = emb(torch.tensor([17]))[0].detach()
+    for j in range(D):
+        key = 17 * D + j
+        slot = ((a1 * key + b1) % MERSENNE_61) % size
+        sign = 1 - 2 * (((a2 * key + b2) % MERSENNE_61) % 2)
+        assert float(out[j]) == pytest.approx(sign * float(m.weight.detach()[slot]))
+    signs = m.slots(torch.arange(V))[1]
+    assert set(signs.unique().tolist()) == {-1, 1}
+
+
+@pytest.mark.parametrize("name", ["ce-concat", "tt-rec", "low-rank", "hashed-nets"])
+def test_new_families_start_at_the_catalogues_scale(name):
+    strings = [f"tok{i}" for i in range(2000)]
+    torch.manual_seed(0)
+    emb = catalogue.build(name, strings, 2000 * 64 // 4, 64, seed=0)
+    std = float(emb(torch.arange(2000)).std())
+    assert 0.01 < std < 0.04, (name, std)

@@ -358,3 +358,21 @@ def test_stuck_runs_are_those_near_the_majority_share():
     majority = pd.DataFrame({"task": ["sst2"], "heldout_majority": [75.0], "report_majority": [50.0]})
     caught = tables.stuck(runs, majority)
     assert list(caught["heldout_accuracy"]) == [50.0] * 3 + [79.0]
+
+
+def test_a_runs_checkpoint_digest_reads_only_what_changes_its_weights():
+    from hashlib_core.papers.families import track_a, track_b
+
+    cpu = PROFILES.get("cpu")
+    for names in (track_a.RUN_SETTINGS, track_b.RUN_SETTINGS):
+        assert set(names) <= set(cpu.weight_settings())
+    # which runs a profile makes (tasks, families, rates, seeds) and the other track's settings leave a run's digest
+    other = cpu.override(tasks=("massive",), families=("full", "bloom"), budgets=(0.0625,), seeded_budgets=(),
+                         seeded_families=(), learning_rates=(1e-3,), seeds=(5,), lm_hidden=32, lm_seeds=(4,),
+                         memories=("none",))
+    assert other.weight_settings(track_a.RUN_SETTINGS) == cpu.weight_settings(track_a.RUN_SETTINGS)
+    assert other.override(hidden=32, heads=2).weight_settings(track_a.RUN_SETTINGS) != \
+        cpu.weight_settings(track_a.RUN_SETTINGS)
+    assert cpu.override(hidden=32).weight_settings(track_b.RUN_SETTINGS) == cpu.weight_settings(track_b.RUN_SETTINGS)
+    assert cpu.override(lm_max_steps=7).weight_settings(track_b.RUN_SETTINGS) != \
+        cpu.weight_settings(track_b.RUN_SETTINGS)

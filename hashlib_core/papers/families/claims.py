@@ -76,10 +76,11 @@ def _scale(p: Any) -> str:
         return ", ".join(f"{v:g}" for v in values)
 
     return (f"{p.name} profile: BERT's classifier, {p.layers} layers, {p.hidden} wide, over BERT's uncased WordPiece "
-            f"with each family in place of the table; {', '.join(p.tasks)}; {listed(p.budgets)} of the table; rates "
-            f"{listed(p.learning_rates)} (chosen per family on held-out data); {len(p.seeds)} seeds at "
-            f"{listed(p.seeded_budgets) or 'every budget'} for {', '.join(p.seeded_families) or 'every family'}; "
-            f"at most {p.max_steps:,} steps of {p.batch}")
+            f"with each family in place of the table; {listed(p.budgets)} of the table; "
+            + "; ".join(f"{t}: rates {listed(p.task_rates(t))} (chosen per family on held-out data), at most "
+                        f"{p.task_steps(t):,} steps of {p.batch}" for t in p.tasks)
+            + f"; {len(p.seeds)} seeds at {listed(p.seeded_budgets) or 'every budget'} for "
+              f"{', '.join(p.seeded_families) or 'every family'}")
 
 
 _HF_MD5 = ("We believe that HASHFORMER-MD generally outperforms HASHFORMER-LSH mainly due to its ability to map "

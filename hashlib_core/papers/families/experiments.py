@@ -32,11 +32,13 @@ TRACK_B_ONLY = ("memories", "memory_multiples", "lm_vocab", "lm_layers", "lm_hid
                 "lm_validation_windows")
 TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "learning_rates",
                 "seeds", "layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch",
-                "eval_every", "max_steps", "typo_rate")
+                "eval_every", "max_steps", "massive_max_steps", "massive_learning_rates", "typo_rate")
 _BENCH = ("bench_batch", "bench_length", "bench_repeats")
 _KINDS = ("runs", "curves")
 TASK_PARTS = {f"replace_{task}": task for task in ("sst2", "massive")}
 _TRACK_A_PART = (*TRACK_B_ONLY, *_BENCH, "tasks")
+#: settings of one task's runs only (the other task's parts stay current when they change)
+_MASSIVE_ONLY = ("massive_max_steps", "massive_learning_rates")
 
 
 def _sweep(task: str):
@@ -60,10 +62,11 @@ def _finish(task: str):
 
 for _name, _task in TASK_PARTS.items():
     _in = (lambda task: lambda profile: task in profile.tasks)(_task)
+    _apart = (*_TRACK_A_PART, *(() if _task == "massive" else _MASSIVE_ONLY))
     CHAPTER.experiment(f"{_name}_sweep", outputs=(f"{_task}_sweep", f"{_task}_sweep_curves"), when=_in,
-                       independent_of=_TRACK_A_PART)(_sweep(_task))
+                       independent_of=_apart)(_sweep(_task))
     CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS), when=_in,
-                       independent_of=_TRACK_A_PART, reads=(f"{_task}_sweep", f"{_task}_sweep_curves"))(_finish(_task))
+                       independent_of=_apart, reads=(f"{_task}_sweep", f"{_task}_sweep_curves"))(_finish(_task))
 
 
 @CHAPTER.experiment("replace", outputs=("runs", "curves", "deciles", "majority"),
@@ -85,7 +88,7 @@ def _replace(ctx: RunContext) -> dict:
     return out
 
 
-@CHAPTER.experiment("collisions", outputs=("collisions",), independent_of=(*TRACK_B_ONLY, *_BENCH))
+@CHAPTER.experiment("collisions", outputs=("collisions",), independent_of=(*_TRACK_A_PART, *_MASSIVE_ONLY))
 def _collisions(ctx: RunContext) -> dict:
     """Every (family, budget) of Track A built once (seed 0): tokens sharing their whole signature, against the
     birthday bound's expectation for a uniform hash into the family's code space."""
@@ -100,7 +103,7 @@ def _collisions(ctx: RunContext) -> dict:
     return {"collisions": pd.DataFrame(rows)}
 
 
-@CHAPTER.experiment("throughput", outputs=("throughput",), independent_of=TRACK_B_ONLY)
+@CHAPTER.experiment("throughput", outputs=("throughput",), independent_of=(*TRACK_B_ONLY, "tasks", *_MASSIVE_ONLY))
 def _throughput(ctx: RunContext) -> dict:
     """Each family at the sweep budget: build time (hashing the vocabulary once) and forward tokens per second on
     one CPU thread (:mod:`hashlib_core.benchmarks.families`)."""

@@ -18,7 +18,7 @@ from hashlib_core.papers.families.data import TASKS
 from hashlib_core.papers.families.track_b import unpack_floats
 
 __all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
-           "memories", "catalogue", "memory_catalogue", "not_built", "stuck", "quoted"]
+           "memories", "catalogue", "memory_catalogue", "not_built", "untrained", "stuck", "quoted"]
 
 _SHORT = {"sst2": "SST-2", "massive": "MASSIVE EN"}
 
@@ -139,12 +139,24 @@ def memories(lm_runs: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def catalogue() -> pd.DataFrame:
-    """The catalogue's families: name, what each is, its source and how its size follows the budget."""
+def catalogue(profile=None) -> pd.DataFrame:
+    """The catalogue's families: name, what each is, its source, how its size follows the budget and (with a
+    ``profile``) whether that profile trains it."""
     from hashlib_core.embeddings.catalogue import FAMILIES
 
-    return pd.DataFrame([{"family": f.name, "what it is": f.description, "source": f.source, "sizing": f.sizing}
-                         for f in FAMILIES.values()])
+    rows = [{"family": f.name, "what it is": f.description, "source": f.source, "sizing": f.sizing}
+            for f in FAMILIES.values()]
+    if profile is not None:
+        for row in rows:
+            row[f"in {profile.name}"] = "yes" if row["family"] in profile.families else "not yet"
+    return pd.DataFrame(rows)
+
+
+def untrained(profile) -> str:
+    """The catalogue's families ``profile`` does not train, listed (or "none")."""
+    from hashlib_core.embeddings.catalogue import FAMILIES
+
+    return ", ".join(f for f in FAMILIES if f not in profile.families) or "none"
 
 
 def memory_catalogue() -> pd.DataFrame:
@@ -183,10 +195,13 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
     sweep_budget = profile.sweep_budget
     chosen = runs[runs["chosen"]]
     out = {"n_families": str(table["family"].nunique()), "n_runs": f"{len(runs):,}",
-           "n_rates": str(len(profile.learning_rates)), "patience": str(profile.patience),
+           "n_rates": str(len(profile.learning_rates)),
+           "rates": "; ".join(f"{_SHORT[t]}: " + ", ".join(f"{r:g}" for r in profile.task_rates(t)) + " (at most "
+                              f"{profile.task_steps(t):,} steps)" for t in profile.tasks), "patience": str(profile.patience),
            "n_capped": f"{int((~chosen['converged'].astype(bool)).sum()):,}",
            "n_chosen": f"{int(runs['chosen'].sum()):,}", "sweep_budget": f"{100 * sweep_budget:g}%",
-           "not_built": ", ".join(f"{f} at {100 * b:g}%" for f, b in not_built(runs, profile)) or "none"}
+           "not_built": ", ".join(f"{f} at {100 * b:g}%" for f, b in not_built(runs, profile)) or "none",
+           "untrained": untrained(profile)}
     caught = stuck(runs, majority)
     out["stuck"] = ", ".join(f"{r['family']} at {100 * r['fraction']:g}%, seed {r['seed']} ({_SHORT[r['task']]}: "
                              f"{r['heldout_accuracy']:.1f}% held out)" for _, r in caught.iterrows()) or "none"

@@ -27,8 +27,14 @@ from hashlib_core.papers.families.profiles import VOCABULARY, FamiliesProfile
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig
 
-__all__ = ["TrackA", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task", "task_deciles",
-           "converged", "choose", "majority_shares", "pack", "unpack", "embedding_bytes"]
+__all__ = ["TrackA", "RUN_SETTINGS", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task",
+           "task_deciles", "converged", "choose", "majority_shares", "pack", "unpack", "embedding_bytes"]
+
+
+#: the settings that change one Track A run's weights (its checkpoint's digest): which runs a profile makes (the
+#: tasks, families, budgets, rates and seeds) and Track B's settings do not
+RUN_SETTINGS = ("layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch",
+                "eval_every", "patience", "max_steps", "seed")
 
 
 @dataclass
@@ -191,8 +197,9 @@ def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, se
         return float((_predict(m, held_ids, 256) == held_labels).mean())
 
     ctx.log(f"{data.name}: {s.family} at {s.fraction:g} of the table, lr {lr:g}, seed {seed}")
-    run = converged(ctx, model, loader, score, lr, seed, p.max_steps, p.eval_every,
-                    f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}", (data.name, s.family, s.fraction))
+    run = converged(ctx, model, loader, score, lr, seed, p.task_steps(data.name), p.eval_every,
+                    f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}", (data.name, s.family, s.fraction),
+                    settings=RUN_SETTINGS)
     report_ids, report_labels = data.parts["report"]
     clean = _predict(model, report_ids, 256) == report_labels
     noisy = _predict(model, typo_ids, 256) == report_labels
@@ -224,7 +231,7 @@ def sweep_task(ctx: RunContext, task: str) -> dict[str, pd.DataFrame]:
     rows, curves = [], []
     for s, _, seeds in [x for x in plan(p, len(res.vocab)) if x[1]]:
         sweep = []
-        for lr in p.learning_rates:
+        for lr in p.task_rates(task):
             row, curve = _run(ctx, res, data, s, lr, seeds[0], typo_ids)
             sweep.append(row)
             curves += curve

@@ -1,0 +1,81 @@
+"""The codes the catalogue's string-hashing families give each token (:mod:`hashlib_core.embeddings.catalogue`):
+MurmurHash3 rows, T-FREE's trigram rows, and the quotient-remainder modulus."""
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Sequence
+
+import mmh3
+import numpy as np
+import torch
+
+__all__ = ["mmh3_codes", "tfree_rows", "tfree_word_rows", "qr_modulus", "strip_marker", "padded"]
+
+
+def mmh3_codes(strings: Sequence[str], num_hashes: int, modulus: int, seed: int = 0) -> torch.Tensor:
+    """``(V, k)`` int64: column ``j`` is ``mmh3.hash(s, seed + j, signed=False) % modulus`` (MurmurHash3 x86 32-bit
+    of the UTF-8 bytes)."""
+    out = np.empty((len(strings), num_hashes), dtype=np.int64)
+    for j in range(num_hashes):
+        out[:, j] = [mmh3.hash(s, seed + j, signed=False) % modulus for s in strings]
+    return torch.from_numpy(out)
+
+
+def strip_marker(piece: str) -> str:
+    """A WordPiece continuation piece without its ``##`` marker (the families that hash characters read it so)."""
+    return piece[2:] if piece.startswith("##") and len(piece) > 2 else piece
+
+
+def tfree_rows(trigram: bytes, num_rows: int, population: int = 10, shared: int = 0) -> list[int]:
+    """T-FREE's active rows of one byte trigram: for ``k = 0 .. population-1``, the first ``md5(f"{t}_{k}_{j}") %
+    num_rows`` (``j = 0, 1, ...``) not already taken by this trigram, with ``t = b0 + 256 b1 + 65536 b2``; the first
+    ``shared`` of them hash the lower-cased trigram instead (Aleph-Alpha/trigrams ``trigram_tokenizer.py``; the 7B
+    config: population 10, 2 shared). The md5 digest is read as a big-endian integer."""
+    if len(trigram) != 3:
+        raise ValueError(f"tfree_rows takes 3 bytes, got {trigram!r}")
+    if population > num_rows:
+        raise ValueError(f"T-FREE needs population <= rows ({population} > {num_rows})")
+    rows: list[int] = []
+    for k in range(population):
+        source = trigram.lower() if k < shared else trigram
+        t = source[0] + 256 * source[1] + 65536 * source[2]
+        j = 0
+        while True:
+            row = int.from_bytes(hashlib.md5(f"{t}_{k}_{j}".encode(), usedforsecurity=False).digest(), "big") % num_rows
+            if row not in rows:
+                break
+            j += 1
+        rows.append(row)
+    return rows
+
+
+def tfree_word_rows(word: str, num_rows: int, population: int = 10, shared: int = 0) -> list[int]:
+    """The sorted active rows of a word: the union over the byte trigrams of ``" word "`` (UTF-8) of
+    :func:`tfree_rows` (a multi-hot vector: a row two trigrams share is active once)."""
+    data = f" {word} ".encode("utf-8")
+    active: set[int] = set()
+    for start in range(len(data) - 2):
+        active.update(tfree_rows(data[start:start + 3], num_rows, population, shared))
+    return sorted(active)
+
+
+def padded(rows: list[list[int]]) -> torch.Tensor:
+    width = max(1, max(len(r) for r in rows))
+    out = np.full((len(rows), width), -1, dtype=np.int32)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return torch.from_numpy(out)
+
+
+def qr_modulus(num_ids: int, rows: int) -> int:
+    """The largest modulus ``M`` with ``ceil(V / M) + M <= rows``; ``ValueError`` when none exists
+    (``rows < 2 sqrt(V)`` roughly)."""
+    best = 0
+    for m in range(1, rows):
+        if m + -(-num_ids // m) <= rows:
+            best = m
+    if not best:
+        raise ValueError(f"quotient-remainder: {rows} rows cannot hold {num_ids} ids (need about "
+                         f"{2 * math.ceil(math.sqrt(num_ids))}); raise the budget")
+    return best
