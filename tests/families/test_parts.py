@@ -376,3 +376,32 @@ def test_a_runs_checkpoint_digest_reads_only_what_changes_its_weights():
     assert cpu.override(hidden=32).weight_settings(track_b.RUN_SETTINGS) == cpu.weight_settings(track_b.RUN_SETTINGS)
     assert cpu.override(lm_max_steps=7).weight_settings(track_b.RUN_SETTINGS) != \
         cpu.weight_settings(track_b.RUN_SETTINGS)
+
+
+def test_massive_has_its_own_rates_and_cap_and_only_its_parts_read_them():
+    from hashlib_core.papers.families.experiments import CHAPTER
+
+    cpu = PROFILES.get("cpu")
+    assert cpu.task_rates("massive") == cpu.massive_learning_rates != cpu.task_rates("sst2") == cpu.learning_rates
+    assert cpu.task_steps("massive") == cpu.massive_max_steps != cpu.task_steps("sst2") == cpu.max_steps
+    plain = cpu.override(massive_max_steps=0, massive_learning_rates=())
+    assert (plain.task_steps("massive"), plain.task_rates("massive")) == (cpu.max_steps, cpu.learning_rates)
+    with pytest.raises(ValueError, match="massive_max_steps must be >= 0"):
+        cpu.override(massive_max_steps=-1)
+    with pytest.raises(ValueError, match="massive_learning_rates must be distinct"):
+        cpu.override(massive_learning_rates=(1e-3, 1e-3))
+    for name in ("replace_sst2_sweep", "replace_sst2", "collisions", "throughput", "add"):
+        assert {"massive_max_steps", "massive_learning_rates"} <= CHAPTER.experiments[name].independent_of
+    for name in ("replace_massive_sweep", "replace_massive", "replace", "claims"):
+        assert not {"massive_max_steps", "massive_learning_rates"} & CHAPTER.experiments[name].independent_of
+
+
+def test_the_catalogue_table_marks_the_families_a_profile_does_not_train():
+    from hashlib_core.papers.families.profiles import NOT_ON_CPU
+
+    cpu, small = PROFILES.get("cpu"), PROFILES.get("small")
+    table = tables.catalogue(cpu)
+    assert table.loc[table["in cpu"] == "not yet", "family"].tolist() == list(NOT_ON_CPU)
+    assert set(table.loc[table["in cpu"] == "yes", "family"]) == set(cpu.families)
+    assert tables.untrained(cpu) == ", ".join(NOT_ON_CPU) and tables.untrained(small) == "none"
+    assert "in cpu" not in tables.catalogue().columns
