@@ -30,7 +30,8 @@ from torch import nn
 from hashlib_core.embeddings.codes import mmh3_codes, padded, qr_modulus, strip_marker, tfree_rows, tfree_word_rows
 from hashlib_core.embeddings.compressed import (DenseHashEmbedding, FeatureProjection, ImportanceHashEmbedding,
                                                 QuotientRemainderEmbedding, RobeEmbedding, RowCombinationEmbedding)
-from hashlib_core.embeddings.factorized import build_ce, build_hashed_net, build_low_rank, build_tt, tt_shape
+from hashlib_core.embeddings.factorized import (build_ce, build_hashed_net, build_low_rank, build_tt, low_rank_minimum,
+                                                tt_minimum)
 
 __all__ = ["Family", "FAMILIES", "CatalogueEmbedding", "build", "family", "minimum_budget", "mmh3_codes", "tfree_rows",
            "tfree_word_rows", "qr_modulus"]
@@ -331,10 +332,9 @@ def minimum_budget(name: str, vocab_size: int, dim: int) -> int:
     if name == "dhe":
         return 1024 + 1 + 2 * dim
     if name == "tt-rec":
-        n, f = tt_shape(vocab_size, dim)
-        return 2 * n * f + n * f
+        return tt_minimum(vocab_size, dim)
     if name == "low-rank":
-        return vocab_size + 2 * dim
+        return low_rank_minimum(vocab_size, dim)
     return 1
 
 

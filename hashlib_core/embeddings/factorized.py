@@ -30,7 +30,7 @@ from hashlib_core.embeddings.codes import mmh3_codes
 from hashlib_core.embeddings.compressed import _P31, _check_codes, _check_ids, _positive, universal_hash
 
 __all__ = ["ConcatHashEmbedding", "TensorTrainEmbedding", "LowRankEmbedding", "HashedNetEmbedding", "tt_shape",
-           "tt_rank", "low_rank", "CE_CHUNKS"]
+           "tt_rank", "tt_minimum", "low_rank", "low_rank_minimum", "CE_CHUNKS"]
 
 #: hashes (and slices) of the concatenated compositional embedding: cce's default ``n_chunks``
 CE_CHUNKS = 4
@@ -64,30 +64,36 @@ class ConcatHashEmbedding(nn.Module):
         return F.embedding(codes + block, self.weight).reshape(*codes.shape[:-1], self.embedding_dim)
 
 
+def _cube_root_up(x: int) -> int:
+    """The least ``k >= 1`` with ``k^3 >= x`` (integer arithmetic: no float rounding at exact cubes)."""
+    k = max(1, round(x ** (1 / 3)))
+    while k ** 3 < x:
+        k += 1
+    while k > 1 and (k - 1) ** 3 >= x:
+        k -= 1
+    return k
+
+
 def tt_shape(num_ids: int, embedding_dim: int) -> tuple[int, int]:
     """``(n, d')``: each core's rows (``ceil(V^(1/3))``, so ``n^3 >= V``) and output factor (``ceil(d^(1/3))``)."""
-    n = max(1, round(num_ids ** (1 / 3)))
-    while n ** 3 < num_ids:
-        n += 1
-    while n > 1 and (n - 1) ** 3 >= num_ids:
-        n -= 1
-    f = max(1, round(embedding_dim ** (1 / 3)))
-    while f ** 3 < embedding_dim:
-        f += 1
-    while f > 1 and (f - 1) ** 3 >= embedding_dim:
-        f -= 1
-    return n, f
+    return _cube_root_up(num_ids), _cube_root_up(embedding_dim)
 
 
 def _tt_count(n: int, f: int, rank: int) -> int:
     return 2 * n * f * rank + n * f * rank * rank
 
 
+def tt_minimum(num_ids: int, embedding_dim: int) -> int:
+    """The parameters of TT-Rec's rank 1 (the least budget it builds at)."""
+    return _tt_count(*tt_shape(num_ids, embedding_dim), 1)
+
+
 def tt_rank(num_ids: int, embedding_dim: int, budget: int) -> int:
     """The largest TT rank whose three cores fit ``budget``; ``ValueError`` when rank 1 does not."""
+    if tt_minimum(num_ids, embedding_dim) > budget:
+        raise ValueError(f"tt-rec: rank 1 needs {tt_minimum(num_ids, embedding_dim):,} parameters, over the budget "
+                         f"{budget:,}")
     n, f = tt_shape(num_ids, embedding_dim)
-    if _tt_count(n, f, 1) > budget:
-        raise ValueError(f"tt-rec: rank 1 needs {_tt_count(n, f, 1):,} parameters, over the budget {budget:,}")
     rank = 1
     while _tt_count(n, f, rank + 1) <= budget:
         rank += 1
@@ -134,12 +140,17 @@ class TensorTrainEmbedding(nn.Module):
         return out.reshape(*ids.shape, -1)[..., : self.embedding_dim]
 
 
+def low_rank_minimum(num_ids: int, embedding_dim: int) -> int:
+    """The parameters of the rank-1 factorised table (the least budget it builds at)."""
+    return num_ids + 2 * embedding_dim
+
+
 def low_rank(num_ids: int, embedding_dim: int, budget: int) -> int:
     """The largest rank ``r`` with ``V r + r d + d <= budget``; ``ValueError`` when rank 1 does not fit."""
     rank = (budget - embedding_dim) // (num_ids + embedding_dim)
     if rank < 1:
-        raise ValueError(f"low-rank: rank 1 needs {num_ids + 2 * embedding_dim:,} parameters, over the budget "
-                         f"{budget:,}")
+        raise ValueError(f"low-rank: rank 1 needs {low_rank_minimum(num_ids, embedding_dim):,} parameters, over the "
+                         f"budget {budget:,}")
     return rank
 
 
