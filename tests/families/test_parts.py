@@ -56,7 +56,9 @@ def test_plan_sweeps_each_family_once_and_seeds_what_the_claims_read():
     assert by[("md5-emb", 0.25)] == (False, [0])
     assert by[("md5-proj", p.sweep_budget)] == (True, [0, 1, 2])             # a fixed family: its one size
     runs = sum(len(p.learning_rates) + len(seeds) - 1 if swept else len(seeds) for _, swept, seeds in steps)
-    assert runs == 87
+    # every family swept, every budget family at its other budgets, the claimed families' other seeds
+    assert runs == (len(p.families) * len(p.learning_rates) + len(budget_families) * (len(p.budgets) - 1)
+                    + len(p.seeded_families) * (len(p.seeds) - 1))
     # with the vocabulary's size, what a budget cannot build is left out (the gated signatures at the smallest)
     vocab = 30522
     assert skipped(p, vocab) == [type(steps[0][0])("gated-signatures", min(p.budgets))]
@@ -397,11 +399,15 @@ def test_massive_has_its_own_rates_and_cap_and_only_its_parts_read_them():
 
 
 def test_the_catalogue_table_marks_the_families_a_profile_does_not_train():
-    from hashlib_core.papers.families.profiles import NOT_ON_CPU
+    from hashlib_core.embeddings.catalogue import FAMILIES
 
-    cpu, small = PROFILES.get("cpu"), PROFILES.get("small")
-    table = tables.catalogue(cpu)
-    assert table.loc[table["in cpu"] == "not yet", "family"].tolist() == list(NOT_ON_CPU)
-    assert set(table.loc[table["in cpu"] == "yes", "family"]) == set(cpu.families)
-    assert tables.untrained(cpu) == ", ".join(NOT_ON_CPU) and tables.untrained(small) == "none"
-    assert "in cpu" not in tables.catalogue().columns
+    smoke, cpu = PROFILES.get("smoke"), PROFILES.get("cpu")
+    left_out = [f for f in FAMILIES if f not in smoke.families]
+    assert left_out and "full" not in left_out
+    table = tables.catalogue(smoke)
+    assert table.loc[table["in smoke"] == "not yet", "family"].tolist() == left_out
+    assert set(table.loc[table["in smoke"] == "yes", "family"]) == set(smoke.families)
+    assert tables.untrained(smoke) == ", ".join(left_out)
+    assert set(cpu.families) == set(FAMILIES) and tables.untrained(cpu) == "none"
+    assert set(tables.catalogue(cpu)["in cpu"]) == {"yes"}
+    assert "in cpu" not in tables.catalogue().columns and "in smoke" not in tables.catalogue().columns

@@ -32,7 +32,7 @@ TRACK_B_ONLY = ("memories", "memory_multiples", "lm_vocab", "lm_layers", "lm_hid
                 "lm_validation_windows")
 TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "learning_rates",
                 "seeds", "layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch",
-                "eval_every", "max_steps", "massive_max_steps", "massive_learning_rates", "typo_rate")
+                "length_group", "eval_every", "max_steps", "massive_max_steps", "massive_learning_rates", "typo_rate")
 _BENCH = ("bench_batch", "bench_length", "bench_repeats")
 _KINDS = ("runs", "curves")
 TASK_PARTS = {f"replace_{task}": task for task in ("sst2", "massive")}
@@ -88,7 +88,8 @@ def _replace(ctx: RunContext) -> dict:
     return out
 
 
-@CHAPTER.experiment("collisions", outputs=("collisions",), independent_of=(*_TRACK_A_PART, *_MASSIVE_ONLY))
+@CHAPTER.experiment("collisions", outputs=("collisions",),
+                    independent_of=(*_TRACK_A_PART, *_MASSIVE_ONLY, "length_group"))
 def _collisions(ctx: RunContext) -> dict:
     """Every (family, budget) of Track A built once (seed 0): tokens sharing their whole signature, against the
     birthday bound's expectation for a uniform hash into the family's code space."""
@@ -103,7 +104,8 @@ def _collisions(ctx: RunContext) -> dict:
     return {"collisions": pd.DataFrame(rows)}
 
 
-@CHAPTER.experiment("throughput", outputs=("throughput",), independent_of=(*TRACK_B_ONLY, "tasks", *_MASSIVE_ONLY))
+@CHAPTER.experiment("throughput", outputs=("throughput",),
+                    independent_of=(*TRACK_B_ONLY, "tasks", *_MASSIVE_ONLY, "length_group"))
 def _throughput(ctx: RunContext) -> dict:
     """Each family at the sweep budget: build time (hashing the vocabulary once) and forward tokens per second on
     one CPU thread (:mod:`hashlib_core.benchmarks.families`)."""

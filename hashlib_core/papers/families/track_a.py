@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from hashlib_core.batching import LengthGroupedBatches
 from hashlib_core.chapter import RunContext
 from hashlib_core.early_stopping import train_until_converged
 from hashlib_core.embeddings.catalogue import FAMILIES, minimum_budget
@@ -34,7 +35,7 @@ __all__ = ["TrackA", "RUN_SETTINGS", "Setting", "settings", "skipped", "plan", "
 #: the settings that change one Track A run's weights (its checkpoint's digest): which runs a profile makes (the
 #: tasks, families, budgets, rates and seeds) and Track B's settings do not
 RUN_SETTINGS = ("layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch",
-                "eval_every", "patience", "max_steps", "seed")
+                "eval_every", "patience", "max_steps", "length_group", "seed")
 
 
 @dataclass
@@ -189,8 +190,9 @@ def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, se
                               num_labels=data.num_labels)
     model = FamilyBertForSequenceClassification(config)
     train_ids, train_labels = data.parts["train"]
-    loader = torch.utils.data.DataLoader(list(zip(train_ids, train_labels.tolist())), batch_size=p.batch,
-                                         shuffle=True, drop_last=True, collate_fn=collate)
+    batches = LengthGroupedBatches([len(ids) for ids in train_ids], p.batch, group=p.length_group)
+    loader = torch.utils.data.DataLoader(list(zip(train_ids, train_labels.tolist())), batch_sampler=batches,
+                                         collate_fn=collate)
     held_ids, held_labels = data.parts["heldout"]
 
     def score(m) -> float:
