@@ -27,7 +27,7 @@ def STYLE(families) -> dict[str, tuple[str, str]]:
 def _shared_legend(fig, axes):
     """One legend under a row of per-task panels (the first panel's entries: every panel draws every family)."""
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=7, bbox_to_anchor=(0.5, -0.02))
+    fig.legend(handles, labels, loc="lower center", ncol=8, fontsize=7, bbox_to_anchor=(0.5, -0.02))
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 

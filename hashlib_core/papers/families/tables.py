@@ -197,7 +197,8 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
     out = {"n_families": str(table["family"].nunique()), "n_runs": f"{len(runs):,}",
            "n_rates": str(len(profile.learning_rates)),
            "rates": "; ".join(f"{_SHORT[t]}: " + ", ".join(f"{r:g}" for r in profile.task_rates(t)) + " (at most "
-                              f"{profile.task_steps(t):,} steps)" for t in profile.tasks), "patience": str(profile.patience),
+                              f"{profile.task_steps(t):,} steps)" for t in profile.tasks),
+           "patience": str(profile.patience), "length_group": str(profile.length_group),
            "n_capped": f"{int((~chosen['converged'].astype(bool)).sum()):,}",
            "n_chosen": f"{int(runs['chosen'].sum()):,}", "sweep_budget": f"{100 * sweep_budget:g}%",
            "not_built": ", ".join(f"{f} at {100 * b:g}%" for f, b in not_built(runs, profile)) or "none",
