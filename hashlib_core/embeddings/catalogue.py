@@ -212,7 +212,11 @@ def _bits(kind: str):
 
         bits = KeyedMD5Hasher(offset=0).batch_bits(s.strings)
         module = {"pool": lambda: PoolEmbedding(128, s.dim, codeword_dropout=0.0),
-                  "add": lambda: AdditiveEmbedding(128, s.dim), "proj": lambda: PearsonProjection(128, s.dim)}[kind]()
+                  # Add stores its T differences (the HashFormers chapter's profiles do too): the shared part of
+                  # the paper's codebooks outruns the word parts under Adam, and BERT's token-type row, added to
+                  # every token, carries it instead
+                  "add": lambda: AdditiveEmbedding(128, s.dim, storage="differences"),
+                  "proj": lambda: PearsonProjection(128, s.dim)}[kind]()
         return module, bits
     return build
 
@@ -303,7 +307,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "budget", _lsh_emb),
     Family("md5-pool", "HashFormers' Pool over the 128-bit MD5 code", "Xue & Aletras 2022, Eq. 1", "fixed",
            _bits("pool")),
-    Family("md5-add", "HashFormers' Add over the 128-bit MD5 code", "Xue & Aletras 2022, Eq. 2", "fixed",
+    Family("md5-add", "HashFormers' Add over the 128-bit MD5 code, stored as its 128 codebook differences",
+           "Xue & Aletras 2022, Eq. 2", "fixed",
            _bits("add")),
     Family("md5-proj", "HashFormers' Proj over the 128-bit MD5 code", "Xue & Aletras 2022, Eq. 3", "fixed",
            _bits("proj")),

@@ -74,10 +74,12 @@ def test_every_family_embeds_ids_within_its_budget(name, need_data):
 
 
 def test_fixed_families_have_their_papers_parameter_counts():
-    # Pool: a 2^10 + 1 row codebook and ceil(128 / 10) = 13 weight rows; Add: 128 codebooks of 2 vectors; Proj:
-    # 128 x d; the MinHash projection: a 512 x d dense layer with its bias and a LayerNorm
+    # Pool: a 2^10 + 1 row codebook and ceil(128 / 10) = 13 weight rows; Add: the differences of its 128 codebooks
+    # (the shared part is the backbone's token-type row); Proj: 128 x d; the MinHash projection: a 512 x d dense layer
+    # with its bias and a LayerNorm
     assert _build("md5-pool").embedding_parameter_count() == (2 ** 10 + 1) * D + 13 * D - D
-    assert _build("md5-add").embedding_parameter_count() == 128 * 2 * D
+    add = _build("md5-add")
+    assert add.embedding_parameter_count() == 128 * D and add.module.storage == "differences"
     assert _build("md5-proj").embedding_parameter_count() == 128 * D
     assert _build("minhash-projection").embedding_parameter_count() == 512 * D + D + 2 * D
 
