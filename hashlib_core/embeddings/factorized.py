@@ -90,9 +90,9 @@ def tt_minimum(num_ids: int, embedding_dim: int) -> int:
 
 def tt_rank(num_ids: int, embedding_dim: int, budget: int) -> int:
     """The largest TT rank whose three cores fit ``budget``; ``ValueError`` when rank 1 does not."""
-    if tt_minimum(num_ids, embedding_dim) > budget:
-        raise ValueError(f"tt-rec: rank 1 needs {tt_minimum(num_ids, embedding_dim):,} parameters, over the budget "
-                         f"{budget:,}")
+    least = tt_minimum(num_ids, embedding_dim)
+    if least > budget:
+        raise ValueError(f"tt-rec: rank 1 needs {least:,} parameters, over the budget {budget:,}")
     n, f = tt_shape(num_ids, embedding_dim)
     rank = 1
     while _tt_count(n, f, rank + 1) <= budget:

@@ -396,6 +396,11 @@ def test_massive_has_its_own_rates_and_cap_and_only_its_parts_read_them():
         assert {"massive_max_steps", "massive_learning_rates"} <= CHAPTER.experiments[name].independent_of
     for name in ("replace_massive_sweep", "replace_massive", "replace", "claims"):
         assert not {"massive_max_steps", "massive_learning_rates"} & CHAPTER.experiments[name].independent_of
+    # the batching changes Track A's weights only: Track B, the collisions and the throughput stay current
+    for name in ("collisions", "throughput", "add"):
+        assert "length_group" in CHAPTER.experiments[name].independent_of
+    for name in ("replace_sst2_sweep", "replace_sst2", "replace_massive_sweep", "replace_massive", "replace"):
+        assert "length_group" not in CHAPTER.experiments[name].independent_of
 
 
 def test_the_catalogue_table_marks_the_families_a_profile_does_not_train():
