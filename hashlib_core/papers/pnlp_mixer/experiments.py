@@ -12,6 +12,9 @@ Each writes ``results/pnlp_mixer/<profile>/<name>.csv``; run them with
     MinHash. MTOP EN's are joint models chosen on slot exact match, ATIS's and SNIPS's intent models; each is scored
     on the task's validation split. A headline row is tuned and trained with every seed
     (:meth:`~hashlib_core.papers.pnlp_mixer.runs.Resources.row_runs`).
+``longer_mtop``
+    The MTOP EN length diagnosis (:mod:`~hashlib_core.papers.pnlp_mixer.longer`): the MinHash Mixer and the best
+    other MTOP EN encoder of Table 2 retrained at ``longer_mtop_max_epochs``, all else as the tables trained them.
 ``projections``
     Table 1, merged from the parts: ``table1`` has one row per run, ``table1_curves`` the chosen runs' validation
     curves, ``table1_items`` each chosen run's per-sentence validation correctness (for paired bootstraps).
@@ -142,6 +145,22 @@ def _register_comparisons() -> None:
 
 
 _register_comparisons()
+
+
+def _longer_enabled(profile: PNLPMixerProfile) -> bool:
+    return profile.longer_mtop_max_epochs > 0 and part_enabled(profile, "architectures", "mtop-en")
+
+
+@CHAPTER.experiment("longer_mtop", outputs=("longer_mtop", "longer_mtop_curves", "longer_mtop_items"),
+                    when=_longer_enabled, owns=("longer_mtop_max_epochs",),
+                    reads=tuple(f"{part_name(k, 'mtop-en')}_{s}" for k in ("mixer", "architectures")
+                                for s in ("runs", "curves", "items")),
+                    independent_of=_LANGUAGES + _ATIS_SCHEDULE + _T1_ROWS + ("comparison_tasks", "snips_max_epochs"))
+def _longer_mtop(ctx: RunContext) -> dict:
+    """The MTOP EN length diagnosis (:func:`~hashlib_core.papers.pnlp_mixer.longer.run_longer`)."""
+    from hashlib_core.papers.pnlp_mixer.longer import run_longer
+
+    return run_longer(ctx.resources, ctx.evidence())
 
 
 def test_rows(res: Resources, task_name: str, seed_offset: int = 0,

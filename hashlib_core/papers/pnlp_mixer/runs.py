@@ -108,12 +108,15 @@ class Resources:
         return min(caps) if caps else 0
 
     def settings(self, task_name: str, seed_offset: int = 0, learning_rate: float | None = None,
-                 weight_decay: float | None = None, comparison: bool = False) -> FitSettings:
+                 weight_decay: float | None = None, comparison: bool = False,
+                 max_epochs: int | None = None) -> FitSettings:
         """The optimisation of ``task_name``'s models (:meth:`schedule`, :func:`objective`); ``learning_rate``,
         ``weight_decay``: a tuning point's instead of the profile's; ``comparison``: Tables 1 and 2's models (an
-        MTOP one at ``comparison_mtop_batch_size`` and ``comparison_mtop_lr_schedule``)."""
+        MTOP one at ``comparison_mtop_batch_size`` and ``comparison_mtop_lr_schedule``); ``max_epochs``: another cap
+        than the schedule's (the learning rate then decays to zero at it)."""
         p = self.profile
         epochs, patience, _ = self.schedule(task_name, comparison)
+        epochs = epochs if max_epochs is None else max_epochs
         joint = objective(task_name) == "joint"
         own = comparison and task_language(task_name)[0] == "mtop"
         return FitSettings(batch_size=(p.comparison_mtop_batch_size or p.batch_size) if own else p.batch_size,
@@ -124,11 +127,12 @@ class Resources:
                            select_on="exact_match" if joint else "intent", tie_break="first" if joint else "loss")
 
     def trained(self, task_name: str, projection: str = "minhash", encoder: str = "mixer", seed_offset: int = 0,
-                point: tuple[float, float, float] | None = None, comparison: bool = False) -> tuple[Any, dict]:
+                point: tuple[float, float, float] | None = None, comparison: bool = False,
+                max_epochs: int | None = None) -> tuple[Any, dict]:
         """The model of (task, projection, encoder) trained with early stopping, and its summary (trained once);
         ``seed_offset``: initialised and trained with the profile's seed plus it; ``point``: a tuning point's
         (learning rate, weight decay, dropout) instead of the profile's; ``comparison``: as Tables 1 and 2 train
-        it (:meth:`settings`)."""
+        it (:meth:`settings`); ``max_epochs``: at another cap than the schedule's (:meth:`settings`)."""
         from hashlib_core.papers.pnlp_mixer.joint import PNLPMixerForIntentAndSlots
         from hashlib_core.profiles import seed_everything
 
@@ -136,7 +140,7 @@ class Resources:
         lr, wd, dropout = point if point is not None else p.tuning_points()[0]
         # Tables 1 and 2 train an ATIS or SNIPS model as every other experiment does (the test table reuses it)
         comparison = comparison and task_language(task_name)[0] == "mtop"
-        key = (task_name, projection, encoder, seed_offset, lr, wd, dropout, comparison)
+        key = (task_name, projection, encoder, seed_offset, lr, wd, dropout, comparison, max_epochs)
         if key not in self._trained:
             task = self.task(task_name)
             seed_everything(p.seed + seed_offset)
@@ -148,7 +152,8 @@ class Resources:
                          f"sentences, {objective(task_name)}, seed {p.seed + seed_offset}, lr {lr:g}, wd {wd:g}, "
                          f"dropout {dropout:g})")
             model, summary = fit(model, self.projector(projection), task,
-                                 self.settings(task_name, seed_offset, lr, wd, comparison), device=self.ctx.device,
+                                 self.settings(task_name, seed_offset, lr, wd, comparison, max_epochs),
+                                 device=self.ctx.device,
                                  progress=False, train_examples=train_examples,
                                  eval_examples=self.eval_examples(task_name, comparison),
                                  subset_seed=p.subset_seed)
