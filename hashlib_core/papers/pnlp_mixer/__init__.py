@@ -24,6 +24,7 @@ Where each part of the paper is implemented (the chapter: ``book/pnlp_mixer.ipyn
 Tables 1-4, 8-bit, latency      :mod:`~hashlib_core.papers.pnlp_mixer.experiments` (tuning and seeds: :mod:`~hashlib_core.papers.pnlp_mixer.runs`; Tables 1-2 in parts: :mod:`~hashlib_core.papers.pnlp_mixer.comparisons`), :mod:`~hashlib_core.papers.pnlp_mixer.quantization`, :mod:`hashlib_core.benchmarks.pnlp_mixer_latency`
 §6, lean inference (latency)    :class:`~hashlib_core.papers.pnlp_mixer.inference.MixerForInference`
 §1, cost against the length     :mod:`hashlib_core.benchmarks.pnlp_mixer_scaling` (Mixer and Transformer, 32-4,096)
+Tables 1-2's MTOP EN at length  :mod:`~hashlib_core.papers.pnlp_mixer.longer` (the ``longer_mtop`` diagnosis: the Mixer and its best rival at a longer cap)
 the claims and their verdicts   :mod:`~hashlib_core.papers.pnlp_mixer.claims` (the ``claims`` experiment, registered last; Tables 1-2's bootstraps: :mod:`~hashlib_core.papers.pnlp_mixer.claims_comparison`)
 ==============================  ====================================================================================
 """

@@ -148,7 +148,8 @@ _register_comparisons()
 
 
 def _longer_enabled(profile: PNLPMixerProfile) -> bool:
-    return profile.longer_mtop_max_epochs > 0 and part_enabled(profile, "architectures", "mtop-en")
+    cap = profile.comparison_mtop_max_epochs or profile.mtop_max_epochs
+    return profile.longer_mtop_max_epochs > cap and part_enabled(profile, "architectures", "mtop-en")
 
 
 @CHAPTER.experiment("longer_mtop", outputs=("longer_mtop", "longer_mtop_curves", "longer_mtop_items"),

@@ -13,7 +13,7 @@ from hashlib_core.papers.pnlp_mixer.tables import (
     scaling_view,
 )
 
-__all__ = ["accuracy_vs_size", "validation_curves", "cost_vs_length"]
+__all__ = ["accuracy_vs_size", "validation_curves", "length_curves", "cost_vs_length"]
 
 
 #: a marker per comparison task, in the order the figures draw them
@@ -89,6 +89,30 @@ def validation_curves(curves: pd.DataFrame, by: str, task: str | None = None):
         ax.grid(alpha=0.3)
         ax.xaxis.get_major_locator().set_params(integer=True)
     axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def length_curves(curves: pd.DataFrame | None, profile: str = ""):
+    """The length diagnosis (``longer_mtop_curves``): MTOP EN validation exact match per epoch of each model, dashed
+    at the tables' cap and solid at the longer one, a colour per encoder; a note when ``curves`` is None (the
+    ``profile`` does not run the diagnosis)."""
+    fig, ax = plt.subplots(figsize=(6.0, 3.4))
+    if curves is None or curves.empty:
+        ax.text(0.5, 0.5, f"the {profile} profile does not run the length diagnosis", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    caps = sorted(curves["max_epochs"].unique())
+    for i, (encoder, g) in enumerate(curves.groupby("encoder", sort=False)):
+        for cap, c in g.groupby("max_epochs"):
+            ax.plot(c["epoch"], c["val_exact_match"], color=f"C{i}", ls="-" if cap == caps[-1] else "--",
+                    marker="o", ms=2.5, label=f"{ENCODER_LABELS.get(encoder, encoder)}, cap {cap}")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("slot exact match (%)")
+    ax.set_title("MTOP EN validation, first seed", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 

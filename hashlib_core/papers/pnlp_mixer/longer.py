@@ -25,7 +25,8 @@ from hashlib_core.claims import Interval, paired_bootstrap
 from hashlib_core.papers.pnlp_mixer.profiles import TUNED
 from hashlib_core.papers.pnlp_mixer.runs import run_row
 
-__all__ = ["TASK", "rival", "run_longer", "length_table", "gaps", "length_sentence"]
+__all__ = ["TASK", "rival", "run_longer", "length_table", "gaps", "length_sentence", "length_reading",
+           "longer_quoted"]
 
 #: the task of the diagnosis: Tables 1-2's exact-match column
 TASK = "mtop-en"
@@ -95,7 +96,8 @@ def length_table(table: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
     def best(row: pd.Series) -> str:
         return f"{int(row['best_epoch'])}" + (" (at cap)" if bool(row["capped"]) else "")
 
-    out = pd.DataFrame({"encoder": table["encoder"].map(lambda e: labels.get(e, e)), "cap (epochs)": table["max_epochs"].astype(int),
+    out = pd.DataFrame({"encoder": table["encoder"].map(lambda e: labels.get(e, e)),
+                        "cap (epochs)": table["max_epochs"].astype(int),
                         "best epoch": table.apply(best, axis=1), "epochs run": table["epochs"].astype(int),
                         "exact match": table["val_exact_match"].astype(float).round(1),
                         "intent acc.": table["val_intent_acc"].astype(float).round(1),
@@ -106,8 +108,8 @@ def length_table(table: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
 def gaps(items: dict[str, Any]) -> dict[int, Interval]:
     """At each cap, the Mixer minus its rival in validation exact match (points), with a paired bootstrap over the
     validation sentences (both runs scored on the same sentences)."""
-    by = {(r["encoder"], int(r["max_epochs"])): np.array([c == "1" for c in r["items"]["exact_match"]], dtype=float)
-          for r in items["runs"]}
+    by = {(r["encoder"], int(r["max_epochs"])): np.array([c == "1" for c in r["items"]["exact_match"]],
+                                                           dtype=float) for r in items["runs"]}
     caps = sorted({cap for _, cap in by})
     others = sorted({enc for enc, _ in by} - {"mixer"})
     if len(others) != 1:
@@ -138,3 +140,42 @@ def length_sentence(table: pd.DataFrame, items: dict[str, Any], labels: dict[str
                          for c in caps)
     return (f"Validation exact match on MTOP EN, first seed: {'; '.join(parts)}. The Mixer minus "
             f"{labels.get(rival_name, rival_name)}: {gap_text} (95% paired bootstrap over the validation sentences).")
+
+
+def length_reading(table: pd.DataFrame, items: dict[str, Any], labels: dict[str, str]) -> str:
+    """What the two lengths say about the tables' MTOP EN ranking: how much each model gained, whether the
+    Mixer's gap to the rival narrowed, widened or changed sign (judged on the intervals), and whether the longer
+    runs were still best at their cap."""
+    caps = sorted(int(c) for c in table["max_epochs"].unique())
+    short, long = caps[0], caps[-1]
+    rival_name = next(e for e in table["encoder"] if e != "mixer")
+    score = table.set_index(["encoder", "max_epochs"])["val_exact_match"].astype(float)
+    gains = {e: score[(e, long)] - score[(e, short)] for e in ("mixer", rival_name)}
+    iv = gaps(items)
+    a, b = iv[short], iv[long]
+    if a.estimate * b.estimate < 0:
+        change = f"changes sign, from {a.estimate:+.1f} to {b.estimate:+.1f} points"
+    else:
+        change = (f"{'narrows' if abs(b.estimate) < abs(a.estimate) else 'widens'} from {a.estimate:+.1f} to "
+                  f"{b.estimate:+.1f} points")
+    decided = [c for c, v in ((short, a), (long, b)) if v.low > 0 or v.high < 0]
+    sure = ("its interval excludes zero at " + " and ".join(f"{c} epochs" for c in decided) if decided
+            else "its interval includes zero at both lengths")
+    capped = table[(table["max_epochs"] == long) & table["capped"].astype(bool)]["encoder"].tolist()
+    still = (f"At {long} epochs {' and '.join(labels.get(e, e) for e in capped)} "
+             f"{'were' if len(capped) > 1 else 'was'} still best at the cap, so more training may move the "
+             f"ranking again." if capped else f"At {long} epochs both runs stopped before the cap.")
+    return (f"From {short} to {long} epochs the Mixer gains {gains['mixer']:+.1f} points and "
+            f"{labels.get(rival_name, rival_name)} {gains[rival_name]:+.1f}; the Mixer's gap {change} ({sure}). "
+            f"{still}")
+
+
+def longer_quoted(shown: Any, labels: dict[str, str]) -> dict[str, str]:
+    """The page's words on the diagnosis, or why there is none in the shown profile."""
+    if not shown.has("longer_mtop"):
+        why = (f"The {shown.profile.name} profile does not run this diagnosis (its longer_mtop_max_epochs is 0 or "
+               f"not above the tables' MTOP EN cap).")
+        return {"longer_result": why, "longer_reading": ""}
+    table, items = shown.table("longer_mtop"), shown.json("longer_mtop_items")
+    return {"longer_result": length_sentence(table, items, labels),
+            "longer_reading": length_reading(table, items, labels)}

@@ -357,6 +357,9 @@ def quoted(shown, bench: dict | None = None, scaling: dict | None = None) -> dic
     out["t12_mtop_schedule"] = comparison_mtop_schedule(p)
     out["t12_mtop_rows"] = mtop_rows_sentence(p)
     out["t12_schedule_note"] = schedule_note(p)
+    from hashlib_core.papers.pnlp_mixer.longer import longer_quoted
+
+    out.update(longer_quoted(shown, ENCODER_LABELS))
     trend = (epoch_trend(shown.table("table1_curves"), "mtop-en", "val_exact_match", "MTOP EN validation exact match")
              if shown.has("table1_curves") else "")
     out["t4_schedule_evidence"] = schedule_evidence(p, trend, schedule_contrast(t4, t1, p))
