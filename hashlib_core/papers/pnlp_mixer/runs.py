@@ -113,7 +113,7 @@ class Resources:
         """The optimisation of ``task_name``'s models (:meth:`schedule`, :func:`objective`); ``learning_rate``,
         ``weight_decay``: a tuning point's instead of the profile's; ``comparison``: Tables 1 and 2's models (an
         MTOP one at ``comparison_mtop_batch_size`` and ``comparison_mtop_lr_schedule``); ``max_epochs``: another cap
-        than the schedule's (the learning rate then decays to zero at it)."""
+        than the schedule's (a linear schedule then decays to zero at it)."""
         p = self.profile
         epochs, patience, _ = self.schedule(task_name, comparison)
         epochs = epochs if max_epochs is None else max_epochs
