@@ -74,17 +74,17 @@ def test_length_table_marks_runs_best_at_their_cap():
 def test_the_sentences_read_the_numbers_and_the_intervals():
     # the Mixer: 25 points behind the CNN at 15 epochs, 50 ahead at 25
     items = _items("1000" * 10, "1100" * 10, "1110" * 10, "1000" * 10)
-    text = longer.length_sentence(_table(), items, LABELS)
+    text = longer.length_sentence(_table(), longer.gaps(items), LABELS)
     assert "MLP-Mixer: 40.0 at 15 epochs (best at the cap) and 46.0 at 25 epochs (best at the cap)" in text
     assert "CNN: 45.0 at 15 epochs (best at the cap) and 47.0 at 25 epochs (best at epoch 17)" in text
     assert "-25.0 points" in text and "+50.0 points" in text
-    reading = longer.length_reading(_table(), items, LABELS)
+    reading = longer.length_reading(_table(), longer.gaps(items), LABELS)
     assert "the Mixer gains +6.0 points and CNN +2.0" in reading
     assert "changes sign, from -25.0 to +50.0 points" in reading
     assert "interval excludes zero at 15 epochs and 25 epochs" in reading
     assert "At 25 epochs MLP-Mixer was still best at the cap" in reading
-    narrow = longer.length_reading(_table((False, False)), _items("1000" * 10, "1100" * 10, "1000" * 10, "1000" * 10),
-                                   LABELS)
+    narrow = longer.length_reading(
+        _table((False, False)), longer.gaps(_items("1000" * 10, "1100" * 10, "1000" * 10, "1000" * 10)), LABELS)
     assert "narrows from -25.0 to +0.0 points" in narrow and "both runs stopped before the cap" in narrow
 
 

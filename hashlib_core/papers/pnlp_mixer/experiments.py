@@ -49,6 +49,7 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.pnlp_mixer.comparisons import (MERGES, PART_KINDS, merge_parts, part_enabled, part_name,
                                                         run_part)
 from hashlib_core.papers.pnlp_mixer.fit import predict, score
+from hashlib_core.papers.pnlp_mixer.longer import LONGER_PARTS, run_longer
 from hashlib_core.papers.pnlp_mixer.profiles import (COMPARISON_TASKS, MODEL_SHAPE, PROFILES, TUNED,
                                                      PNLPMixerProfile)
 from hashlib_core.papers.pnlp_mixer.runs import Resources, objective
@@ -148,19 +149,16 @@ _register_comparisons()
 
 
 def _longer_enabled(profile: PNLPMixerProfile) -> bool:
-    cap = profile.comparison_mtop_max_epochs or profile.mtop_max_epochs
-    return profile.longer_mtop_max_epochs > cap and part_enabled(profile, "architectures", "mtop-en")
+    return (profile.longer_mtop_max_epochs > profile.comparison_mtop_epochs()
+            and part_enabled(profile, "architectures", "mtop-en"))
 
 
 @CHAPTER.experiment("longer_mtop", outputs=("longer_mtop", "longer_mtop_curves", "longer_mtop_items"),
                     when=_longer_enabled, owns=("longer_mtop_max_epochs",),
-                    reads=tuple(f"{part_name(k, 'mtop-en')}_{s}" for k in ("mixer", "architectures")
-                                for s in ("runs", "curves", "items")),
+                    reads=tuple(f"{part}_{s}" for part in LONGER_PARTS for s in ("runs", "curves", "items")),
                     independent_of=_LANGUAGES + _ATIS_SCHEDULE + _T1_ROWS + ("comparison_tasks", "snips_max_epochs"))
 def _longer_mtop(ctx: RunContext) -> dict:
     """The MTOP EN length diagnosis (:func:`~hashlib_core.papers.pnlp_mixer.longer.run_longer`)."""
-    from hashlib_core.papers.pnlp_mixer.longer import run_longer
-
     return run_longer(ctx.resources, ctx.evidence())
 
 

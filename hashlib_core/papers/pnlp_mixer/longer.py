@@ -22,14 +22,17 @@ import numpy as np
 import pandas as pd
 
 from hashlib_core.claims import Interval, paired_bootstrap
+from hashlib_core.papers.pnlp_mixer.comparisons import part_name
 from hashlib_core.papers.pnlp_mixer.profiles import TUNED
 from hashlib_core.papers.pnlp_mixer.runs import run_row
 
-__all__ = ["TASK", "rival", "run_longer", "length_table", "gaps", "length_sentence", "length_reading",
+__all__ = ["TASK", "LONGER_PARTS", "rival", "run_longer", "length_table", "gaps", "length_sentence", "length_reading",
            "longer_quoted"]
 
 #: the task of the diagnosis: Tables 1-2's exact-match column
 TASK = "mtop-en"
+#: the parts of Tables 1-2 the diagnosis reads: the Mixer's and the other encoders'
+LONGER_PARTS = tuple(part_name(kind, TASK) for kind in ("mixer", "architectures"))
 #: the columns of a run kept in the diagnosis's table
 _KEEP = ("encoder", "max_epochs", "epochs", "best_epoch", "capped", "val_exact_match", "val_intent_acc",
          "learning_rate", "seed", "parameters", "wall_time_s")
@@ -63,10 +66,9 @@ def run_longer(res: Any, evidence: Any) -> dict[str, Any]:
     short_cap = res.schedule(TASK, comparison=True)[0]
     if cap <= short_cap:
         raise ValueError(f"longer_mtop_max_epochs ({cap}) must exceed the tables' MTOP EN cap ({short_cap})")
-    parts = ("mixer_mtop_en", "architectures_mtop_en")
-    runs = pd.concat([evidence.table(f"{n}_runs") for n in parts], ignore_index=True)
-    curves = pd.concat([evidence.table(f"{n}_curves") for n in parts], ignore_index=True)
-    records = [r for n in parts for r in evidence.json(f"{n}_items")["runs"]]
+    runs = pd.concat([evidence.table(f"{n}_runs") for n in LONGER_PARTS], ignore_index=True)
+    curves = pd.concat([evidence.table(f"{n}_curves") for n in LONGER_PARTS], ignore_index=True)
+    records = [r for n in LONGER_PARTS for r in evidence.json(f"{n}_items")["runs"]]
     first = _first_chosen(runs, p.seed)
     if "mixer" not in first.index:
         raise ValueError(f"no chosen seed-{p.seed} MinHash Mixer on {TASK}: run mixer_mtop_en first")
@@ -123,9 +125,9 @@ def gaps(items: dict[str, Any]) -> dict[int, Interval]:
     return out
 
 
-def length_sentence(table: pd.DataFrame, items: dict[str, Any], labels: dict[str, str]) -> str:
+def length_sentence(table: pd.DataFrame, iv: dict[int, Interval], labels: dict[str, str]) -> str:
     """What the diagnosis shows, in words: each model's exact match at both caps, whether it was best at its cap,
-    and the Mixer's gap to the rival at each cap with its interval."""
+    and the Mixer's gap to the rival at each cap with its interval (``iv``: :func:`gaps`)."""
     caps = sorted(int(c) for c in table["max_epochs"].unique())
     rival_name = next(e for e in table["encoder"] if e != "mixer")
     parts = []
@@ -135,23 +137,21 @@ def length_sentence(table: pd.DataFrame, items: dict[str, Any], labels: dict[str
                               + (" (best at the cap)" if bool(rows.loc[c, "capped"]) else
                                  f" (best at epoch {int(rows.loc[c, 'best_epoch'])})") for c in caps)
         parts.append(f"{labels.get(encoder, encoder)}: {scores}")
-    iv = gaps(items)
     gap_text = "; ".join(f"{iv[c].estimate:+.1f} points [{iv[c].low:+.1f}, {iv[c].high:+.1f}] at {c} epochs"
                          for c in caps)
     return (f"Validation exact match on MTOP EN, first seed: {'; '.join(parts)}. The Mixer minus "
             f"{labels.get(rival_name, rival_name)}: {gap_text} (95% paired bootstrap over the validation sentences).")
 
 
-def length_reading(table: pd.DataFrame, items: dict[str, Any], labels: dict[str, str]) -> str:
+def length_reading(table: pd.DataFrame, iv: dict[int, Interval], labels: dict[str, str]) -> str:
     """What the two lengths say about the tables' MTOP EN ranking: how much each model gained, whether the
-    Mixer's gap to the rival narrowed, widened or changed sign (judged on the intervals), and whether the longer
-    runs were still best at their cap."""
+    Mixer's gap to the rival (``iv``: :func:`gaps`) narrowed, widened or changed sign (judged on the intervals),
+    and whether the longer runs were still best at their cap."""
     caps = sorted(int(c) for c in table["max_epochs"].unique())
     short, long = caps[0], caps[-1]
     rival_name = next(e for e in table["encoder"] if e != "mixer")
     score = table.set_index(["encoder", "max_epochs"])["val_exact_match"].astype(float)
     gains = {e: score[(e, long)] - score[(e, short)] for e in ("mixer", rival_name)}
-    iv = gaps(items)
     a, b = iv[short], iv[long]
     if a.estimate * b.estimate < 0:
         change = f"changes sign, from {a.estimate:+.1f} to {b.estimate:+.1f} points"
@@ -176,6 +176,5 @@ def longer_quoted(shown: Any, labels: dict[str, str]) -> dict[str, str]:
         why = (f"The {shown.profile.name} profile does not run this diagnosis (its longer_mtop_max_epochs is 0 or "
                f"not above the tables' MTOP EN cap).")
         return {"longer_result": why, "longer_reading": ""}
-    table, items = shown.table("longer_mtop"), shown.json("longer_mtop_items")
-    return {"longer_result": length_sentence(table, items, labels),
-            "longer_reading": length_reading(table, items, labels)}
+    table, iv = shown.table("longer_mtop"), gaps(shown.json("longer_mtop_items"))
+    return {"longer_result": length_sentence(table, iv, labels), "longer_reading": length_reading(table, iv, labels)}

@@ -157,6 +157,11 @@ class PNLPMixerProfile(Profile):
                 or (encoder == "mixer" and projection in self.headline_projections)
                 or (projection == "minhash" and encoder in self.headline_encoders))
 
+    def comparison_mtop_epochs(self) -> int:
+        """The epoch cap of Tables 1 and 2's MTOP EN models: ``comparison_mtop_max_epochs``, or when 0
+        ``mtop_max_epochs``."""
+        return self.comparison_mtop_max_epochs or self.mtop_max_epochs
+
     def _tuning_pairs(self) -> list[tuple[str, float]]:
         """``tuning`` parsed: ``(setting, value)`` per entry, each checked."""
         pairs = []

@@ -93,7 +93,7 @@ class Resources:
             epochs = p.mtop_max_epochs
             if comparison and source == "mtop":
                 caps += [p.comparison_mtop_train_examples] if p.comparison_mtop_train_examples else []
-                epochs = p.comparison_mtop_max_epochs or epochs
+                epochs = p.comparison_mtop_epochs()
             return epochs, p.mtop_patience, min(caps) if caps else 0
         epochs = p.snips_max_epochs if source == "snips" and p.snips_max_epochs else p.max_epochs
         return epochs, p.patience, p.train_examples

@@ -218,7 +218,7 @@ def comparison_mtop_schedule(profile) -> str:
     rate = ("a constant learning rate after the warm-up, so that early stopping alone ends them"
             if p.comparison_mtop_lr_schedule == "constant" else "the learning rate decaying linearly to zero at the cap")
     return (f"train at batch {p.comparison_mtop_batch_size or p.batch_size} on {sample}, with {rate} (at most "
-            f"{p.comparison_mtop_max_epochs or p.mtop_max_epochs} epochs, patience {p.mtop_patience}), and are "
+            f"{p.comparison_mtop_epochs()} epochs, patience {p.mtop_patience}), and are "
             f"chosen on {chosen}")
 
 
