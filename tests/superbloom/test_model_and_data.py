@@ -177,7 +177,9 @@ def test_tables_and_figures_on_fixed_inputs():
                         "converged": [True, False, True, True], "certified": 100.0, "mean_scored": 7.0,
                         "matched_to": ["superbloom-L1", "superbloom-L4", "", ""],
                         "size_vs_matched": [0.01, -0.02, np.nan, np.nan]})
-    rec = pd.concat([rec, rec.iloc[[3]].assign(name="superbloom-wide-L1", layers=1, hidden=20, **{"rec@1": 20.0})],
+    wide = rec.iloc[[3]].assign(name="superbloom-wide-L1", layers=1, hidden=20, matched_to="superbloom-L4",
+                                **{"rec@1": 20.0})
+    rec = pd.concat([rec, wide],
                     ignore_index=True)
     depth = tables.depth_effect(rec).set_index("model")
     assert depth.loc["superbloom", "ours: gain"] == 20.0 and depth.loc["superbloom", "ours: layers"] == "1 -> 4"

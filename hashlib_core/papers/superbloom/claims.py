@@ -265,7 +265,9 @@ def _language_smaller(ev: Any) -> Effect:
 # ------------------------------------------------------------------------------------------------------ claims
 def _scale(p: Any) -> str:
     return (f"{p.name} profile: {DATASET_NAMES[p.dataset]} id sets, Superbloom at width {p.hidden} and "
-            f"{', '.join(map(str, p.depths))} layers beside baselines of its size; Table 1 beside a width-"
+            f"{', '.join(map(str, p.depths))} layers beside baselines of its size"
+            + (f" (and {', '.join(map(str, p.further_depths))} at one seed, read by no claim)" if p.further_depths
+               else "") + f"; Table 1 beside a width-"
             f"{p.baseline_hidden} baseline; alpha = {p.alpha}, m = {p.num_hashes}; early stopping on validation "
             f"loss (at most {p.steps:,} steps of {p.batch} segments), learning rates "
             f"{', '.join(f'{lr:g}' for lr in p.learning_rates)}, {p.seeds} seed{'s' if p.seeds > 1 else ''} for "

@@ -4,8 +4,8 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``python -m hashlib_core.papers.superbloom --profile P [--only a,b]``.
 
 ``recall_L<depth>``, ``recall_wide``
-    Table 3's models trained in parts (each under an hour in the cpu profile): the matched pair at each depth, and
-    the one-layer Superbloom as large as the deepest; ``recall`` merges them.
+    Table 3's models trained in parts (each under an hour in the cpu profile): the matched pair at each depth (and
+    at each further depth, one seed), and the one-layer Superbloom as large as the deepest; ``recall`` merges them.
 ``recall``
     Table 3 analog ("hashing needs depth"): Superbloom at each of the profile's depths and, beside it, the unhashed
     baseline of its size, and the one-layer Superbloom as large as the deepest (Table 3's d384l1), each trained until
@@ -158,10 +158,13 @@ def _recall_names(profile) -> list[str]:
 
 
 #: Table 3's models are trained in parts, each under an hour in the cpu profile: the matched pair at each depth
-#: (``recall_L<depth>``, for every depth some profile has) and the one-layer Superbloom as large as the deepest
-#: (``recall_wide``); ``recall`` merges them
+#: (``recall_L<depth>``, for every depth and further depth some profile has) and the one-layer Superbloom as large as
+#: the deepest (``recall_wide``); ``recall`` merges them. A part whose depth is some profile's further depth owns
+#: ``further_depths``: the other experiments never read it (the merge sees the parts through their results)
 _PART_KINDS = ("models", "sweep", "curves", "segments")
-_DEPTH_PARTS = {f"recall_L{d}": d for d in sorted({d for n in PROFILES.names for d in PROFILES.get(n).depths})}
+_PROFILE_DEPTHS = [(*PROFILES.get(n).depths, *PROFILES.get(n).further_depths) for n in PROFILES.names]
+_DEPTH_PARTS = {f"recall_L{d}": d for d in sorted({d for depths in _PROFILE_DEPTHS for d in depths})}
+_FURTHER = {d for n in PROFILES.names for d in PROFILES.get(n).further_depths}
 _RECALL_PARTS = (*_DEPTH_PARTS, "recall_wide")
 
 
@@ -197,7 +200,8 @@ def _recall_part(part: str):
 for _part in _RECALL_PARTS:
     CHAPTER.experiment(_part, outputs=tuple(f"{_part}_{kind}" for kind in _PART_KINDS),
                        when=lambda profile, part=_part: bool(_part_names(profile, part)),
-                       independent_of=_MAIN_SETS_ONLY)(_recall_part(_part))
+                       independent_of=_MAIN_SETS_ONLY,
+                       owns=("further_depths",) if _DEPTH_PARTS.get(_part) in _FURTHER else ())(_recall_part(_part))
 
 
 @CHAPTER.experiment("recall", outputs=("recall", "recall_segments", "models", "sweep", "curves", "popularity"),

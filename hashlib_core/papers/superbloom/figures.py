@@ -10,7 +10,8 @@ __all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves
 
 def recall_by_depth(recall: pd.DataFrame, k: int = 1):
     """Table 3 as a figure: rec@k against depth for Superbloom and the unhashed baseline of its size (mean of the
-    seeds, bars one standard deviation), and the one-layer Superbloom as large as the deepest, where trained."""
+    seeds, bars one standard deviation), and the one-layer Superbloom as large as the deep model it is matched to,
+    where trained."""
     from hashlib_core.papers.superbloom.tables import depth_rows
 
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
@@ -21,9 +22,9 @@ def recall_by_depth(recall: pd.DataFrame, k: int = 1):
                     label=label)
     wide = recall[recall["name"] == "superbloom-wide-L1"]
     if len(wide):
-        width = int(wide["hidden"].iloc[0])
+        width, match = int(wide["hidden"].iloc[0]), str(wide["matched_to"].iloc[0])
         ax.errorbar([1], wide[f"rec@{k}"], yerr=wide[f"sd rec@{k}"].fillna(0.0), marker="^", ms=6, capsize=3,
-                    ls="none", color="grey", label=f"one-layer Superbloom as large as the deepest (d = {width})")
+                    ls="none", color="grey", label=f"one-layer Superbloom as large as {match} (d = {width})")
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(rows["layers"].unique()))
     ax.get_xaxis().set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))

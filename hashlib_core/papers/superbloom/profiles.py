@@ -19,7 +19,9 @@ trained again with ``seeds - 1`` more seeds at that rate.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import ClassVar
 
 from hashlib_core.profiles import Profile, ProfileSet
@@ -83,6 +85,10 @@ class SuperbloomProfile(Profile):
     intermediate: int = 0
     #: Table 3's depths; Table 1's comparison is at the deepest
     depths: tuple[int, ...] = (1, 2)
+    #: further depths of Table 3 only, each deeper than ``depths``: the matched pair trained through the
+    #: learning-rate sweep at seed ``seed`` (no more seeds), extending the depth trend; Table 1, the other datasets,
+    #: the diagnoses and the claims' seeded rows stay at the deepest of ``depths``
+    further_depths: tuple[int, ...] = ()
     #: the sampled-softmax model of Table 1 (unhashed at the width of Superbloom matched to the baseline, scoring as
     #: many ids as Superbloom's tokens)
     sampled: bool = True
@@ -145,6 +151,7 @@ class SuperbloomProfile(Profile):
 
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages", "lm_test_windows", "validation_pages",
                                                            "lm_validation_windows"})
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"further_depths": "none"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows", "examples",
                                                            "decode_positions", "decode_repeats"})
 
@@ -173,6 +180,10 @@ class SuperbloomProfile(Profile):
             raise ValueError(f"lm_validation_windows must be >= 0 (0: all), got {self.lm_validation_windows}")
         if not self.depths or min(self.depths) < 1 or list(self.depths) != sorted(set(self.depths)):
             raise ValueError(f"depths must list increasing layer counts >= 1, got {self.depths}")
+        if self.further_depths and (min(self.further_depths) <= self.deep
+                                    or list(self.further_depths) != sorted(set(self.further_depths))):
+            raise ValueError(f"further_depths must list increasing layer counts deeper than depths' deepest "
+                             f"({self.deep}), got {self.further_depths}")
         for name in ("learning_rates", "lm_learning_rates"):
             if not getattr(self, name) or min(getattr(self, name)) <= 0:
                 raise ValueError(f"{name} must list positive rates, got {getattr(self, name)}")
@@ -223,11 +234,12 @@ class SuperbloomProfile(Profile):
         return out
 
     def models(self) -> list[ModelSpec]:
-        """Table 3's rows (per depth: Superbloom, then the baseline of its size), the one-layer Superbloom as large
-        as the deepest (Table 3's superbloom-d384l1), then Table 1's comparison at the baseline's size (the baseline,
-        Superbloom of its size, the sampled-softmax model)."""
+        """Table 3's rows (per depth of ``depths`` and ``further_depths``: Superbloom, then the baseline of its
+        size), the one-layer Superbloom as large as the deepest of ``depths`` (Table 3's superbloom-d384l1), then
+        Table 1's comparison at the baseline's size (the baseline, Superbloom of its size, the sampled-softmax
+        model)."""
         roles, out = self.roles(), []
-        for layers in self.depths:
+        for layers in (*self.depths, *self.further_depths):
             superbloom = ModelSpec(self.superbloom_name(layers), self.alpha, self.num_hashes, layers,
                                    hidden=self.hidden)
             out += [superbloom, ModelSpec(f"baseline-L{layers}", 1, 1, layers, match=superbloom.name)]
@@ -264,12 +276,14 @@ class SuperbloomProfile(Profile):
 
 
 PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
-    # smoke: CPU, about a minute: Gowalla's sets, widths 32 (Superbloom) and 16 (the wide baseline), 1 and 2 layers,
+    # smoke: CPU, about a minute: Gowalla's sets, widths 32 (Superbloom) and 16 (the wide baseline), 1 and 2 layers
+    # (and 8, one seed),
     # at most 15 steps of 16 segments scored every 5 on 50 validation pages, 100 test pages; Wikispeedia as the other
     # dataset; §4 on a 2,000-token vocabulary for 10 steps (50 validation windows); the coarseness diagnosis on
     # Wikispeedia at alpha 50 and 5 for 10 steps. Proves the code paths; its scores are not to be read.
     smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, other_datasets=("wikispeedia",), hidden=32,
-                            baseline_hidden=16, heads=2, depths=(1, 2), steps=15, batch=16, eval_every=5,
+                            baseline_hidden=16, heads=2, depths=(1, 2), further_depths=(8,), steps=15,
+                            batch=16, eval_every=5,
                             patience=2, validation_pages=50, test_pages=100, other_steps=10, lm_steps=10,
                             lm_eval_every=5, lm_validation_windows=50, lm_test_windows=100, decode_ids=100_000,
                             decode_steps=15, decode_positions=16, decode_repeats=2, alpha_dataset="wikispeedia",
@@ -278,7 +292,9 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # an unhashed table of them is most of a small model, and models learn beyond the popularity ranking within the
     # budget; on the 41-43K-id sets Superbloom at alpha 50 stays near a uniform guess: see the coarseness diagnosis
     # and the other datasets), Superbloom at width 128 and 1, 2 and 4
-    # layers, each beside the unhashed baseline of its size (narrow: its id table takes most of the parameters);
+    # layers, each beside the unhashed baseline of its size (narrow: its id table takes most of the parameters), and
+    # the pair at 8 layers too (the sweep at one seed: 8 layers with three seeds, Table 1 and the other datasets at 8
+    # do not fit the three hours);
     # Table 1's comparison at 4 layers beside a width-16 baseline; at most 2,000 steps of 32 segments, the
     # masked-item loss on 1,000 validation pages every 200 steps, stopping after 3 evaluations without improvement;
     # three learning rates and three seeds (sized with ``python -m hashlib_core.benchmarks.superbloom_steps --profile
@@ -290,7 +306,7 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # the baseline of the alpha-50 model's size, at most 2,000 steps each (one seed).
     cpu=SuperbloomProfile(name="cpu", budget_minutes=180.0, dataset="fb15k237",
                           other_datasets=("gowalla", "diginetica", "wikispeedia", "lastfm"), hidden=128,
-                          baseline_hidden=16, heads=4, depths=(1, 2, 4), steps=2000, batch=32, warmup=100,
+                          baseline_hidden=16, heads=4, depths=(1, 2, 4), further_depths=(8,), steps=2000, batch=32, warmup=100,
                           eval_every=200, patience=3, validation_pages=1000, learning_rates=(1e-3, 3e-3, 1e-2),
                           seeds=3, other_steps=1000, decode_ids=1_000_000, decode_steps=600, alpha_dataset="gowalla",
                           alphas=(50, 10, 2), alpha_steps=2000,

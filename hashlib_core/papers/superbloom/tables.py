@@ -167,7 +167,8 @@ def depth_view(recall: pd.DataFrame, k: int = 1) -> pd.DataFrame:
     out = []
     for layers in sorted({i for i, _ in rows.index}):
         sb, base = rows.loc[(layers, "superbloom")], rows.loc[(layers, "baseline")]
-        out.append({"layers": layers, "Superbloom d": int(sb["hidden"]), "Superbloom params": sb["total_params"],
+        out.append({"layers": layers, "seeds": int(min(sb["seeds"], base["seeds"])),
+                    "Superbloom d": int(sb["hidden"]), "Superbloom params": sb["total_params"],
                     f"Superbloom rec@{k}": _mean_sd(sb[f"rec@{k}"], sb[f"sd rec@{k}"]),
                     "baseline d": int(base["hidden"]), "baseline params": base["total_params"],
                     f"baseline rec@{k}": _mean_sd(base[f"rec@{k}"], base[f"sd rec@{k}"]),
@@ -249,8 +250,9 @@ def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str
 
 
 def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
-    """Table 3 analog: rec@1 of the baseline and Superbloom at the shallowest and the deepest depth, and the gain
-    from depth, beside the paper's (1 -> 12 layers)."""
+    """Table 3 analog: rec@1 of the baseline and Superbloom at the shallowest depth and at the deeper ones the page
+    reads (the deepest with more than one seed, which the claims read, and the deepest of all when that is another),
+    and the gain from depth, beside the paper's (1 -> 12 layers)."""
     paper = paper_table3()
     rows = depth_rows(recall)
     out = []
@@ -259,17 +261,26 @@ def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
         own = rows[rows["family"] == family].sort_values("layers")
         if len(own) < 2:
             continue
-        shallow, deep = own.iloc[0], own.iloc[-1]
-        out.append({"model": family, "ours: layers": f"{int(shallow['layers'])} -> {int(deep['layers'])}",
-                    "ours: rec@1 shallow": shallow["rec@1"], "ours: rec@1 deep": deep["rec@1"],
-                    "ours: gain": deep["rec@1"] - shallow["rec@1"], "paper: layers": "1 -> 12",
-                    "paper: rec@1 shallow": paper[shallow_paper], "paper: rec@1 deep": paper[deep_paper],
-                    "paper: gain": paper[deep_paper] - paper[shallow_paper]})
+        shallow, deeper = own.iloc[0], own.iloc[1:]
+        seeded = deeper[deeper["seeds"] > 1]
+        targets = ([seeded.iloc[-1]] if len(seeded) else []) + [deeper.iloc[-1]]
+        for deep in targets[: 1 if targets[0]["layers"] == targets[-1]["layers"] else 2]:
+            out.append({"model": family, "ours: layers": f"{int(shallow['layers'])} -> {int(deep['layers'])}",
+                        "ours: seeds (deep)": int(deep["seeds"]),
+                        "ours: rec@1 shallow": shallow["rec@1"], "ours: rec@1 deep": deep["rec@1"],
+                        "ours: gain": deep["rec@1"] - shallow["rec@1"], "paper: layers": "1 -> 12",
+                        "paper: rec@1 shallow": paper[shallow_paper], "paper: rec@1 deep": paper[deep_paper],
+                        "paper: gain": paper[deep_paper] - paper[shallow_paper]})
     return pd.DataFrame(out)
 
 
 def beam_view(beam: pd.DataFrame) -> pd.DataFrame:
     return beam.rename(columns={"certified_%": "certified (%)", "mean_scored": "candidates scored"})
+
+
+def _layers(rows: pd.DataFrame) -> str:
+    depths = [str(int(d)) for d in rows["layers"]]
+    return depths[0] if len(depths) == 1 else f"{', '.join(depths[:-1])} and {depths[-1]}"
 
 
 def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
@@ -280,23 +291,43 @@ def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
     base = rows[rows["family"] == "baseline"]
     out["base_widths"] = ", ".join(str(int(d)) for d in base["hidden"])
     out["depth_gap_max"] = f"{100 * base['size_vs_matched'].abs().max():.1f}%"
-    depth = depth_effect(recall).set_index("model")
-    if {"baseline", "superbloom"} <= set(depth.index):
-        out.update(base_gain=f"{depth.loc['baseline', 'ours: gain']:+.1f}",
-                   sb_gain=f"{depth.loc['superbloom', 'ours: gain']:+.1f}",
-                   paper_base_gain=f"{depth.loc['baseline', 'paper: gain']:+.1f}",
-                   paper_sb_gain=f"{depth.loc['superbloom', 'paper: gain']:+.1f}",
-                   depth_layers=depth.loc["superbloom", "ours: layers"])
-        more = depth.loc["superbloom", "ours: gain"] > depth.loc["baseline", "ours: gain"]
-        out["depth_verdict"] = ("depth helps Superbloom more than the baseline, as in the paper" if more else
-                                "depth helps the baseline at least as much as Superbloom, the opposite of the "
-                                "paper's finding")
+    seeds = depth_view(recall)[["layers", "seeds"]]
+    many, one = seeds[seeds["seeds"] > 1], seeds[seeds["seeds"] == 1]
+    out["depth_seeds_note"] = (
+        (f"{int(many['seeds'].max())} seeds at {_layers(many)} layers" if len(many) else "")
+        + (" and " if len(many) and len(one) else "")
+        + (f"one seed, the learning-rate sweep's, at {_layers(one)} layers" if len(one) else ""))
+    depth = depth_effect(recall)
+    out["further_depth_text"] = "No depth beyond these is trained."
+    for key, at in (("", 0), ("further_", 1)):      # the first row per family: the claims' depth; then the deepest
+        rows_at = depth.groupby("model", sort=False).nth(at).set_index("model") if len(depth) else depth
+        if not {"baseline", "superbloom"} <= set(rows_at.index):
+            continue
+        base_gain, sb_gain = rows_at.loc["baseline", "ours: gain"], rows_at.loc["superbloom", "ours: gain"]
+        out.update({f"{key}base_gain": f"{base_gain:+.1f}", f"{key}sb_gain": f"{sb_gain:+.1f}",
+                    f"{key}depth_layers": rows_at.loc["superbloom", "ours: layers"],
+                    f"{key}depth_seeds": str(int(rows_at.loc["superbloom", "ours: seeds (deep)"])),
+                    f"{key}depth_verdict": ("depth helps Superbloom more than the baseline, as in the paper"
+                                            if sb_gain > base_gain else "depth helps the baseline at least as much "
+                                            "as Superbloom, the opposite of the paper's finding")})
+        if key:
+            out["further_depth_text"] = (
+                f"Going on to the deepest pair, from {out['further_depth_layers']} layers (one seed at the deepest"
+                if out["further_depth_seeds"] == "1" else
+                f"Going on to the deepest pair, from {out['further_depth_layers']} layers ("
+                f"{out['further_depth_seeds']} seeds") + (
+                f"), the baseline gains {out['further_base_gain']} points and Superbloom {out['further_sb_gain']}: "
+                f"{out['further_depth_verdict']}.")
+        else:
+            out.update(paper_base_gain=f"{rows_at.loc['baseline', 'paper: gain']:+.1f}",
+                       paper_sb_gain=f"{rows_at.loc['superbloom', 'paper: gain']:+.1f}")
     r = recall.set_index("name")
     if "superbloom-wide-L1" in r.index:
-        deep = rows[rows["family"] == "superbloom"].iloc[-1]
         wide = r.loc["superbloom-wide-L1"]
+        deep_name = str(wide["matched_to"])
+        deep = r.loc[deep_name]
         out.update(wide_d=str(int(wide["hidden"])), wide_rec1=f"{wide['rec@1']:.1f}",
-                   deep_rec1=f"{deep['rec@1']:.1f}", deep_name=str(deep["name"]),
+                   deep_rec1=f"{deep['rec@1']:.1f}", deep_name=deep_name,
                    wide_verdict=("the deep model is ahead" if deep["rec@1"] > wide["rec@1"] else
                                  "the one-layer model is at least as good"))
     seeded = recall[recall["seeds"] > 1]
@@ -335,6 +366,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     out: dict[str, str] = {"alpha": str(p.alpha), "m": str(p.num_hashes), "steps": f"{p.steps:,}",
                            "segment": str(p.segment), "dataset": DATASET_NAMES[p.dataset], "hidden": str(p.hidden),
                            "depths": ", ".join(map(str, p.depths)), "seeds": str(p.seeds), "batch": str(p.batch),
+                           "all_depths": ", ".join(map(str, (*p.depths, *p.further_depths))),
                            "eval_every": f"{p.eval_every:,}", "patience": str(p.patience),
                            "top_k": str(max(p.recall_at)), "seed": str(p.seed),
                            "learning_rates": ", ".join(f"{lr:g}" for lr in p.learning_rates),
