@@ -247,7 +247,7 @@ def test_tables_and_figures_on_fixed_inputs():
 
 
 def test_profiles():
-    cpu = PROFILES.get("cpu", depths=(1, 2, 4, 8))
+    cpu = PROFILES.get("cpu", depths=(1, 2, 4, 8), further_depths=())
     names = [m.name for m in cpu.models()]
     assert names[:8] == ["superbloom-L1", "baseline-L1", "superbloom-L2", "baseline-L2", "superbloom-L4",
                          "baseline-L4", "superbloom-L8", "baseline-L8"]
@@ -441,7 +441,8 @@ def test_table3_parts_partition_the_recall_models_of_every_profile():
     cpu = ex.PROFILES.get("cpu")
     assert ex._part_names(cpu, "recall_L4") == ["superbloom-L4", "baseline-L4"]
     assert ex._part_names(cpu, "recall_wide") == ["superbloom-wide-L1"]
-    assert ex._part_names(cpu, "recall_L8") == []          # a depth only other profiles train
+    assert ex._part_names(cpu, "recall_L8") == ["superbloom-L8", "baseline-L8"]    # its further depth
+    assert ex._part_names(ex.PROFILES.get("cpu", further_depths=()), "recall_L8") == []
     registered = set(ex.CHAPTER.experiments)
     assert {"recall_L1", "recall_L2", "recall_L4", "recall_L8", "recall_L12", "recall_wide"} <= registered
 

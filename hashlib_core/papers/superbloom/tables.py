@@ -318,6 +318,11 @@ def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
                 f"{out['further_depth_seeds']} seeds") + (
                 f"), the baseline gains {out['further_base_gain']} points and Superbloom {out['further_sb_gain']}: "
                 f"{out['further_depth_verdict']}.")
+            if out["further_depth_seeds"] == "1" and len(many):
+                spread = depth_rows(recall).query("seeds > 1")["sd rec@1"].max()
+                out["further_depth_text"] += (f" With one seed this is a trend, not a test: the seeds of one model "
+                                              f"differ by up to {spread:.1f} points (standard deviation) at the "
+                                              f"seeded depths.")
         else:
             out.update(paper_base_gain=f"{rows_at.loc['baseline', 'paper: gain']:+.1f}",
                        paper_sb_gain=f"{rows_at.loc['superbloom', 'paper: gain']:+.1f}")
