@@ -60,7 +60,8 @@ def _recall() -> pd.DataFrame:
 
 def test_the_depth_tables_read_the_seeded_depth_and_the_deepest():
     rec = _recall()
-    effect = tables.depth_effect(rec)
+    assert tables.depth_effect(rec)["ours: layers"].tolist() == ["1 -> 8"] * 2      # no profile's depth: the deepest
+    effect = tables.depth_effect(rec, 4)
     assert effect["model"].tolist() == ["baseline", "baseline", "superbloom", "superbloom"]
     assert effect["ours: layers"].tolist() == ["1 -> 4", "1 -> 8"] * 2
     assert effect["ours: seeds (deep)"].tolist() == [3, 1, 3, 1]
@@ -69,24 +70,42 @@ def test_the_depth_tables_read_the_seeded_depth_and_the_deepest():
     assert view["layers"].tolist() == [1, 4, 8] and view["seeds"].tolist() == [3, 3, 1]
     assert view["Superbloom rec@1"].tolist()[-1] == "36.0"
     q = tables._depth_quoted(rec, pd.DataFrame())
-    assert (q["depth_layers"], q["base_gain"], q["sb_gain"], q["depth_seeds"]) == ("1 -> 4", "+2.0", "+20.0", "3")
+    assert (q["depth_layers"], q["base_gain"], q["sb_gain"], q["depth_seeds"]) == ("1 to 8", "+3.0", "+26.0",
+                                                                                   "1 seed")  # no profile: deepest
+    q = tables._depth_quoted(rec, pd.DataFrame(), 4)
+    assert (q["depth_layers"], q["base_gain"], q["sb_gain"], q["depth_seeds"]) == ("1 to 4", "+2.0", "+20.0",
+                                                                                   "3 seeds")
     assert (q["further_depth_layers"], q["further_base_gain"], q["further_sb_gain"], q["further_depth_seeds"]) == (
-        "1 -> 8", "+3.0", "+26.0", "1")
+        "1 to 8", "+3.0", "+26.0", "1 seed")
     assert q["further_depth_verdict"].startswith("depth helps Superbloom more")
     assert q["depth_seeds_note"] == "3 seeds at 1 and 4 layers and one seed, the learning-rate sweep's, at 8 layers"
-    assert q["further_depth_text"] == ("Going on to the deepest pair, from 1 -> 8 layers (one seed at the deepest), "
-                                       "the baseline gains +3.0 points and Superbloom +26.0: depth helps Superbloom "
-                                       "more than the baseline, as in the paper. With one seed this is a "
+    assert q["further_depth_text"] == ("Going on to the further depth, from 1 to 8 layers (1 seed at the deeper "
+                                       "end), the baseline gains +3.0 points and Superbloom +26.0: depth helps "
+                                       "Superbloom more than the baseline, as in the paper. With one seed this is a "
                                        "trend, not a test: the seeds of one model differ by up to 1.0 points "
                                        "(standard deviation) at the seeded depths.")
     assert q["deep_name"] == "superbloom-L4" and q["deep_rec1"] == "30.0" and q["wide_verdict"] == (
         "the deep model is ahead")                                       # the wide model faces its match, not L8
     # without a further depth there is no second row, and no further words
-    shallow = tables.depth_effect(rec[rec["layers"] < 8])
+    shallow = tables.depth_effect(rec[rec["layers"] < 8], 4)
     assert shallow["ours: layers"].tolist() == ["1 -> 4", "1 -> 4"]
-    q = tables._depth_quoted(rec[rec["layers"] < 8], pd.DataFrame())
-    assert "further_base_gain" not in q and q["further_depth_text"] == "No depth beyond these is trained."
+    q = tables._depth_quoted(rec[rec["layers"] < 8], pd.DataFrame(), 4)
+    assert "further_base_gain" not in q and q["further_depth_text"] == "No depth beyond 4 layers is trained here."
     assert q["depth_seeds_note"] == "3 seeds at 1 and 4 layers"
+    # one seed everywhere (the smoke profile): the claims' depth is still the profile's, not the deepest row
+    q = tables._depth_quoted(rec.assign(seeds=1), pd.DataFrame(), 4)
+    assert (q["depth_layers"], q["depth_seeds"], q["further_depth_layers"]) == ("1 to 4", "1 seed", "1 to 8")
+    assert q["depth_seeds_note"] == "one seed, the learning-rate sweep's, at 1, 4 and 8 layers"
+    assert q["further_depth_text"].endswith("as in the paper.")            # no seeded spread to quote
+
+
+def test_a_further_depth_without_a_training_part_is_refused():
+    from types import SimpleNamespace
+
+    from hashlib_core.papers.superbloom import experiments as ex
+
+    with pytest.raises(ValueError, match=r"'baseline-L16', 'superbloom-L16'\] have no training part"):
+        ex._recall(SimpleNamespace(profile=PROFILES.get("cpu", further_depths=(16,))))
 
 
 def test_the_depth_figure_names_the_wide_models_match():

@@ -209,6 +209,11 @@ for _part in _RECALL_PARTS:
                     reads=tuple(f"{part}_{kind}" for part in _RECALL_PARTS for kind in _PART_KINDS))
 def _recall(ctx: RunContext) -> dict:
     """Table 3's parts merged (no training) and scored, and the popularity ranking's recall (no model)."""
+    parted = {n for part in _RECALL_PARTS for n in _part_names(ctx.profile, part)}
+    lost = sorted(set(_recall_names(ctx.profile)) - parted)
+    if lost:
+        raise ValueError(f"Table 3's models {lost} have no training part: a depth must be in some profile's depths or "
+                         f"further_depths (parts are registered per depth at import); add it to one")
     merged = _merged(ctx, [part for part in _RECALL_PARTS if _part_names(ctx.profile, part)], "Table 3", "recall")
     popularity = pd.DataFrame([popularity_recall(ctx.resources, ctx.profile.recall_at)])
     return {"recall": recall_table(merged["segments"], ctx.profile.recall_at, merged["models"]),

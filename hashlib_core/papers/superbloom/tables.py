@@ -249,10 +249,10 @@ def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str
             "other_ahead_top": which(ahead[top]), "other_above_prior": which(above)}
 
 
-def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
-    """Table 3 analog: rec@1 of the baseline and Superbloom at the shallowest depth and at the deeper ones the page
-    reads (the deepest with more than one seed, which the claims read, and the deepest of all when that is another),
-    and the gain from depth, beside the paper's (1 -> 12 layers)."""
+def depth_effect(recall: pd.DataFrame, deep: int | None = None) -> pd.DataFrame:
+    """Table 3 analog: rec@1 of the baseline and Superbloom at the shallowest depth and at ``deep`` layers (the
+    profile's deepest of ``depths``, which the claims read; None: the deepest row), then at the deepest row when that
+    is deeper still (a further depth), and the gain from depth, beside the paper's (1 -> 12 layers)."""
     paper = paper_table3()
     rows = depth_rows(recall)
     out = []
@@ -262,13 +262,13 @@ def depth_effect(recall: pd.DataFrame) -> pd.DataFrame:
         if len(own) < 2:
             continue
         shallow, deeper = own.iloc[0], own.iloc[1:]
-        seeded = deeper[deeper["seeds"] > 1]
-        targets = ([seeded.iloc[-1]] if len(seeded) else []) + [deeper.iloc[-1]]
-        for deep in targets[: 1 if targets[0]["layers"] == targets[-1]["layers"] else 2]:
-            out.append({"model": family, "ours: layers": f"{int(shallow['layers'])} -> {int(deep['layers'])}",
-                        "ours: seeds (deep)": int(deep["seeds"]),
-                        "ours: rec@1 shallow": shallow["rec@1"], "ours: rec@1 deep": deep["rec@1"],
-                        "ours: gain": deep["rec@1"] - shallow["rec@1"], "paper: layers": "1 -> 12",
+        read = deeper[deeper["layers"] <= deep] if deep is not None else deeper
+        targets = ([read.iloc[-1]] if len(read) else []) + [deeper.iloc[-1]]
+        for row in targets[: 1 if targets[0]["layers"] == targets[-1]["layers"] else 2]:
+            out.append({"model": family, "ours: layers": f"{int(shallow['layers'])} -> {int(row['layers'])}",
+                        "ours: seeds (deep)": int(row["seeds"]),
+                        "ours: rec@1 shallow": shallow["rec@1"], "ours: rec@1 deep": row["rec@1"],
+                        "ours: gain": row["rec@1"] - shallow["rec@1"], "paper: layers": "1 -> 12",
                         "paper: rec@1 shallow": paper[shallow_paper], "paper: rec@1 deep": paper[deep_paper],
                         "paper: gain": paper[deep_paper] - paper[shallow_paper]})
     return pd.DataFrame(out)
@@ -283,7 +283,7 @@ def _layers(rows: pd.DataFrame) -> str:
     return depths[0] if len(depths) == 1 else f"{', '.join(depths[:-1])} and {depths[-1]}"
 
 
-def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
+def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame, deep: int | None = None) -> dict[str, str]:
     """The depth paragraph's numbers: the baselines' widths, the largest size gap of a matched pair, the gains from
     depth (ours and the paper's) and which family depth helps more, and the deep-vs-wide comparison."""
     out: dict[str, str] = {}
@@ -297,28 +297,27 @@ def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
         (f"{int(many['seeds'].max())} seeds at {_layers(many)} layers" if len(many) else "")
         + (" and " if len(many) and len(one) else "")
         + (f"one seed, the learning-rate sweep's, at {_layers(one)} layers" if len(one) else ""))
-    depth = depth_effect(recall)
-    out["further_depth_text"] = "No depth beyond these is trained."
+    depth = depth_effect(recall, deep)
+    out["further_depth_text"] = (f"No depth beyond {int(rows['layers'].max())} layers is trained here."
+                                 if len(rows) else "")
     for key, at in (("", 0), ("further_", 1)):      # the first row per family: the claims' depth; then the deepest
         rows_at = depth.groupby("model", sort=False).nth(at).set_index("model") if len(depth) else depth
         if not {"baseline", "superbloom"} <= set(rows_at.index):
             continue
         base_gain, sb_gain = rows_at.loc["baseline", "ours: gain"], rows_at.loc["superbloom", "ours: gain"]
+        seeds = int(rows_at.loc["superbloom", "ours: seeds (deep)"])
         out.update({f"{key}base_gain": f"{base_gain:+.1f}", f"{key}sb_gain": f"{sb_gain:+.1f}",
-                    f"{key}depth_layers": rows_at.loc["superbloom", "ours: layers"],
-                    f"{key}depth_seeds": str(int(rows_at.loc["superbloom", "ours: seeds (deep)"])),
+                    f"{key}depth_layers": rows_at.loc["superbloom", "ours: layers"].replace(" -> ", " to "),
+                    f"{key}depth_seeds": f"{seeds} seed{'s' if seeds > 1 else ''}",
                     f"{key}depth_verdict": ("depth helps Superbloom more than the baseline, as in the paper"
                                             if sb_gain > base_gain else "depth helps the baseline at least as much "
                                             "as Superbloom, the opposite of the paper's finding")})
         if key:
             out["further_depth_text"] = (
-                f"Going on to the deepest pair, from {out['further_depth_layers']} layers (one seed at the deepest"
-                if out["further_depth_seeds"] == "1" else
-                f"Going on to the deepest pair, from {out['further_depth_layers']} layers ("
-                f"{out['further_depth_seeds']} seeds") + (
-                f"), the baseline gains {out['further_base_gain']} points and Superbloom {out['further_sb_gain']}: "
-                f"{out['further_depth_verdict']}.")
-            if out["further_depth_seeds"] == "1" and len(many):
+                f"Going on to the further depth, from {out['further_depth_layers']} layers "
+                f"({out['further_depth_seeds']} at the deeper end), the baseline gains {out['further_base_gain']} "
+                f"points and Superbloom {out['further_sb_gain']}: {out['further_depth_verdict']}.")
+            if seeds == 1 and len(many):
                 spread = depth_rows(recall).query("seeds > 1")["sd rec@1"].max()
                 out["further_depth_text"] += (f" With one seed this is a trend, not a test: the seeds of one model "
                                               f"differ by up to {spread:.1f} points (standard deviation) at the "
@@ -381,7 +380,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     first = models.iloc[0]
     out.update(ids=f"{int(first['num_ids']):,}", test_segments=f"{int(recall['segments'].iloc[0]):,}")
     out["validation_pages"] = f"{p.validation_pages:,}" if p.validation_pages else "all"
-    out.update(_depth_quoted(recall, models))
+    out.update(_depth_quoted(recall, models, p.deep))
     if shown.has("matched"):
         out.update(_matched_quoted(shown.table("matched"), shown.table("matched_models")))
     out.update(language_quoted(p, shown.table("language_models")))
