@@ -162,9 +162,9 @@ def _recall_names(profile) -> list[str]:
 #: the deepest (``recall_wide``); ``recall`` merges them. A part whose depth is some profile's further depth owns
 #: ``further_depths``: the other experiments never read it (the merge sees the parts through their results)
 _PART_KINDS = ("models", "sweep", "curves", "segments")
-_PROFILE_DEPTHS = [(*PROFILES.get(n).depths, *PROFILES.get(n).further_depths) for n in PROFILES.names]
-_DEPTH_PARTS = {f"recall_L{d}": d for d in sorted({d for depths in _PROFILE_DEPTHS for d in depths})}
 _FURTHER = {d for n in PROFILES.names for d in PROFILES.get(n).further_depths}
+_DEPTH_PARTS = {f"recall_L{d}": d for d in sorted({d for n in PROFILES.names for d in PROFILES.get(n).depths}
+                                                  | _FURTHER)}
 _RECALL_PARTS = (*_DEPTH_PARTS, "recall_wide")
 
 
@@ -209,12 +209,12 @@ for _part in _RECALL_PARTS:
                     reads=tuple(f"{part}_{kind}" for part in _RECALL_PARTS for kind in _PART_KINDS))
 def _recall(ctx: RunContext) -> dict:
     """Table 3's parts merged (no training) and scored, and the popularity ranking's recall (no model)."""
-    parted = {n for part in _RECALL_PARTS for n in _part_names(ctx.profile, part)}
-    lost = sorted(set(_recall_names(ctx.profile)) - parted)
+    parts = {part: names for part in _RECALL_PARTS if (names := _part_names(ctx.profile, part))}
+    lost = sorted(set(_recall_names(ctx.profile)) - {n for names in parts.values() for n in names})
     if lost:
         raise ValueError(f"Table 3's models {lost} have no training part: a depth must be in some profile's depths or "
                          f"further_depths (parts are registered per depth at import); add it to one")
-    merged = _merged(ctx, [part for part in _RECALL_PARTS if _part_names(ctx.profile, part)], "Table 3", "recall")
+    merged = _merged(ctx, list(parts), "Table 3", "recall")
     popularity = pd.DataFrame([popularity_recall(ctx.resources, ctx.profile.recall_at)])
     return {"recall": recall_table(merged["segments"], ctx.profile.recall_at, merged["models"]),
             "recall_segments": merged["segments"], "models": merged["models"], "sweep": merged["sweep"],

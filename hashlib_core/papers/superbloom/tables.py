@@ -291,8 +291,8 @@ def _depth_quoted(recall: pd.DataFrame, models: pd.DataFrame, deep: int | None =
     base = rows[rows["family"] == "baseline"]
     out["base_widths"] = ", ".join(str(int(d)) for d in base["hidden"])
     out["depth_gap_max"] = f"{100 * base['size_vs_matched'].abs().max():.1f}%"
-    seeds = depth_view(recall)[["layers", "seeds"]]
-    many, one = seeds[seeds["seeds"] > 1], seeds[seeds["seeds"] == 1]
+    per_depth = rows.groupby("layers", as_index=False)["seeds"].min()       # a pair's seeds: the fewer of the two
+    many, one = per_depth[per_depth["seeds"] > 1], per_depth[per_depth["seeds"] == 1]
     out["depth_seeds_note"] = (
         (f"{int(many['seeds'].max())} seeds at {_layers(many)} layers" if len(many) else "")
         + (" and " if len(many) and len(one) else "")
