@@ -384,6 +384,26 @@ def _language_prior(ctx: RunContext) -> dict:
                                                                res.profile.recall_at))}
 
 
+_TRAIN_TIME = ("train_time_ids", "train_time_repeats", "train_time_steps")
+_TRAIN_TIME_READS = (*_TRAIN_TIME, "dataset", "test_share", "validation_share", "segment", "alpha", "num_hashes",
+                     "hidden", "heads", "intermediate", "depths", "batch", "seed")
+
+
+@CHAPTER.experiment("train_time", outputs=("train_time",), when=lambda profile: profile.train_time_repeats > 0,
+                    independent_of=tuple(k for k in _PROFILE_KEYS if k not in _TRAIN_TIME_READS), owns=_TRAIN_TIME)
+def _train_time(ctx: RunContext) -> dict:
+    """§2.4: a training step of the unhashed model and of Superbloom (the same Transformer) over the main data's ids
+    and each larger id space of ``train_time_ids``, timed in alternation (:mod:`~hashlib_core.benchmarks.
+    superbloom_train_step`); no model is kept."""
+    from hashlib_core.benchmarks.superbloom_train_step import compare_train_steps, train_time_spaces, train_time_specs
+
+    res, p, rows = ctx.resources, ctx.profile, []
+    for n in train_time_spaces(p, res.sets.num_ids):
+        rows += compare_train_steps(train_time_specs(p), p, n, res.train_segments, p.train_time_repeats,
+                                    p.train_time_steps, ctx.device)
+    return {"train_time": pd.DataFrame(rows).assign(data_ids=res.sets.num_ids, torch_threads=torch.get_num_threads())}
+
+
 @CHAPTER.experiment("alpha", outputs=ALPHA_OUTPUTS, when=lambda profile: bool(profile.alpha_dataset),
                     independent_of=(*_LANGUAGE_ONLY, *_DECODE_ONLY, "other_datasets", "other_steps", "examples"),
                     reads=("sweep",))

@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 __all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves", "language_curves",
-           "alpha_curves"]
+           "alpha_curves", "train_step_times"]
 
 
 def recall_by_depth(recall: pd.DataFrame, k: int = 1):
@@ -103,4 +103,26 @@ def alpha_curves(curves: pd.DataFrame):
     fig = loss_curves(val.assign(loss=100.0 * (1.0 - val["loss"] / val["uniform_loss"])),
                       "validation loss below uniform (%)")
     fig.axes[0].axhline(0.0, color="black", lw=0.8)
+    return fig
+
+
+def train_step_times(train_time: pd.DataFrame):
+    """§2.4 as a figure: milliseconds per training step against the id space (both axes logarithmic), for the
+    unhashed model and Superbloom (the same Transformer), each point labelled with its softmax's size."""
+    from hashlib_core.papers.superbloom.tables_train_time import train_time_pairs
+
+    pairs = train_time_pairs(train_time)
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for prefix, label, marker in (("base", "unhashed (one token per id)", "s"),
+                                  ("sb", f"Superbloom (alpha = {int(train_time['alpha'].max())})", "o")):
+        ax.plot(pairs["num_ids"], pairs[f"{prefix}_ms_per_step"], marker=marker, ms=5, label=label)
+        for n, ms, v in zip(pairs["num_ids"], pairs[f"{prefix}_ms_per_step"], pairs[f"{prefix}_vocab_size"]):
+            ax.annotate(f"{v:,} tokens", (n, ms), textcoords="offset points", xytext=(4, -10), fontsize=6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("ids in the id space |S|")
+    ax.set_ylabel("ms per training step (median)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
     return fig
