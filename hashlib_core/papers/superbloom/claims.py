@@ -202,7 +202,7 @@ def _train_time(ev: Any) -> Effect:
     trend = "" if len(pairs) < 2 else (f"; at the data's {int(first['num_ids']):,} ids "
                                         f"{first['speedup_median_paired']:.2f}x")
     return Effect(iv, f"Superbloom's step {iv.estimate:.1f}x faster at {int(row['num_ids']):,} ids "
-                      f"({row['base_ms_per_step']:.0f} vs {row['sb_ms_per_step']:.0f} ms; "
+                      f"({row['base_ms_per_step']:,.0f} vs {row['sb_ms_per_step']:,.0f} ms; "
                       f"{humanize(int(row['base_total_params']))} vs {humanize(int(row['sb_total_params']))} "
                       f"parameters){trend}", unit="x",
                   note="the same Transformer: only the vocabulary differs (Superbloom's sequences are m tokens per item)")
