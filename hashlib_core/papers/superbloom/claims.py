@@ -294,8 +294,10 @@ def _scale(p: Any) -> str:
             f"{p.baseline_hidden} baseline; alpha = {p.alpha}, m = {p.num_hashes}; early stopping on validation "
             f"loss (at most {p.steps:,} steps of {p.batch} segments), learning rates "
             f"{', '.join(f'{lr:g}' for lr in p.learning_rates)}, {p.seeds} seed{'s' if p.seeds > 1 else ''} for "
-            f"the compared models; decoding in an id space of {p.decode_ids:,}; §4 on Penn Treebank (early stopping, at "
-            f"most {p.lm_steps:,} steps, {p.lm_seeds} seed{'s' if p.lm_seeds > 1 else ''})")
+            f"the compared models; decoding in an id space of {p.decode_ids:,}"
+            + (f"; training steps timed up to {max(p.train_time_ids):,} ids" if p.train_time_repeats and p.train_time_ids else "")
+            + f"; §4 on Penn Treebank (early stopping, at most {p.lm_steps:,} steps, "
+            f"{p.lm_seeds} seed{'s' if p.lm_seeds > 1 else ''})")
 
 
 _ABSTRACT = ("They outperform models of a similar size without hashing and, to a large degree, models of a much larger "
