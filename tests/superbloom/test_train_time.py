@@ -130,8 +130,10 @@ def test_the_table_and_words_on_fixed_timings():
     assert (q["tt_first_speedup"], q["tt_last_speedup"], q["tt_last_range"]) == ("0.50", "4.0", "3.0 to 5.0")
     assert (q["tt_base_growth"], q["tt_sb_growth"], q["tt_id_growth"]) == ("20", "2.5", "100")
     assert q["tt_trend"] == "the speed-up grows with every larger id space"
+    assert q["tt_first_reading"].startswith("Superbloom is slower there")
     flat = train_time_quoted(_rows(((4.0, 3.0, 5.0), (2.0, 1.5, 2.5))))
     assert flat["tt_trend"] == "the speed-up does not grow steadily with the id space"
+    assert flat["tt_first_reading"] == "Superbloom is already faster there"
     with pytest.raises(ValueError, match="one unhashed and one Superbloom row per id space"):
         train_time_pairs(_rows().iloc[:3])
 
@@ -154,3 +156,4 @@ def test_the_figure_draws_both_models_on_log_axes():
     assert [line.get_label() for line in ax.get_lines()] == ["unhashed (one token per id)", "Superbloom (alpha = 50)"]
     assert ax.get_xscale() == ax.get_yscale() == "log"
     assert ax.get_lines()[0].get_ydata().tolist() == [20.0, 400.0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["10,000", "1,000,000"]

@@ -31,6 +31,9 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``decoding``
     §2.5 at the paper's |S| with a trained model: the deepest Superbloom model trained again inside an id space of
     ``decode_ids`` ids, its recall, and exhaustive scoring against certified beam search timed on its distributions.
+``train_time``
+    §2.4: a training step of the same Transformer unhashed and as Superbloom, timed in alternation over the data's
+    ids and larger id spaces (:mod:`~hashlib_core.papers.superbloom.experiments_speed`).
 ``params``
     Tables 1 and 3's parameter columns at the paper's vocabularies (meta device).
 ``language_d<width>``, ``language``
@@ -51,12 +54,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.superbloom.data import display_names
 from hashlib_core.papers.superbloom.experiments_alpha import ALPHA_OUTPUTS, ALPHA_SETTINGS, alpha_experiment
 from hashlib_core.papers.superbloom.experiments_language import language_pair
+from hashlib_core.papers.superbloom.experiments_speed import decoding_rows, train_time_rows
 from hashlib_core.papers.superbloom.profiles import PROFILES, ModelSpec
 from hashlib_core.papers.superbloom.tables import EXAMPLE_COLUMNS, example_row, recall_table
 from hashlib_core.papers.superbloom.training import (
@@ -69,7 +72,6 @@ from hashlib_core.papers.superbloom.training import (
     restored_seconds,
     scored,
     size_of,
-    test_log_probs,
     train_run,
 )
 
@@ -288,33 +290,9 @@ def _other_datasets(ctx: RunContext) -> dict:
                                     independent_of=(*_LANGUAGE_ONLY, *ALPHA_SETTINGS, "other_datasets", "other_steps",
                                                     "examples"))
 def _decoding(ctx: RunContext) -> dict:
-    """§2.5 at the paper's |S| with a trained model: the deep Superbloom model trained on the main dataset's sets in
-    an id space of ``decode_ids`` ids, scored like ``recall`` (certified beam search), then exhaustive scoring and
-    beam search timed in alternation on its distributions at ``decode_positions`` test positions."""
-    from hashlib_core.benchmarks.superbloom_decoding import compare_decoders
-
-    res: _Resources = ctx.resources
-    p = res.profile
-    spec = res.specs[p.roles()["superbloom_deep"]]
-    model, row, _ = train_run(spec, res, ctx, res.chosen(spec), p.seed, steps=p.decode_steps or None,
-                              num_ids=p.decode_ids)
-    model = model.to(ctx.device)
-    hits = evaluate(model, res, p.recall_at)
-    log_probs = test_log_probs(model, res, p.decode_positions)
-    rows = []
-    for k in p.recall_at:
-        timing = compare_decoders(log_probs, model.maps, k, p.decode_repeats, ctx.device)
-        low, high = timing.pop("speedup_range_paired")
-        rows.append({"name": spec.name, "num_ids": p.decode_ids, "data_ids": res.sets.num_ids,
-                     "tokens_per_map": model.maps.tokens_per_map, "steps": row["steps"],
-                     "final_loss": row["final_loss"], "test_segments": len(hits),
-                     **{f"rec@{c}": 100.0 * hits[f"hit@{c}"].mean() for c in p.recall_at},
-                     "recall_certified_%": 100.0 * hits["certified"].mean(),
-                     "recall_mean_scored": hits["scored"].mean(), **timing,
-                     "speedup_min_paired": low, "speedup_max_paired": high,
-                     "train_wall_time_s": row["wall_time_s"], "train_converged": row["converged"],
-                     "torch_threads": torch.get_num_threads()})
-    return {"decoding_trained": pd.DataFrame(rows)}
+    """§2.5 at the paper's |S| with a trained model (:func:`~hashlib_core.papers.superbloom.experiments_speed.
+    decoding_rows`)."""
+    return decoding_rows(ctx)
 
 
 _PROFILE_KEYS = tuple(PROFILES.get("smoke").to_dict())
@@ -392,16 +370,9 @@ _TRAIN_TIME_READS = (*_TRAIN_TIME, "dataset", "test_share", "validation_share", 
 @CHAPTER.experiment("train_time", outputs=("train_time",), when=lambda profile: profile.train_time_repeats > 0,
                     independent_of=tuple(k for k in _PROFILE_KEYS if k not in _TRAIN_TIME_READS), owns=_TRAIN_TIME)
 def _train_time(ctx: RunContext) -> dict:
-    """§2.4: a training step of the unhashed model and of Superbloom (the same Transformer) over the main data's ids
-    and each larger id space of ``train_time_ids``, timed in alternation (:mod:`~hashlib_core.benchmarks.
-    superbloom_train_step`); no model is kept."""
-    from hashlib_core.benchmarks.superbloom_train_step import compare_train_steps, train_time_spaces, train_time_specs
-
-    res, p, rows = ctx.resources, ctx.profile, []
-    for n in train_time_spaces(p, res.sets.num_ids):
-        rows += compare_train_steps(train_time_specs(p), p, n, res.train_segments, p.train_time_repeats,
-                                    p.train_time_steps, ctx.device)
-    return {"train_time": pd.DataFrame(rows).assign(data_ids=res.sets.num_ids, torch_threads=torch.get_num_threads())}
+    """§2.4's training step, unhashed against Superbloom, as the id space grows (:func:`~hashlib_core.papers.
+    superbloom.experiments_speed.train_time_rows`)."""
+    return train_time_rows(ctx)
 
 
 @CHAPTER.experiment("alpha", outputs=ALPHA_OUTPUTS, when=lambda profile: bool(profile.alpha_dataset),
