@@ -31,6 +31,9 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
 ``decoding``
     §2.5 at the paper's |S| with a trained model: the deepest Superbloom model trained again inside an id space of
     ``decode_ids`` ids, its recall, and exhaustive scoring against certified beam search timed on its distributions.
+``longer``
+    The claims' deep pair trained again with a longer cap (``longer_steps``), beside Table 3's runs
+    (:mod:`~hashlib_core.papers.superbloom.experiments_longer`).
 ``train_time``
     §2.4: a training step of the same Transformer unhashed and as Superbloom, timed in alternation over the data's
     ids and larger id spaces (:mod:`~hashlib_core.papers.superbloom.experiments_speed`).
@@ -59,6 +62,7 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.papers.superbloom.data import display_names
 from hashlib_core.papers.superbloom.experiments_alpha import ALPHA_OUTPUTS, ALPHA_SETTINGS, alpha_experiment
 from hashlib_core.papers.superbloom.experiments_language import language_pair
+from hashlib_core.papers.superbloom.experiments_longer import LONGER_OUTPUTS, LONGER_READS, longer_experiment
 from hashlib_core.papers.superbloom.experiments_speed import decoding_rows, train_time_rows
 from hashlib_core.papers.superbloom.profiles import PROFILES, ModelSpec
 from hashlib_core.papers.superbloom.tables import EXAMPLE_COLUMNS, example_row, recall_table
@@ -373,6 +377,14 @@ def _train_time(ctx: RunContext) -> dict:
     """§2.4's training step, unhashed against Superbloom, as the id space grows (:func:`~hashlib_core.papers.
     superbloom.experiments_speed.train_time_rows`)."""
     return train_time_rows(ctx)
+
+
+@CHAPTER.experiment("longer", outputs=LONGER_OUTPUTS, when=lambda profile: profile.longer_steps > 0,
+                    independent_of=_MAIN_SETS_ONLY, reads=LONGER_READS, owns=("longer_steps",))
+def _longer(ctx: RunContext) -> dict:
+    """The claims' deep pair retrained at ``longer_steps`` beside Table 3's runs (:mod:`~hashlib_core.papers.
+    superbloom.experiments_longer`)."""
+    return longer_experiment(ctx)
 
 
 @CHAPTER.experiment("alpha", outputs=ALPHA_OUTPUTS, when=lambda profile: bool(profile.alpha_dataset),

@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 __all__ = ["recall_by_depth", "recall_by_decile", "beam_width", "training_curves", "language_curves",
-           "alpha_curves", "train_step_times"]
+           "alpha_curves", "train_step_times", "longer_curves"]
 
 
 def recall_by_depth(recall: pd.DataFrame, k: int = 1):
@@ -126,6 +126,25 @@ def train_step_times(train_time: pd.DataFrame):
     ax.set_xlabel("ids in the id space |S|")
     ax.set_ylabel("ms per training step (median)")
     ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def longer_curves(curves: pd.DataFrame):
+    """The length diagnosis: validation loss against step for each model of the claims' deep pair, dashed at Table
+    3's cap and solid at the longer one (the same rate and seed)."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    val = curves[curves["kind"] == "validation loss"]
+    caps = sorted(int(c) for c in val["max_steps"].unique())
+    for i, (name, g) in enumerate(val.groupby("name", sort=False)):
+        for cap in caps:
+            run = g[g["max_steps"] == cap].sort_values("step")
+            ax.plot(run["step"], run["loss"], color=f"C{i}", ls="-" if cap == caps[-1] else "--",
+                    label=f"{name}, cap {cap:,}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("validation masked-item loss (nats)")
+    ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -148,6 +148,9 @@ class SuperbloomProfile(Profile):
     decode_steps: int = 0
     decode_positions: int = 64
     decode_repeats: int = 5
+    #: the length diagnosis: the claims' deep pair trained again with at most ``longer_steps`` steps (more than
+    #: ``steps``; 0: not run), at Table 3's chosen rates and seed ``seed``
+    longer_steps: int = 0
     #: §2.4's training time (a benchmark inside the chapter): one training step of the unhashed model and of
     #: Superbloom at the claims' deep width and depth (the same Transformer; only the vocabulary differs), timed in
     #: alternation ``train_time_repeats`` times (``train_time_steps`` steps each) over the main data's own ids and over
@@ -179,9 +182,11 @@ class SuperbloomProfile(Profile):
             raise ValueError(f"other_datasets repeats the main dataset {self.dataset!r}; list only further ones")
         if any(n < 1 for n in self.train_time_ids) or list(self.train_time_ids) != sorted(set(self.train_time_ids)):
             raise ValueError(f"train_time_ids must list increasing id counts >= 1, got {self.train_time_ids}")
+        if self.longer_steps and self.longer_steps <= self.steps:
+            raise ValueError(f"longer_steps must exceed steps ({self.steps}) or be 0 (not run), got {self.longer_steps}")
         if self.train_time_steps < 1:
             raise ValueError(f"train_time_steps must be >= 1 (steps per timing), got {self.train_time_steps}")
-        for name in ("train_time_repeats", "examples", "decode_ids", "decode_steps", "other_steps", "alpha_steps", "validation_pages",
+        for name in ("longer_steps", "train_time_repeats", "examples", "decode_ids", "decode_steps", "other_steps", "alpha_steps", "validation_pages",
                      "patience", "baseline_hidden", "intermediate"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0: see its comment), got {getattr(self, name)}")
@@ -292,15 +297,15 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # (and 8, one seed),
     # at most 15 steps of 16 segments scored every 5 on 50 validation pages, 100 test pages; Wikispeedia as the other
     # dataset; §4 on a 2,000-token vocabulary for 10 steps (50 validation windows); the coarseness diagnosis on
-    # Wikispeedia at alpha 50 and 5 for 10 steps; the training step timed over Gowalla's ids and 100K. Proves the code
-    # paths; its scores are not to be read.
+    # Wikispeedia at alpha 50 and 5 for 10 steps; the training step timed over Gowalla's ids and 100K; the deep pair
+    # again for at most 30 steps. Proves the code paths; its scores are not to be read.
     smoke=SuperbloomProfile(name="smoke", budget_minutes=1.0, other_datasets=("wikispeedia",), hidden=32,
                             baseline_hidden=16, heads=2, depths=(1, 2), further_depths=(8,), steps=15,
                             batch=16, eval_every=5,
                             patience=2, validation_pages=50, test_pages=100, other_steps=10, lm_steps=10,
                             lm_eval_every=5, lm_validation_windows=50, lm_test_windows=100, decode_ids=100_000,
                             decode_steps=15, decode_positions=16, decode_repeats=2, alpha_dataset="wikispeedia",
-                            alphas=(50, 5), alpha_steps=10, train_time_ids=(100_000,), train_time_repeats=2,
+                            alphas=(50, 5), alpha_steps=10, longer_steps=30, train_time_ids=(100_000,), train_time_repeats=2,
                             train_time_steps=1),
     # cpu: two CPU cores, at most three hours (each experiment at most one). The main data is FB15k-237 (14.5K ids:
     # an unhashed table of them is most of a small model, and models learn beyond the popularity ranking within the
@@ -318,7 +323,8 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
     # (windows of 32 tokens, batches of 32), at most 2,500 steps with validation every 250, the same three learning
     # rates, three seeds. The coarseness diagnosis trains the 4-layer Superbloom on Gowalla at alpha 50, 10 and 2 and
     # the baseline of the alpha-50 model's size, at most 2,000 steps each (one seed). §2.4's training step is timed
-    # over the data's ids, 100K and 1M (5 paired timings of 2 steps).
+    # over the data's ids, 100K and 1M (5 paired timings of 2 steps). The length diagnosis trains the claims' deep
+    # pair again with a cap of 4,000 steps (twice Table 3's).
     cpu=SuperbloomProfile(name="cpu", budget_minutes=180.0, dataset="fb15k237",
                           other_datasets=("gowalla", "diginetica", "wikispeedia", "lastfm"), hidden=128,
                           baseline_hidden=16, heads=4, depths=(1, 2, 4), further_depths=(8,), steps=2000, batch=32,
@@ -328,8 +334,8 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
                           lm_wordpiece=2000, lm_unigrams=8000, lm_bigrams=4000, lm_window=32,
                           lm_baseline_dims=(64, 16), lm_layers=2, lm_steps=2500,
                           lm_batch=32, lm_eval_every=250, lm_learning_rates=(1e-3, 3e-3, 1e-2), lm_seeds=3,
-                          lm_test_windows=0, train_time_ids=(100_000, 1_000_000), train_time_repeats=5,
-                          train_time_steps=2),
+                          lm_test_windows=0, longer_steps=4000, train_time_ids=(100_000, 1_000_000),
+                          train_time_repeats=5, train_time_steps=2),
     # small: one GPU: width 256 (Table 3's d = 256) at 1, 2, 4, 8 and 12 layers (Table 3's depths are 1 and 12),
     # the baseline of Table 1 at width 128, at most 20,000 steps of 128 segments; the coarseness diagnosis on Gowalla;
     # the training step timed over Gowalla's ids, 100K and 1M.
