@@ -52,7 +52,11 @@ def test_the_gaps_table_and_words_on_fixed_hits():
     assert view["best step"].tolist() == ["100 (cap)", "100", "100 (cap)", "200 (cap)"]
     assert view["rec@1"].tolist() == [20.0, 50.0, 60.0, 60.0] and view["best validation loss"].iloc[1] == 4.5
     q = longer_quoted(_runs(), segs, SB, BASE)
-    assert (q["lo_short"], q["lo_long"], q["lo_trend"]) == ("100", "200", "narrows")
+    assert (q["lo_short"], q["lo_long"], q["lo_trend"]) == ("100", "200", "narrows by 30.0 points")
+    assert "lo_top" not in q
+    top = longer_quoted(_runs(), segs.assign(**{"hit@10": segs["name"] == BASE}), SB, BASE, top=10)
+    assert (top["lo_top"], top["lo_top_gap_short"][:15], top["lo_top_gap_long"][:15]) == (
+        "10", "-100.0 points [", "-100.0 points [")
     assert q["lo_superbloom"] == (f"{SB}: 60.0% at 100 steps (still improving at the cap), 60.0% at 200 steps "
                                   "(still improving at the cap)")
     assert q["lo_baseline"].endswith("50.0% at 200 steps (best at step 100)")
@@ -64,7 +68,8 @@ def test_the_reading_follows_the_longer_caps_interval():
     ahead = longer_quoted(_runs((True, True)), _segments({(SB, 100): 6, (BASE, 100): 2, (SB, 200): 10,
                                                           (BASE, 200): 0}), SB, BASE)
     assert ahead["lo_reading"].startswith(f"{SB} stays ahead at the longer cap")
-    assert ahead["lo_reading"].endswith("both stopped before the longer cap") and ahead["lo_trend"] == "widens"
+    assert ahead["lo_reading"].endswith("both stopped before the longer cap")
+    assert ahead["lo_trend"] == "widens by 60.0 points"
     behind = longer_quoted(_runs(), _segments({(SB, 100): 6, (BASE, 100): 2, (SB, 200): 0, (BASE, 200): 10}), SB, BASE)
     assert behind["lo_reading"].startswith("at the longer cap the baseline is ahead")
     with pytest.raises(ValueError, match="not scored on the same test segments"):

@@ -205,7 +205,8 @@ def _train_time(ev: Any) -> Effect:
                       f"({row['base_ms_per_step']:,.0f} vs {row['sb_ms_per_step']:,.0f} ms; "
                       f"{humanize(int(row['base_total_params']))} vs {humanize(int(row['sb_total_params']))} "
                       f"parameters){trend}", unit="x",
-                  note="the same Transformer: only the vocabulary differs (Superbloom's sequences are m tokens per item)")
+                  note=("the same Transformer: only the vocabulary differs (Superbloom's sequences are m tokens per "
+                        "item)"))
 
 
 def _beam_k(ev: Any) -> Effect:
@@ -295,7 +296,8 @@ def _scale(p: Any) -> str:
             f"loss (at most {p.steps:,} steps of {p.batch} segments), learning rates "
             f"{', '.join(f'{lr:g}' for lr in p.learning_rates)}, {p.seeds} seed{'s' if p.seeds > 1 else ''} for "
             f"the compared models; decoding in an id space of {p.decode_ids:,}"
-            + (f"; training steps timed up to {max(p.train_time_ids):,} ids" if p.train_time_repeats and p.train_time_ids else "")
+            + (f"; training steps timed up to {max(p.train_time_ids):,} ids"
+               if p.train_time_repeats and p.train_time_ids else "")
             + f"; §4 on Penn Treebank (early stopping, at most {p.lm_steps:,} steps, "
             f"{p.lm_seeds} seed{'s' if p.lm_seeds > 1 else ''})")
 

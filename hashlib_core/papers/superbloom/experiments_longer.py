@@ -51,7 +51,8 @@ def _short_runs(evidence: Any, names: list[str], seed: int) -> tuple[dict[str, f
     keep = pd.concat([curves[(curves["name"] == n) & (curves["seed"] == seed)
                              & (curves["learning_rate"] == rates[n])] for n in names], ignore_index=True)
     if len(runs) != len(names) or hits["name"].nunique() != len(names):
-        raise RuntimeError(f"Table 3's results lack the seed-{seed} runs of {names} at their chosen rates: rerun recall")
+        raise RuntimeError(f"Table 3's results lack the seed-{seed} runs of {names} at their chosen rates: rerun "
+                           f"recall")
     return rates, runs, hits, keep
 
 

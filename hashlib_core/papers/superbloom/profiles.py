@@ -164,7 +164,8 @@ class SuperbloomProfile(Profile):
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"further_depths": "none"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows", "examples",
                                                            "decode_positions", "decode_repeats",
-                                                           "train_time_repeats", "train_time_steps"})
+                                                           "train_time_ids", "train_time_repeats",
+                                                           "train_time_steps"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -180,14 +181,16 @@ class SuperbloomProfile(Profile):
                              f"among them (its baseline is matched to that model), got {self.alphas}")
         if self.dataset in self.other_datasets:
             raise ValueError(f"other_datasets repeats the main dataset {self.dataset!r}; list only further ones")
-        if any(n < 1 for n in self.train_time_ids) or list(self.train_time_ids) != sorted(set(self.train_time_ids)):
+        ids = list(self.train_time_ids)
+        if any(n < 1 for n in ids) or ids != sorted(set(ids)):
             raise ValueError(f"train_time_ids must list increasing id counts >= 1, got {self.train_time_ids}")
         if self.longer_steps and self.longer_steps <= self.steps:
-            raise ValueError(f"longer_steps must exceed steps ({self.steps}) or be 0 (not run), got {self.longer_steps}")
+            raise ValueError(f"longer_steps must exceed steps ({self.steps}) or be 0 (not run), got "
+                             f"{self.longer_steps}")
         if self.train_time_steps < 1:
             raise ValueError(f"train_time_steps must be >= 1 (steps per timing), got {self.train_time_steps}")
-        for name in ("longer_steps", "train_time_repeats", "examples", "decode_ids", "decode_steps", "other_steps", "alpha_steps", "validation_pages",
-                     "patience", "baseline_hidden", "intermediate"):
+        for name in ("longer_steps", "train_time_repeats", "examples", "decode_ids", "decode_steps", "other_steps",
+                     "alpha_steps", "validation_pages", "patience", "baseline_hidden", "intermediate"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0: see its comment), got {getattr(self, name)}")
         self.require_positive("decode_positions", "decode_repeats", "segment", "alpha", "num_hashes", "hidden",
@@ -305,8 +308,8 @@ PROFILES: ProfileSet[SuperbloomProfile] = ProfileSet(
                             patience=2, validation_pages=50, test_pages=100, other_steps=10, lm_steps=10,
                             lm_eval_every=5, lm_validation_windows=50, lm_test_windows=100, decode_ids=100_000,
                             decode_steps=15, decode_positions=16, decode_repeats=2, alpha_dataset="wikispeedia",
-                            alphas=(50, 5), alpha_steps=10, longer_steps=30, train_time_ids=(100_000,), train_time_repeats=2,
-                            train_time_steps=1),
+                            alphas=(50, 5), alpha_steps=10, longer_steps=30, train_time_ids=(100_000,),
+                            train_time_repeats=2, train_time_steps=1),
     # cpu: two CPU cores, at most three hours (each experiment at most one). The main data is FB15k-237 (14.5K ids:
     # an unhashed table of them is most of a small model, and models learn beyond the popularity ranking within the
     # budget; on the 41-43K-id sets Superbloom at alpha 50 stays near a uniform guess: see the coarseness diagnosis

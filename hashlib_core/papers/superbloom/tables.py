@@ -399,7 +399,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     if shown.has("longer"):
         roles = p.roles()
         out.update(longer_quoted(shown.table("longer"), shown.table("longer_segments"), roles["superbloom_deep"],
-                                 roles["baseline_deep"]))
+                                 roles["baseline_deep"], top=max(p.recall_at)))
     if shown.has("train_time"):
         out.update(train_time_quoted(shown.table("train_time")))
     if shown.has("params"):

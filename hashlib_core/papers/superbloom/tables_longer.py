@@ -46,10 +46,10 @@ def longer_gaps(segments: pd.DataFrame, superbloom: str, baseline: str, k: int =
     return out
 
 
-def longer_quoted(longer: pd.DataFrame, segments: pd.DataFrame, superbloom: str, baseline: str, k: int = 1
-                  ) -> dict[str, str]:
+def longer_quoted(longer: pd.DataFrame, segments: pd.DataFrame, superbloom: str, baseline: str, k: int = 1,
+                  top: int | None = None) -> dict[str, str]:
     """The numbers and words of the length paragraph: the caps, each model's rec@k and best step at each, the gap at
-    each with its interval, and what the change says."""
+    each with its interval, what the change says, and (``top``) the gap at rec@top at both caps."""
     gaps = longer_gaps(segments, superbloom, baseline, k)
     short, long = min(gaps), max(gaps)
     runs = longer.set_index(["name", "max_steps"])
@@ -69,8 +69,11 @@ def longer_quoted(longer: pd.DataFrame, segments: pd.DataFrame, superbloom: str,
     elif b.high < 0:
         reading = f"at the longer cap the baseline is ahead: the gap at {short:,} steps came from the shorter training"
     else:
-        reading = f"at the longer cap the interval includes zero: the gap at {short:,} steps may be the shorter training's"
-    trend = "narrows" if b.estimate < a.estimate else "widens" if b.estimate > a.estimate else "stays"
+        reading = (f"at the longer cap the interval includes zero: the gap at {short:,} steps may be the shorter "
+                   f"training's")
+    change = b.estimate - a.estimate
+    trend = (f"narrows by {-change:.1f} points" if change < 0 else f"widens by {change:.1f} points" if change > 0
+             else "stays the same")
     capped = [n for n in (superbloom, baseline) if not runs.loc[(n, long), "converged"]]
     still = (f"; {' and '.join(capped)} {'was' if len(capped) == 1 else 'were'} still improving at {long:,} steps, so "
              f"the gap may move again" if capped else "; both stopped before the longer cap")
@@ -78,4 +81,14 @@ def longer_quoted(longer: pd.DataFrame, segments: pd.DataFrame, superbloom: str,
             "lo_superbloom": model_text(superbloom), "lo_baseline": model_text(baseline),
             "lo_gap_short": f"{a.estimate:+.1f} points [{a.low:+.1f}, {a.high:+.1f}]",
             "lo_gap_long": f"{b.estimate:+.1f} points [{b.low:+.1f}, {b.high:+.1f}]",
-            "lo_trend": trend, "lo_reading": reading + still}
+            "lo_trend": trend, "lo_reading": reading + still, **_top_gaps(segments, superbloom, baseline, top)}
+
+
+def _top_gaps(segments: pd.DataFrame, superbloom: str, baseline: str, top: int | None) -> dict[str, str]:
+    """Superbloom minus the baseline at rec@top at the shorter and the longer cap (empty without ``top``)."""
+    if top is None:
+        return {}
+    gaps = longer_gaps(segments, superbloom, baseline, top)
+    a, b = gaps[min(gaps)], gaps[max(gaps)]
+    return {"lo_top": str(top), "lo_top_gap_short": f"{a.estimate:+.1f} points [{a.low:+.1f}, {a.high:+.1f}]",
+            "lo_top_gap_long": f"{b.estimate:+.1f} points [{b.low:+.1f}, {b.high:+.1f}]"}

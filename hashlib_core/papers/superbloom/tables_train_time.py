@@ -65,8 +65,9 @@ def train_time_quoted(train_time: pd.DataFrame) -> dict[str, str]:
             "tt_first_base": f"{first['base_ms_per_step']:,.0f}", "tt_first_sb": f"{first['sb_ms_per_step']:,.0f}",
             "tt_last_base": f"{last['base_ms_per_step']:,.0f}", "tt_last_sb": f"{last['sb_ms_per_step']:,.0f}",
             "tt_first_speedup": f"{first['speedup_median_paired']:.2f}",
-            "tt_first_reading": ("Superbloom is slower there: its m-fold sequences cost more than its smaller softmax "
-                                 "saves" if first["speedup_median_paired"] < 1 else "Superbloom is already faster there"),
+            "tt_first_reading": ("Superbloom is slower there: its m-fold sequences cost more than its smaller "
+                                 "softmax saves" if first["speedup_median_paired"] < 1
+                                 else "Superbloom is already faster there"),
             "tt_last_speedup": f"{last['speedup_median_paired']:.1f}",
             "tt_last_range": f"{last['speedup_min_paired']:.1f} to {last['speedup_max_paired']:.1f}",
             "tt_base_growth": f"{grow:.0f}", "tt_sb_growth": f"{grow_sb:.1f}",
