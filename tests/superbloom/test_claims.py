@@ -281,3 +281,18 @@ def test_the_data_docstring_states_the_ids_the_data_has(mirror):
     in_train = len(set(train["head"]) | set(train["tail"]))
     assert f"{ids:,}" in data.__doc__ and f"{in_train:,}" in data.__doc__
     assert ids > in_train                                      # the splits pooled add entities the train split lacks
+
+
+def test_every_cut_off_reads_the_smallest_difference():
+    segs = segments_frame(HITS)                        # hit@10 and hit@100 true for every model: ties there
+    t = evaluate(split(models_frame(), segs))
+    row = t.loc["beats-similar-every-k"]
+    assert row["estimate"] == pytest.approx(0.0)
+    assert row["ours"].startswith("superbloom-L2 minus baseline-L2 (points): rec@1 +20.0; rec@10 +0.0; rec@100 +0.0; "
+                                  "smallest at rec@10")
+    base_misses = segs["name"].eq(ROLES["baseline_deep"]) & segs["segment"].lt(5)
+    ahead = segs.assign(**{"hit@10": ~base_misses, "hit@100": ~base_misses})
+    row = evaluate(split(models_frame(), ahead)).loc["beats-similar-every-k"]
+    assert row["estimate"] == pytest.approx(20.0) and "smallest at rec@1" in row["ours"]
+    far = evaluate(split(models_frame({**SIZES, "baseline_deep": 2_700_000}), segs)).loc["beats-similar-every-k"]
+    assert far["verdict"] == "not testable here" and far["reason"].startswith("sizes differ")

@@ -26,6 +26,10 @@ App. E, example predictions      :func:`~hashlib_core.papers.superbloom.training
                                  ``language_prior`` experiment)
 diagnosis: the hash's coarseness :mod:`~hashlib_core.papers.superbloom.experiments_alpha` (Superbloom at several α on
                                  Gowalla beside the unhashed baseline: the ``alpha`` experiment)
+§2.4, training time              :mod:`hashlib_core.benchmarks.superbloom_train_step` and the ``train_time``
+                                 experiment (:mod:`~hashlib_core.papers.superbloom.experiments_speed`)
+diagnosis: training length       :mod:`~hashlib_core.papers.superbloom.experiments_longer` (the claims' deep pair at
+                                 a longer cap: the ``longer`` experiment)
 The paper's claims, verdicts     :mod:`~hashlib_core.papers.superbloom.claims` (the ``claims`` experiment, last)
 ==============================  ====================================================================================
 """
