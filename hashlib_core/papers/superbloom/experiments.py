@@ -254,6 +254,21 @@ def _beam_width(ctx: RunContext) -> dict:
     return {"beam_width": pd.DataFrame(rows)}
 
 
+@CHAPTER.experiment("crowding", outputs=("crowding",), independent_of=_MAIN_SETS_ONLY)
+def _crowding(ctx: RunContext) -> dict:
+    """How much of each deep model's ranked list collides with its best guess (:mod:`~hashlib_core.papers.
+    superbloom.crowding`), the models of ``beam_width`` and Table 3 (seed ``seed``, the chosen rates)."""
+    from hashlib_core.papers.superbloom.crowding import crowding_rows
+
+    res: _Resources = ctx.resources
+    roles, models = res.profile.roles(), {}
+    for role in ("superbloom_deep", "baseline_deep"):
+        spec = res.specs[roles[role]]
+        models[spec.name] = res.fit(spec, res.chosen(spec), res.profile.seed)[0].to(ctx.device)
+    maps = models[roles["superbloom_deep"]].maps
+    return {"crowding": crowding_rows(models, maps, res, res.profile.recall_at)}
+
+
 @CHAPTER.experiment("other_datasets", outputs=("recall_datasets", "datasets_models", "datasets_curves",
                                                "datasets_examples"),
                     when=lambda profile: bool(profile.other_datasets),
