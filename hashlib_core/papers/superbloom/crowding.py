@@ -18,7 +18,8 @@ import torch
 from hashlib_core.hashing.bloom import BloomHashMaps
 from hashlib_core.papers.superbloom.training import test_log_probs
 
-__all__ = ["sibling_share", "chance_share", "ranked_ids", "crowding_rows", "crowding_quoted"]
+__all__ = ["sibling_share", "chance_share", "ranked_ids", "crowding_rows", "crowding_view", "crowding_quoted",
+           "every_k_quoted"]
 
 
 def sibling_share(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
@@ -57,7 +58,8 @@ def crowding_rows(models: dict[str, Any], maps: BloomHashMaps, res: Any, ks: Seq
     for name, model in models.items():
         ids = ranked_ids(model, res, max(ks))
         for k in ks:
-            rows.append({"name": name, "alpha": int(model.config.alpha), "k": k,
+            rows.append({"name": name, "alpha": int(model.config.alpha), "num_hashes": int(model.config.num_hashes),
+                         "k": k,
                          "sibling_share": 100.0 * float(sibling_share(ids[:, :k], maps.table).mean()),
                          "chance_share": 100.0 * chance_share(maps),
                          "recall": 100.0 * float((ids[:, :k] == targets[:, None]).any(dim=1).float().mean()),
@@ -67,8 +69,28 @@ def crowding_rows(models: dict[str, Any], maps: BloomHashMaps, res: Any, ks: Seq
 
 def crowding_quoted(crowding: pd.DataFrame) -> dict[str, str]:
     """The numbers the crowding sentence quotes: at the largest k, Superbloom's share, the baseline's, chance's."""
-    top = crowding[crowding["k"] == crowding["k"].max()].set_index("alpha")
-    sb, base = top[top.index > 1].iloc[0], top.loc[1]
+    top = crowding[crowding["k"] == crowding["k"].max()]
+    sb, base = top[top["alpha"] > 1].iloc[0], top[top["alpha"] == 1].iloc[0]
     return {"cr_k": str(int(sb["k"])), "cr_after": str(int(sb["k"]) - 1), "cr_sb": f"{sb['sibling_share']:.0f}%",
             "cr_base": f"{base['sibling_share']:.1f}%", "cr_chance": f"{sb['chance_share']:.1f}%",
-            "cr_colliders": str(2 * (int(sb["alpha"]) - 1))}
+            "cr_colliders": str(int(sb["num_hashes"]) * (int(sb["alpha"]) - 1))}
+
+
+def crowding_view(crowding: pd.DataFrame) -> pd.DataFrame:
+    """The reader's table: per model and k, the share of its ids ranked 2..k colliding with its best guess, chance's
+    share and recall@k (%)."""
+    return pd.DataFrame({"model": crowding["name"], "k": crowding["k"],
+                         "ranks 2..k sharing a token with rank 1 (%)": crowding["sibling_share"],
+                         "by chance (%)": crowding["chance_share"], "rec@k (%)": crowding["recall"]})
+
+
+def every_k_quoted(recall: pd.DataFrame, popularity: pd.DataFrame, superbloom: str, baseline: str) -> dict[str, str]:
+    """Superbloom minus the baseline of its size at every cut-off (means over seeds, points), and at the largest
+    cut-off both models' recall beside the popularity ranking's."""
+    rows = recall.set_index("name")
+    ks = sorted(int(c[4:]) for c in recall.columns if c.startswith("rec@"))
+    top = f"rec@{ks[-1]}"
+    return {"ek_gaps": ", ".join(f"{rows.loc[superbloom, f'rec@{k}'] - rows.loc[baseline, f'rec@{k}']:+.1f} at "
+                                 f"rec@{k}" for k in ks),
+            "ek_top": top, "ek_sb_top": f"{rows.loc[superbloom, top]:.1f}%",
+            "ek_base_top": f"{rows.loc[baseline, top]:.1f}%", "ek_pop_top": f"{popularity[top].iloc[0]:.1f}%"}

@@ -7,6 +7,7 @@ import pandas as pd
 from hashlib_core.papers.superbloom.tables_alpha import alpha_quoted, alpha_view  # noqa: F401
 from hashlib_core.papers.superbloom.tables_train_time import train_time_quoted, train_time_view  # noqa: F401
 from hashlib_core.papers.superbloom.tables_longer import longer_quoted, longer_view  # noqa: F401
+from hashlib_core.papers.superbloom.crowding import crowding_quoted, crowding_view, every_k_quoted  # noqa: F401
 from hashlib_core.papers.superbloom.tables_decoding import (  # noqa: F401  (the page reads them from here)
     BENCH_GOAL,
     bench_view,
@@ -38,6 +39,7 @@ __all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_t
            "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view",
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
            "train_time_view", "train_time_quoted", "longer_view", "longer_quoted",
+           "crowding_view", "crowding_quoted", "every_k_quoted",
            "quoted"]
 
 
@@ -396,6 +398,9 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         out.update(alpha_quoted(shown.table("alpha"), shown.table("alpha_models")))
     if shown.has("decoding_trained"):
         out.update(decoding_quoted(shown.table("decoding_trained")))
+    if shown.has("crowding"):
+        out.update(crowding_quoted(shown.table("crowding")), **every_k_quoted(
+            recall, shown.table("popularity"), p.roles()["superbloom_deep"], p.roles()["baseline_deep"]))
     if shown.has("longer"):
         roles = p.roles()
         out.update(longer_quoted(shown.table("longer"), shown.table("longer_segments"), roles["superbloom_deep"],
