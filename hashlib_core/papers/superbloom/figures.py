@@ -143,7 +143,7 @@ def longer_curves(curves: pd.DataFrame):
             ax.plot(run["step"], run["loss"], color=f"C{i}", ls="-" if cap == caps[-1] else "--",
                     label=f"{name}, cap {cap:,}")
     ax.set_xlabel("training step")
-    ax.set_ylabel("validation masked-item loss (nats)")
+    ax.set_ylabel("validation masked-item loss\n(nats; Superbloom's summed over its hashes)", fontsize=8)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
