@@ -104,19 +104,21 @@ def test_the_experiment_retrains_the_pair_at_the_longer_cap(monkeypatch):
         calls.append((spec.name, lr, seed, steps))
         row = {"name": spec.name, "learning_rate": lr, "seed": seed, "steps": steps, "max_steps": steps,
                "best_step": steps // 2, "converged": True, "total_params": 10, "best_validation": -0.5,
-               "wall_time_s": 2.0, "restored": False}
+               "wall_time_s": 2.0, "restored": spec.name == names[0]}
         return SimpleNamespace(to=lambda device: None), row, [{"name": spec.name, "learning_rate": lr, "seed": seed,
                                                                "step": 10, "loss": 1.0, "kind": "validation loss"}]
 
     monkeypatch.setattr(experiments_longer, "train_run", fake_train)
     monkeypatch.setattr(experiments_longer, "scored", lambda model, res, ks, name, seed: segs[segs["name"] == name]
                         .assign(seed=seed))
-    ctx = SimpleNamespace(profile=p, device="cpu", resources=SimpleNamespace(specs={n: SimpleNamespace(name=n)
+    reused = []
+    ctx = SimpleNamespace(profile=p, device="cpu", reuse=reused.append, resources=SimpleNamespace(specs={n: SimpleNamespace(name=n)
                                                                                        for n in names}),
                           evidence=lambda: _Evidence({"sweep": sweep, "models": models, "recall_segments": segs,
                                                       "curves": curves}))
     out = longer_experiment(ctx)
     assert calls == [(n, 3e-3, p.seed, p.longer_steps) for n in names]
+    assert reused == [2.0]                                   # the run read back still costs its training time
     assert out["longer"][["name", "max_steps"]].values.tolist() == [[n, c] for c in (p.steps, p.longer_steps)
                                                                      for n in names]
     assert sorted(out["longer_segments"].groupby(["name", "max_steps"]).size().tolist()) == [10] * 4

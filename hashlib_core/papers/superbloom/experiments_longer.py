@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.papers.superbloom.training import scored, train_run
+from hashlib_core.papers.superbloom.training import restored_seconds, scored, train_run
 
 __all__ = ["LONGER_OUTPUTS", "LONGER_READS", "longer_pair", "longer_experiment"]
 
@@ -68,6 +68,7 @@ def longer_experiment(ctx: RunContext) -> dict[str, pd.DataFrame]:
         rows.append(row)
         segs.append(scored(model.to(ctx.device), res, p.recall_at, name, p.seed).assign(max_steps=p.longer_steps))
         curves += [{**c, "max_steps": p.longer_steps} for c in curve]
+    ctx.reuse(restored_seconds(rows))         # a run read back from an earlier process still cost its training time
     keep = [c for c in rows[0] if c in short_runs.columns]
     return {"longer": pd.concat([short_runs[keep], pd.DataFrame(rows)[keep]], ignore_index=True),
             "longer_segments": pd.concat([short_hits.assign(max_steps=p.steps), *segs], ignore_index=True),
