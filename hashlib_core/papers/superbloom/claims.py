@@ -348,7 +348,7 @@ CLAIMS = ClaimSet("superbloom", "Superbloom", [
     better("beats-similar-every-k", "Superbloom beats an unhashed model of similar size at every recall cut-off",
            where="§3.3, Table 2",
            quote=("The Superbloom model clearly outperforms, to a large extent, both the baseline and the "
-                  "sampled-softmax model."),
+                  "sampled- softmax model."),
            effect=_versus_every_k("superbloom_deep", "baseline_deep"), reads=_READS, section="sb-recall",
            unit="points"),
     better("depth-superbloom", "Superbloom's recall improves with more layers", where="§3.4, Table 3",
