@@ -68,6 +68,8 @@ def test_the_reading_follows_the_longer_caps_interval():
     ahead = longer_quoted(_runs((True, True)), _segments({(SB, 100): 6, (BASE, 100): 2, (SB, 200): 10,
                                                           (BASE, 200): 0}), SB, BASE)
     assert ahead["lo_reading"].startswith(f"{SB} stays ahead at the longer cap")
+    turned = longer_quoted(_runs(), _segments({(SB, 100): 2, (BASE, 100): 6, (SB, 200): 10, (BASE, 200): 0}), SB, BASE)
+    assert turned["lo_reading"].startswith(f"{SB} is ahead at the longer cap")
     assert ahead["lo_reading"].endswith("both stopped before the longer cap")
     assert ahead["lo_trend"] == "widens by 60.0 points"
     behind = longer_quoted(_runs(), _segments({(SB, 100): 6, (BASE, 100): 2, (SB, 200): 0, (BASE, 200): 10}), SB, BASE)

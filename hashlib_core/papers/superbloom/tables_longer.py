@@ -64,8 +64,9 @@ def longer_quoted(longer: pd.DataFrame, segments: pd.DataFrame, superbloom: str,
 
     a, b = gaps[short], gaps[long]
     if b.low > 0:
-        reading = (f"{superbloom} stays ahead at the longer cap, by an interval that excludes zero, so the verdict "
-                   f"does not rest on the shorter training")
+        ahead = "stays ahead" if a.low > 0 else "is ahead"
+        reading = (f"{superbloom} {ahead} at the longer cap, by an interval that excludes zero, so its lead does "
+                   f"not rest on the shorter training")
     elif b.high < 0:
         reading = f"at the longer cap the baseline is ahead: the gap at {short:,} steps came from the shorter training"
     else:
