@@ -35,7 +35,7 @@ from hashlib_core.hashing.bloom import BloomHashMaps
 from hashlib_core.profiles import select_device, synchronize
 from hashlib_core.results import ResultsStore
 
-__all__ = ["keep_freed_memory", "compare_decoders", "run_benchmark", "main"]
+__all__ = ["keep_freed_memory", "time_alternately", "compare_decoders", "run_benchmark", "main"]
 
 
 #: glibc mallopt parameters: M_TRIM_THRESHOLD and M_MMAP_THRESHOLD
@@ -66,10 +66,12 @@ def _timed(fn: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
-def _paired(first: Callable[[], Any], second: Callable[[], Any], repeats: int, device: torch.device
-            ) -> tuple[list[float], Any, list[float], Any]:
+def time_alternately(first: Callable[[], Any], second: Callable[[], Any], repeats: int, device: torch.device
+                     ) -> tuple[list[float], Any, list[float], Any]:
     """Both functions after a warm-up, then timed in alternation ``repeats`` times, so that both see the same state
-    of a shared machine (a virtual CPU's speed drifts between runs)."""
+    of a shared machine (a virtual CPU's speed drifts between runs): each one's seconds and its last output."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
     first(), second()
     times_a, times_b = [], []
     for _ in range(repeats):
@@ -88,7 +90,7 @@ def compare_decoders(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, repea
     :func:`keep_freed_memory` first (recorded as ``allocator_keeps_memory``)."""
     positions = log_probs.shape[0]
     steady = keep_freed_memory()
-    times_exh, exact, times_beam, beam = _paired(lambda: exhaustive_topk(log_probs, maps, k),
+    times_exh, exact, times_beam, beam = time_alternately(lambda: exhaustive_topk(log_probs, maps, k),
                                                  lambda: beam_topk(log_probs, maps, k), repeats, device)
     t_exh, t_beam = min(times_exh), min(times_beam)
     ratios = sorted(e / b for e, b in zip(times_exh, times_beam))

@@ -29,10 +29,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from hashlib_core.benchmarks.superbloom_decoding import keep_freed_memory
-from hashlib_core.profiles import select_device, synchronize
+from hashlib_core.benchmarks.superbloom_decoding import keep_freed_memory, time_alternately
+from hashlib_core.profiles import select_device
 
-__all__ = ["train_step", "time_pair", "step_pair", "compare_train_steps", "train_time_spaces", "train_time_specs",
+__all__ = ["train_step", "step_pair", "compare_train_steps", "train_time_spaces", "train_time_specs",
            "main"]
 
 #: the book's training loop's settings that a step's cost depends on (:class:`hashlib_core.training.TrainConfig`)
@@ -48,24 +48,6 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: 
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return float(loss.detach())
-
-
-def time_pair(first: Callable[[], Any], second: Callable[[], Any], repeats: int, device: torch.device
-              ) -> tuple[list[float], list[float]]:
-    """Seconds of ``first()`` and of ``second()``, each called once to warm up and then timed in alternation
-    ``repeats`` times."""
-    if repeats < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats}")
-    first(), second()
-    times_a, times_b = [], []
-    for _ in range(repeats):
-        for fn, out in ((first, times_a), (second, times_b)):
-            synchronize(device)
-            start = time.perf_counter()
-            fn()
-            synchronize(device)
-            out.append(time.perf_counter() - start)
-    return times_a, times_b
 
 
 def step_pair(model: torch.nn.Module, batches: Sequence[dict[str, torch.Tensor]], steps: int, device: torch.device
@@ -116,7 +98,7 @@ def compare_train_steps(specs: Sequence[Any], profile: Any, num_ids: int, segmen
                    for i in range(batches_per_model)]
         models.append(model)
         runs.append(step_pair(model, batches, steps, device))
-    times_base, times_sb = time_pair(runs[0], runs[1], repeats, device)
+    times_base, _, times_sb, _ = time_alternately(runs[0], runs[1], repeats, device)
     ratios = sorted(b / s for b, s in zip(times_base, times_sb))
     rows = []
     for spec, model, times in zip(specs, models, (times_base, times_sb)):

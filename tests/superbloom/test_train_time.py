@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 import torch
 
+from hashlib_core.benchmarks.superbloom_decoding import time_alternately
 from hashlib_core.benchmarks.superbloom_train_step import (
     compare_train_steps,
     step_pair,
-    time_pair,
     train_step,
     train_time_spaces,
     train_time_specs,
@@ -58,12 +58,12 @@ def test_only_the_train_time_experiment_owns_its_settings():
     assert stale == {"train_time": ["train_time_ids"]}          # the claims read its digest, unchanged here
 
 
-def test_time_pair_alternates_after_a_warm_up():
+def test_the_timer_alternates_after_a_warm_up():
     calls = []
-    a, b = time_pair(lambda: calls.append("a"), lambda: calls.append("b"), 3, torch.device("cpu"))
+    a, _, b, _ = time_alternately(lambda: calls.append("a"), lambda: calls.append("b"), 3, torch.device("cpu"))
     assert calls == ["a", "b"] * 4 and len(a) == len(b) == 3 and min(a + b) >= 0
     with pytest.raises(ValueError, match="repeats must be >= 1"):
-        time_pair(lambda: None, lambda: None, 0, torch.device("cpu"))
+        time_alternately(lambda: None, lambda: None, 0, torch.device("cpu"))
 
 
 def _segments(n: int = 12, ids: int = 500, length: int = 6) -> list[np.ndarray]:
