@@ -67,6 +67,7 @@ from hashlib_core.papers.superbloom.experiments_speed import decoding_rows, trai
 from hashlib_core.papers.superbloom.profiles import PROFILES, ModelSpec
 from hashlib_core.papers.superbloom.tables import EXAMPLE_COLUMNS, example_row, recall_table
 from hashlib_core.papers.superbloom.training import (
+    chosen_rates,
     Resources,
     evaluate,
     example_predictions,
@@ -412,14 +413,9 @@ def _alpha(ctx: RunContext) -> dict:
     evidence = ctx.evidence()
     if not evidence.has("sweep"):
         raise RuntimeError("the coarseness diagnosis reads the learning rates Table 3's sweep chose: run recall first")
-    sweep = evidence.table("sweep")
-    chosen = sweep[sweep["chosen"].astype(bool)].groupby("name")["learning_rate"].first()
-
-    def rate(name: str) -> float:
-        if name not in chosen.index:
-            raise RuntimeError(f"Table 3's sweep has no chosen rate for {name}: rerun recall")
-        return float(chosen[name])
-    return alpha_experiment(ctx, rate)
+    roles = ctx.profile.roles()
+    rates = chosen_rates(evidence.table("sweep"), [roles["superbloom_deep"], roles["baseline_deep"]])
+    return alpha_experiment(ctx, rates.__getitem__)
 
 
 from hashlib_core.papers.superbloom.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)

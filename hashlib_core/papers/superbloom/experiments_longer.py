@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.papers.superbloom.training import restored_seconds, scored, train_run
+from hashlib_core.papers.superbloom.training import chosen_rates, restored_seconds, scored, train_run
 
 __all__ = ["LONGER_OUTPUTS", "LONGER_READS", "longer_pair", "longer_experiment"]
 
@@ -36,12 +36,7 @@ def longer_pair(profile: Any) -> list[str]:
 def _short_runs(evidence: Any, names: list[str], seed: int) -> tuple[dict[str, float], pd.DataFrame, pd.DataFrame,
                                                                     pd.DataFrame]:
     """Table 3's chosen rate of each of ``names`` and, at that rate and ``seed``, its run, its hits and its curves."""
-    sweep = evidence.table("sweep")
-    chosen = sweep[sweep["chosen"].astype(bool)].groupby("name")["learning_rate"].first()
-    lost = [n for n in names if n not in chosen.index]
-    if lost:
-        raise RuntimeError(f"Table 3's sweep has no chosen rate for {lost}: rerun recall")
-    rates = {n: float(chosen[n]) for n in names}
+    rates = chosen_rates(evidence.table("sweep"), names)
     models = evidence.table("models")
     runs = pd.concat([models[(models["name"] == n) & (models["seed"] == seed)
                              & (models["learning_rate"] == rates[n])] for n in names], ignore_index=True)

@@ -40,7 +40,8 @@ from hashlib_core.training import TrainConfig, train
 
 __all__ = ["Resources", "LanguageResources", "model_config", "heads_for", "size_of", "matched_hidden", "resolve",
            "train_run", "evaluate", "scored", "restored_seconds", "test_log_probs", "example_predictions", "label_frequency",
-           "masked_item_loss", "validation_score", "VALIDATION_SCORE", "popularity_recall", "POPULARITY"]
+           "masked_item_loss", "validation_score", "VALIDATION_SCORE", "popularity_recall", "POPULARITY",
+           "chosen_rates"]
 
 #: the widest width a size match may choose
 _WIDEST = 4096
@@ -368,6 +369,16 @@ def label_frequency(res: Resources) -> np.ndarray:
 
 #: the name of the context-free ranking's rows in the recall tables
 POPULARITY = "popularity (no model)"
+
+
+def chosen_rates(sweep: pd.DataFrame, names: Sequence[str]) -> dict[str, float]:
+    """The learning rate Table 3's sweep (its ``sweep`` result) chose for each of ``names``: what the experiments
+    that retrain a model elsewhere (the diagnoses) train it at."""
+    chosen = sweep[sweep["chosen"].astype(bool)].groupby("name")["learning_rate"].first()
+    lost = [n for n in names if n not in chosen.index]
+    if lost:
+        raise RuntimeError(f"Table 3's sweep has no chosen rate for {lost}: rerun recall")
+    return {n: float(chosen[n]) for n in names}
 
 
 def popularity_recall(res: Resources, ks: Sequence[int]) -> dict[str, Any]:
