@@ -188,18 +188,22 @@ def _certificate(ev: Any) -> Effect:
                           method="exact: every certified answer compared with exhaustive scoring")
 
 
+def _paired_timings(row: pd.Series, repeats: int, what: str) -> Interval:
+    """A speed-up read from ``repeats`` paired timings (``what`` names them): the median of the pairs' ratios, their
+    range as the interval. The smallest and largest of n paired timings bracket their median with probability
+    1 - 2 / 2^n (order statistics, no distribution assumed): 93.75% for 5."""
+    coverage = 1 - 2 * 0.5 ** repeats
+    return Interval(float(row["speedup_median_paired"]), float(row["speedup_min_paired"]),
+                    float(row["speedup_max_paired"]),
+                    f"median of {repeats} paired timings {what}; the interval is their range, which covers the "
+                    f"median with probability {coverage:.1%} (distribution-free)", repeats, coverage)
+
+
 def _speed(ev: Any) -> Effect:
     dec = ev.table("decoding_trained")
     row = dec.loc[dec["speedup_median_paired"].idxmin()]
-    repeats = ev.profile.decode_repeats
-    # the smallest and largest of n paired timings bracket their median with probability 1 - 2 / 2^n (order
-    # statistics, no distribution assumed): 93.75% for 5
-    coverage = 1 - 2 * 0.5 ** repeats
-    iv = Interval(float(row["speedup_median_paired"]), float(row["speedup_min_paired"]),
-                  float(row["speedup_max_paired"]),
-                  f"median of {repeats} paired timings (exhaustive and beam alternated) on {int(row['positions'])} "
-                  f"positions, at k = {int(row['k'])}, the slowest k; the interval is their range, which covers the "
-                  f"median with probability {coverage:.1%} (distribution-free)", repeats, coverage)
+    iv = _paired_timings(row, ev.profile.decode_repeats, f"(exhaustive and beam alternated) on "
+                         f"{int(row['positions'])} positions, at k = {int(row['k'])}, the slowest k")
     return Effect(iv, f"{iv.estimate:.1f}x faster at k = {int(row['k'])} ({int(row['num_ids']):,} ids; "
                       f"{row['exhaustive_ms_per_position']:.2f} vs {row['beam_ms_per_position']:.2f} ms per position)",
                   unit="x", note="our search is certified (exact), not stopped early")
@@ -212,13 +216,9 @@ def _train_time(ev: Any) -> Effect:
 
     pairs = train_time_pairs(ev.table("train_time"))
     row, first = pairs.iloc[-1], pairs.iloc[0]
-    repeats = int(ev.table("train_time")["repeats"].iloc[0])
-    coverage = 1 - 2 * 0.5 ** repeats
-    iv = Interval(float(row["speedup_median_paired"]), float(row["speedup_min_paired"]),
-                  float(row["speedup_max_paired"]),
-                  f"median of {repeats} paired timings of training steps (unhashed and Superbloom alternated), at "
-                  f"{int(row['num_ids']):,} ids, the largest id space timed; the interval is their range, which covers "
-                  f"the median with probability {coverage:.1%} (distribution-free)", repeats, coverage)
+    iv = _paired_timings(row, int(ev.table("train_time")["repeats"].iloc[0]),
+                         f"of training steps (unhashed and Superbloom alternated), at {int(row['num_ids']):,} ids, the "
+                         f"largest id space timed")
     trend = "" if len(pairs) < 2 else (f"; at the data's {int(first['num_ids']):,} ids "
                                         f"{first['speedup_median_paired']:.2f}x")
     return Effect(iv, f"Superbloom's step {iv.estimate:.1f}x faster at {int(row['num_ids']):,} ids "
