@@ -14,7 +14,8 @@ Where each part is implemented (the chapter: ``book/superbloom.ipynb``; run it w
 §2.4, masked items, m-hash loss  :class:`~hashlib_core.papers.superbloom.data.ItemMaskingCollator`, ``SuperbloomForMaskedLM.forward``
 §2.5, Algorithm 1                :func:`hashlib_core.decoding.beam.beam_topk` (certificate), :func:`~hashlib_core.decoding.beam.exhaustive_topk`
 §3.1, data (stand-ins)           :mod:`~hashlib_core.papers.superbloom.data` (FB15k-237 neighbour sets; Gowalla,
-                                 Diginetica, Wikispeedia and Last.fm sets: the ``other_datasets`` experiment)
+                                 Diginetica, Wikispeedia and Last.fm sets: the ``other_datasets`` experiment,
+                                 :mod:`~hashlib_core.papers.superbloom.experiments_datasets`)
 Tables 1-3, Fig. 3, App. B       :mod:`~hashlib_core.papers.superbloom.experiments`, :mod:`~hashlib_core.papers.superbloom.params`
 App. E, example predictions      :func:`~hashlib_core.papers.superbloom.training.example_predictions` (Wikispeedia
                                  page titles, Last.fm artist names: :func:`~hashlib_core.papers.superbloom.data.display_names`)
@@ -28,6 +29,8 @@ diagnosis: the hash's coarseness :mod:`~hashlib_core.papers.superbloom.experimen
                                  Gowalla beside the unhashed baseline: the ``alpha`` experiment)
 §2.4, training time              :mod:`hashlib_core.benchmarks.superbloom_train_step` and the ``train_time``
                                  experiment (:mod:`~hashlib_core.papers.superbloom.experiments_speed`)
+diagnosis: what the sets hold    :mod:`~hashlib_core.papers.superbloom.yardsticks` (popularity and co-occurrence
+                                 counts, no training: the ``yardsticks`` experiment)
 diagnosis: training length       :mod:`~hashlib_core.papers.superbloom.experiments_longer` (the claims' deep pair at
                                  a longer cap: the ``longer`` experiment)
 The paper's claims, verdicts     :mod:`~hashlib_core.papers.superbloom.claims` (the ``claims`` experiment, last)

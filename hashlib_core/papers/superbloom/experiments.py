@@ -22,9 +22,11 @@ Each writes ``results/superbloom/<profile>/<name>.csv``; run them with
     iteration at beam widths 1 .. k (approximate), against the certified search.
 ``other_datasets``
     The deepest matched pair trained (at the learning rates chosen on the main data, one seed) and scored the same
-    way on each of the profile's ``other_datasets``, with Appendix E's examples: the first ``examples`` test
-    segments with each model's best five ids, named where the data has names (Wikispeedia's pages, Last.fm's
-    artists).
+    way on each of the profile's ``other_datasets``, with Appendix E's examples
+    (:mod:`~hashlib_core.papers.superbloom.experiments_datasets`).
+``yardsticks``
+    What each id set holds without training: the popularity and co-occurrence-count rankings' recall on its test
+    segments (:mod:`~hashlib_core.papers.superbloom.yardsticks`).
 ``alpha``
     The hash's coarseness on a 41K-id set: Superbloom at each of ``alphas`` beside the baseline of its size
     (:mod:`~hashlib_core.papers.superbloom.experiments_alpha`).
@@ -59,21 +61,19 @@ import numpy as np
 import pandas as pd
 
 from hashlib_core.chapter import Chapter, RunContext
-from hashlib_core.papers.superbloom.data import display_names
 from hashlib_core.papers.superbloom.experiments_alpha import ALPHA_OUTPUTS, ALPHA_SETTINGS, alpha_experiment
+from hashlib_core.papers.superbloom.experiments_datasets import DATASETS_OUTPUTS, datasets_experiment
 from hashlib_core.papers.superbloom.experiments_language import language_pair
 from hashlib_core.papers.superbloom.experiments_longer import LONGER_OUTPUTS, LONGER_READS, longer_experiment
 from hashlib_core.papers.superbloom.experiments_speed import decoding_rows, train_time_rows
 from hashlib_core.papers.superbloom.profiles import PROFILES, ModelSpec
-from hashlib_core.papers.superbloom.tables import EXAMPLE_COLUMNS, example_row, recall_table
+from hashlib_core.papers.superbloom.tables import recall_table
 from hashlib_core.papers.superbloom.training import (
     chosen_rates,
     Resources,
     evaluate,
-    example_predictions,
     label_frequency,
     popularity_recall,
-    resolve,
     restored_seconds,
     scored,
     size_of,
@@ -120,8 +120,6 @@ _LANGUAGE_ONLY = ("lm_learning_rate", "lm_wordpiece", "lm_unigrams", "lm_bigrams
                   "lm_seeds", "lm_validation_windows", "lm_test_windows")
 _DECODE_ONLY = ("decode_ids", "decode_steps", "decode_positions", "decode_repeats")
 _MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, *_DECODE_ONLY, *ALPHA_SETTINGS, "other_datasets", "other_steps", "examples")
-#: Appendix E's examples: the best ids shown per example, and the depth within which the target's rank is given
-_SHOWN, _RANK_WITHIN = 5, 100
 
 
 def _fit_group(ctx: RunContext, names: list[str]) -> dict[str, pd.DataFrame]:
@@ -270,40 +268,30 @@ def _crowding(ctx: RunContext) -> dict:
     return {"crowding": crowding_rows(models, maps, res, res.profile.recall_at)}
 
 
-@CHAPTER.experiment("other_datasets", outputs=("recall_datasets", "datasets_models", "datasets_curves",
-                                               "datasets_examples"),
+@CHAPTER.experiment("other_datasets", outputs=DATASETS_OUTPUTS,
                     when=lambda profile: bool(profile.other_datasets),
                     independent_of=(*_LANGUAGE_ONLY, *_DECODE_ONLY, *ALPHA_SETTINGS))
 def _other_datasets(ctx: RunContext) -> dict:
-    """The deepest matched pair on each of ``other_datasets`` (at the learning rates chosen on the main data, seed
-    ``seed``; widths matched on each dataset's ids), trained and scored as ``recall``, and Appendix E's examples."""
+    """The deepest matched pair on each of ``other_datasets`` (:mod:`~hashlib_core.papers.superbloom.
+    experiments_datasets`), at the learning rates chosen on the main data."""
     main: _Resources = ctx.resources
-    ks = ctx.profile.recall_at
-    recalls, rows, curves, examples = [], [], [], []
-    for dataset in ctx.profile.other_datasets:
-        res = Resources(ctx, dataset)
-        names, labels = display_names(res.sets)
-        segs, dataset_rows = [], []
-        for deep in res.profile.deep_models():
-            spec = res.specs[deep.name]
-            lr = main.chosen(main.specs[deep.name])
-            model, row, curve = train_run(spec, res, ctx, lr, res.profile.seed, steps=ctx.profile.other_steps or None)
-            segs.append(scored(model.to(ctx.device), res, ks, spec.name, res.profile.seed))
-            if ctx.profile.examples:
-                shown = example_predictions(model, res, ctx.profile.examples, _SHOWN, _RANK_WITHIN)
-                examples += [example_row(res.sets.name, spec.name, ex, names, labels) for ex in shown]
-            dataset_rows.append({"dataset": res.sets.name, "train_pages": len(res.pages[0]),
-                                 "validation_pages": len(res.pages[1]), "test_pages": len(res.pages[2]),
-                                 "test_segments": len(res.test.segments), **row})
-            curves += [{"dataset": res.sets.name, **c} for c in curve]
-        table = recall_table(pd.concat(segs, ignore_index=True), ks, pd.DataFrame(dataset_rows))
-        table = pd.concat([table, pd.DataFrame([popularity_recall(res, ks)])], ignore_index=True)
-        table.insert(0, "dataset", res.sets.name)
-        recalls.append(table)
-        rows += dataset_rows
-    return {"recall_datasets": pd.concat(recalls, ignore_index=True), "datasets_models": pd.DataFrame(rows),
-            "datasets_curves": pd.DataFrame(curves),
-            "datasets_examples": pd.DataFrame(examples, columns=EXAMPLE_COLUMNS)}
+    return datasets_experiment(ctx, lambda name: main.chosen(main.specs[name]))
+
+
+_YARDSTICK_READS = ("dataset", "other_datasets", "alpha_dataset", "test_share", "validation_share", "segment", "seed",
+                    "recall_at", "test_pages")
+
+
+@CHAPTER.experiment("yardsticks", outputs=("yardsticks",), independent_of=tuple(
+    k for k in PROFILES.get("smoke").to_dict() if k not in _YARDSTICK_READS))
+def _yardsticks(ctx: RunContext) -> dict:
+    """What each id set holds without training: the popularity and co-occurrence rankings' recall on its test
+    segments (:mod:`~hashlib_core.papers.superbloom.yardsticks`); no model is trained."""
+    from hashlib_core.papers.superbloom.yardsticks import yardstick_rows
+
+    p = ctx.profile
+    names = list(dict.fromkeys([p.dataset, *p.other_datasets, *([p.alpha_dataset] if p.alpha_dataset else [])]))
+    return {"yardsticks": yardstick_rows(names, lambda name: Resources(ctx, name), p.recall_at)}
 
 
 @CHAPTER.experiment("decoding", outputs=("decoding_trained",), when=lambda profile: profile.decode_ids > 0,

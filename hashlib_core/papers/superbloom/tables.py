@@ -392,6 +392,9 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
     if shown.has("recall_datasets"):
         out.update(datasets_quoted(shown.table("recall_datasets"), shown.table("datasets_models")),
                    other_steps=f"{p.other_steps or p.steps:,}")
+        if shown.has("yardsticks"):
+            from hashlib_core.papers.superbloom.tables_yardsticks import datasets_table, yardsticks_quoted
+            out.update(yardsticks_quoted(datasets_table(shown)))
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):
         out.update(examples_quoted(example_subset(shown.table("datasets_examples"))))
     if shown.has("alpha"):

@@ -1,0 +1,69 @@
+"""The no-training yardsticks on the page: the co-occurrence ranking's rows beside the deep pair's on every id set
+(:func:`with_yardsticks`), and the sentence that reads them (:func:`yardsticks_quoted`)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from hashlib_core.papers.superbloom.training import POPULARITY
+from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
+
+__all__ = ["datasets_table", "with_yardsticks", "yardsticks_quoted"]
+
+
+def datasets_table(shown) -> pd.DataFrame:
+    """The page's table of the deep pair on every id set (:func:`~hashlib_core.papers.superbloom.tables.
+    datasets_view`), with the co-occurrence rows when the shown results have the ``yardsticks``."""
+    from hashlib_core.papers.superbloom.data import DATASET_NAMES
+    from hashlib_core.papers.superbloom.tables import datasets_view
+
+    view = datasets_view(shown.table("recall"), shown.table("models"), shown.table("recall_datasets"),
+                         shown.table("datasets_models"), DATASET_NAMES[shown.profile.dataset],
+                         shown.table("popularity"))
+    return with_yardsticks(view, shown.table("yardsticks")) if shown.has("yardsticks") else view
+
+
+def with_yardsticks(view: pd.DataFrame, yardsticks: pd.DataFrame) -> pd.DataFrame:
+    """``view`` (:func:`~hashlib_core.papers.superbloom.tables.datasets_view`) with, after each dataset's rows, the
+    co-occurrence ranking's row from ``yardsticks`` (its recall@k and test segments; nothing learned, so no
+    "below uniform"). Datasets the yardsticks lack keep their rows alone."""
+    counts = yardsticks[yardsticks["name"] == COOCCURRENCE].set_index("dataset")
+    recalls = [c for c in view.columns if c.startswith("rec@")]
+    parts = []
+    for dataset, rows in view.groupby("dataset", sort=False):
+        parts.append(rows)
+        if dataset in counts.index:
+            row = counts.loc[dataset]
+            parts.append(pd.DataFrame([{"dataset": dataset, "ids": rows["ids"].iloc[0], "name": COOCCURRENCE,
+                                        **{c: row[c] for c in recalls}, "test segments": row["segments"]}]))
+    return pd.concat(parts, ignore_index=True)[view.columns]
+
+
+def yardsticks_quoted(view: pd.DataFrame) -> dict[str, str]:
+    """The numbers the yardsticks' sentences quote, from :func:`with_yardsticks`'s table: on which datasets the
+    count ranking is ahead of both trained models at the largest cut-off, and on the set with the most ids its
+    recall there beside the better trained model's and the popularity ranking's."""
+    top = max((c for c in view.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    ahead, datasets = [], []
+    for dataset, rows in view.groupby("dataset", sort=False):
+        by = rows.set_index("name")
+        if COOCCURRENCE not in by.index:
+            continue
+        datasets.append(dataset)
+        trained = by.drop(index=[n for n in (COOCCURRENCE, POPULARITY) if n in by.index])
+        if by.loc[COOCCURRENCE, top] > trained[top].max():
+            ahead.append(dataset)
+    if not datasets:
+        raise ValueError("no dataset of the table has the co-occurrence ranking's row: run yardsticks")
+    big = max(datasets, key=lambda d: int(view.loc[view["dataset"] == d, "ids"].iloc[0]))
+    by = view[view["dataset"] == big].set_index("name")
+    trained = by.drop(index=[n for n in (COOCCURRENCE, POPULARITY) if n in by.index])
+    best = trained[top].idxmax()
+    cooc, model = by.loc[COOCCURRENCE, top], trained.loc[best, top]
+    return {"ys_top": top, "ys_ahead": f"{len(ahead)} of {len(datasets)}" + (f" ({', '.join(ahead)})" if ahead else ""),
+            "ys_big": big, "ys_big_ids": f"{int(by['ids'].iloc[0]):,}", "ys_big_cooc": f"{cooc:.1f}%",
+            "ys_big_model": f"{model:.1f}% ({best})",
+            "ys_big_pop": f"{by.loc[POPULARITY, top]:.1f}%" if POPULARITY in by.index else "not measured",
+            "ys_big_reading": ("the set holds far more than the trained pair has learned: what holds the models back "
+                               "is their training at this budget, not a context that says nothing"
+                               if cooc > 2 * model else "the trained pair has learned much of what the counts hold"
+                               if cooc > model else "the trained pair has learned at least what the counts hold")}
