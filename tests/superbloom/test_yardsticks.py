@@ -123,10 +123,14 @@ def test_with_yardsticks_puts_the_count_row_after_each_dataset():
 def test_yardsticks_quoted_reads_the_largest_set():
     from hashlib_core.papers.superbloom.tables_yardsticks import yardsticks_quoted
 
-    q = yardsticks_quoted(_merged())
+    import pandas as pd
+
+    ys = pd.DataFrame({"dataset": ["Big", "Small"], "name": [COOCCURRENCE] * 2, "pairs": [1_234_567, 10]})
+    q = yardsticks_quoted(_merged(), ys)
     assert q["ys_top"] == "rec@100" and q["ys_ahead"] == "1 of 2 (Big)"
     assert (q["ys_big"], q["ys_big_ids"], q["ys_big_cooc"], q["ys_big_model"], q["ys_big_pop"]) == (
         "Big", "40,000", "70.0%", "5.0% (baseline-L4)", "5.1%")
-    assert q["ys_big_reading"].startswith("the set holds far more than the trained pair has learned")
+    assert q["ys_big_pairs"] == "1,234,567"
+    assert q["ys_big_reading"].startswith("the set's contexts give away far more than the trained pair has learned")
     with pytest.raises(ValueError, match="run yardsticks"):
-        yardsticks_quoted(_view())
+        yardsticks_quoted(_view(), ys)

@@ -394,7 +394,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                    other_steps=f"{p.other_steps or p.steps:,}")
         if shown.has("yardsticks"):
             from hashlib_core.papers.superbloom.tables_yardsticks import datasets_table, yardsticks_quoted
-            out.update(yardsticks_quoted(datasets_table(shown)))
+            out.update(yardsticks_quoted(datasets_table(shown), shown.table("yardsticks")))
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):
         out.update(examples_quoted(example_subset(shown.table("datasets_examples"))))
     if shown.has("alpha"):

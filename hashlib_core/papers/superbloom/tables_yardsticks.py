@@ -38,10 +38,11 @@ def with_yardsticks(view: pd.DataFrame, yardsticks: pd.DataFrame) -> pd.DataFram
     return pd.concat(parts, ignore_index=True)[view.columns]
 
 
-def yardsticks_quoted(view: pd.DataFrame) -> dict[str, str]:
+def yardsticks_quoted(view: pd.DataFrame, yardsticks: pd.DataFrame) -> dict[str, str]:
     """The numbers the yardsticks' sentences quote, from :func:`with_yardsticks`'s table: on which datasets the
     count ranking is ahead of both trained models at the largest cut-off, and on the set with the most ids its
-    recall there beside the better trained model's and the popularity ranking's."""
+    recall there beside the better trained model's and the popularity ranking's, and how many id pairs its count
+    table holds (from ``yardsticks``)."""
     top = max((c for c in view.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
     ahead, datasets = [], []
     for dataset, rows in view.groupby("dataset", sort=False):
@@ -59,11 +60,12 @@ def yardsticks_quoted(view: pd.DataFrame) -> dict[str, str]:
     trained = by.drop(index=[n for n in (COOCCURRENCE, POPULARITY) if n in by.index])
     best = trained[top].idxmax()
     cooc, model = by.loc[COOCCURRENCE, top], trained.loc[best, top]
+    pairs = yardsticks.loc[(yardsticks["dataset"] == big) & (yardsticks["name"] == COOCCURRENCE), "pairs"]
     return {"ys_top": top, "ys_ahead": f"{len(ahead)} of {len(datasets)}" + (f" ({', '.join(ahead)})" if ahead else ""),
             "ys_big": big, "ys_big_ids": f"{int(by['ids'].iloc[0]):,}", "ys_big_cooc": f"{cooc:.1f}%",
-            "ys_big_model": f"{model:.1f}% ({best})",
+            "ys_big_model": f"{model:.1f}% ({best})", "ys_big_pairs": f"{int(pairs.iloc[0]):,}",
             "ys_big_pop": f"{by.loc[POPULARITY, top]:.1f}%" if POPULARITY in by.index else "not measured",
-            "ys_big_reading": ("the set holds far more than the trained pair has learned: what holds the models back "
-                               "is their training at this budget, not a context that says nothing"
+            "ys_big_reading": ("the set's contexts give away far more than the trained pair has learned: the models "
+                               "fall short of the data, not the data of the task"
                                if cooc > 2 * model else "the trained pair has learned much of what the counts hold"
                                if cooc > model else "the trained pair has learned at least what the counts hold")}
