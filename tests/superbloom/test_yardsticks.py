@@ -131,6 +131,6 @@ def test_yardsticks_quoted_reads_the_largest_set():
     assert (q["ys_big"], q["ys_big_ids"], q["ys_big_cooc"], q["ys_big_model"], q["ys_big_pop"]) == (
         "Big", "40,000", "70.0%", "5.0% (baseline-L4)", "5.1%")
     assert q["ys_big_pairs"] == "1,234,567"
-    assert q["ys_big_reading"].startswith("the set's contexts give away far more than the trained pair has learned")
+    assert q["ys_big_reading"].startswith("the set's contexts give away far more than the trained pair has learned;")
     with pytest.raises(ValueError, match="run yardsticks"):
         yardsticks_quoted(_view(), ys)

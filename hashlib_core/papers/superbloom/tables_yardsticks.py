@@ -65,7 +65,7 @@ def yardsticks_quoted(view: pd.DataFrame, yardsticks: pd.DataFrame) -> dict[str,
             "ys_big": big, "ys_big_ids": f"{int(by['ids'].iloc[0]):,}", "ys_big_cooc": f"{cooc:.1f}%",
             "ys_big_model": f"{model:.1f}% ({best})", "ys_big_pairs": f"{int(pairs.iloc[0]):,}",
             "ys_big_pop": f"{by.loc[POPULARITY, top]:.1f}%" if POPULARITY in by.index else "not measured",
-            "ys_big_reading": ("the set's contexts give away far more than the trained pair has learned: the models "
+            "ys_big_reading": ("the set's contexts give away far more than the trained pair has learned; the models "
                                "fall short of the data, not the data of the task"
                                if cooc > 2 * model else "the trained pair has learned much of what the counts hold"
                                if cooc > model else "the trained pair has learned at least what the counts hold")}
