@@ -103,7 +103,7 @@ def _view():
 def _merged():
     import pandas as pd
 
-    from hashlib_core.papers.superbloom.tables_yardsticks import with_yardsticks
+    from hashlib_core.papers.superbloom.tables_datasets import with_yardsticks
 
     ys = pd.DataFrame({"dataset": ["Big", "Big", "Small"], "name": ["popularity (no model)", COOCCURRENCE,
                                                                     COOCCURRENCE],
@@ -121,7 +121,7 @@ def test_with_yardsticks_puts_the_count_row_after_each_dataset():
 
 
 def test_yardsticks_quoted_reads_the_largest_set():
-    from hashlib_core.papers.superbloom.tables_yardsticks import yardsticks_quoted
+    from hashlib_core.papers.superbloom.tables_datasets import yardsticks_quoted
 
     import pandas as pd
 

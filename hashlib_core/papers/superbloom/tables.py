@@ -1,9 +1,15 @@
 """The Superbloom chapter's tables: ours beside the paper's, and every number the prose quotes."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
+from hashlib_core.papers.superbloom.tables_datasets import (  # noqa: F401  (the page reads them from here)
+    datasets_quoted,
+    datasets_table,
+    datasets_view,
+    uniform_loss,
+    yardsticks_quoted,
+)
 from hashlib_core.papers.superbloom.tables_alpha import alpha_quoted, alpha_view  # noqa: F401
 from hashlib_core.papers.superbloom.tables_train_time import train_time_quoted, train_time_view  # noqa: F401
 from hashlib_core.papers.superbloom.tables_longer import longer_quoted, longer_view  # noqa: F401
@@ -30,7 +36,6 @@ from hashlib_core.papers.superbloom.tables_language import (  # noqa: F401
     prior_view,
     training_entropy,
 )
-from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.params import humanize
 from hashlib_core.results import load_paper_table, parse_printed
 
@@ -39,7 +44,8 @@ __all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_t
            "example_subset", "beam_view", "language_view", "prior_view", "prior_quoted", "bench_view",
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
            "train_time_view", "train_time_quoted", "longer_view", "longer_quoted",
-           "crowding_view", "crowding_quoted", "every_k_quoted",
+           "crowding_view", "crowding_quoted", "every_k_quoted", "datasets_view", "datasets_quoted", "datasets_table",
+           "uniform_loss", "yardsticks_quoted",
            "quoted"]
 
 
@@ -202,58 +208,6 @@ def sweep_view(sweep: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
-                  other_models: pd.DataFrame, main_dataset: str, popularity: pd.DataFrame | None = None
-                  ) -> pd.DataFrame:
-    """The deep models' recall@k (%) on the main dataset (``main_dataset``: its display name; ``popularity``: its
-    context-free ranking's row) and on every other dataset, with each dataset's ids and test segments."""
-    main = recall[recall["name"].isin(other["name"])]
-    main = pd.concat([main, popularity], ignore_index=True) if popularity is not None else main.copy()
-    main.insert(0, "dataset", main_dataset)
-    ids = {**{d: n for d, n in zip(other_models["dataset"], other_models["num_ids"])},
-           main_dataset: int(models["num_ids"].iloc[0])}
-    out = pd.concat([main, other], ignore_index=True)
-    out.insert(1, "ids", out["dataset"].map(ids).astype(int))
-    gain = pd.concat([models.assign(dataset=main_dataset), other_models], ignore_index=True)
-    gain = gain.groupby(["dataset", "name"], sort=False).first()
-    out["below uniform (nats)"] = [uniform_loss(gain.loc[(d, n)]) + gain.loc[(d, n), "best_validation"]
-                                   if (d, n) in gain.index else np.nan for d, n in zip(out["dataset"], out["name"])]
-    recalls = [c for c in recall.columns if c.startswith("rec@")]
-    return out[["dataset", "ids", "name", *recalls, "below uniform (nats)", "segments"]].rename(
-        columns={"segments": "test segments"})
-
-
-def uniform_loss(row: pd.Series) -> float:
-    """The validation loss of a model that predicts every token of its softmax alike: m log(N / alpha) for Superbloom
-    (one term per hash), log N for an unhashed model; a trained model's distance below it is what it learned."""
-    tokens = -(-int(row["num_ids"]) // int(row["alpha"]))
-    return int(row["num_hashes"]) * float(np.log(tokens))
-
-
-def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str, str]:
-    """The numbers the other-datasets paragraph quotes: how many further datasets, and on which of them Superbloom
-    is ahead of the baseline of its size at rec@1 and at the largest cut-off."""
-    top = max((c for c in other.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
-    ahead: dict[str, list[str]] = {"rec@1": [], top: []}
-    above: list[str] = []
-    datasets = list(dict.fromkeys(other["dataset"]))
-    for dataset in datasets:
-        rows = other[other["dataset"] == dataset].set_index("name")
-        base = next(n for n in rows.index if n.startswith("baseline"))
-        sb = next(n for n in rows.index if n.startswith("superbloom"))
-        for k in ahead:
-            if rows.loc[sb, k] > rows.loc[base, k]:
-                ahead[k].append(dataset)
-        if POPULARITY in rows.index and max(rows.loc[base, top], rows.loc[sb, top]) > rows.loc[POPULARITY, top]:
-            above.append(dataset)
-
-    def which(names: list[str]) -> str:
-        return f"{len(names)} of {len(datasets)}" + (f" ({', '.join(names)})" if names else "")
-
-    return {"other_count": str(len(datasets)), "other_top": top, "other_ahead_rec1": which(ahead["rec@1"]),
-            "other_ahead_top": which(ahead[top]), "other_above_prior": which(above)}
-
-
 def depth_effect(recall: pd.DataFrame, deep: int | None = None) -> pd.DataFrame:
     """Table 3 analog: rec@1 of the baseline and Superbloom at the shallowest depth and at ``deep`` layers (the
     profile's deepest of ``depths``, which the claims read; None: the deepest row), then at the deepest row when that
@@ -393,7 +347,6 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         out.update(datasets_quoted(shown.table("recall_datasets"), shown.table("datasets_models")),
                    other_steps=f"{p.other_steps or p.steps:,}")
         if shown.has("yardsticks"):
-            from hashlib_core.papers.superbloom.tables_yardsticks import datasets_table, yardsticks_quoted
             out.update(yardsticks_quoted(datasets_table(shown), shown.table("yardsticks")))
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):
         out.update(examples_quoted(example_subset(shown.table("datasets_examples"))))

@@ -1,20 +1,73 @@
-"""The no-training yardsticks on the page: the co-occurrence ranking's rows beside the deep pair's on every id set
-(:func:`with_yardsticks`), and the sentence that reads them (:func:`yardsticks_quoted`)."""
+"""The Superbloom page's tables of the deep pair on the other id sets (:func:`datasets_view`, :func:`datasets_quoted`),
+with the no-training yardsticks: the co-occurrence ranking's rows beside the deep pair's on every id set
+(:func:`with_yardsticks`, :func:`datasets_table`) and the sentence that reads them (:func:`yardsticks_quoted`)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
 
-__all__ = ["datasets_table", "with_yardsticks", "yardsticks_quoted"]
+__all__ = ["datasets_view", "uniform_loss", "datasets_quoted", "datasets_table", "with_yardsticks", "yardsticks_quoted"]
+
+
+def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
+                  other_models: pd.DataFrame, main_dataset: str, popularity: pd.DataFrame | None = None
+                  ) -> pd.DataFrame:
+    """The deep models' recall@k (%) on the main dataset (``main_dataset``: its display name; ``popularity``: its
+    context-free ranking's row) and on every other dataset, with each dataset's ids and test segments."""
+    main = recall[recall["name"].isin(other["name"])]
+    main = pd.concat([main, popularity], ignore_index=True) if popularity is not None else main.copy()
+    main.insert(0, "dataset", main_dataset)
+    ids = {**{d: n for d, n in zip(other_models["dataset"], other_models["num_ids"])},
+           main_dataset: int(models["num_ids"].iloc[0])}
+    out = pd.concat([main, other], ignore_index=True)
+    out.insert(1, "ids", out["dataset"].map(ids).astype(int))
+    gain = pd.concat([models.assign(dataset=main_dataset), other_models], ignore_index=True)
+    gain = gain.groupby(["dataset", "name"], sort=False).first()
+    out["below uniform (nats)"] = [uniform_loss(gain.loc[(d, n)]) + gain.loc[(d, n), "best_validation"]
+                                   if (d, n) in gain.index else np.nan for d, n in zip(out["dataset"], out["name"])]
+    recalls = [c for c in recall.columns if c.startswith("rec@")]
+    return out[["dataset", "ids", "name", *recalls, "below uniform (nats)", "segments"]].rename(
+        columns={"segments": "test segments"})
+
+
+def uniform_loss(row: pd.Series) -> float:
+    """The validation loss of a model that predicts every token of its softmax alike: m log(N / alpha) for Superbloom
+    (one term per hash), log N for an unhashed model; a trained model's distance below it is what it learned."""
+    tokens = -(-int(row["num_ids"]) // int(row["alpha"]))
+    return int(row["num_hashes"]) * float(np.log(tokens))
+
+
+def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str, str]:
+    """The numbers the other-datasets paragraph quotes: how many further datasets, and on which of them Superbloom
+    is ahead of the baseline of its size at rec@1 and at the largest cut-off."""
+    top = max((c for c in other.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    ahead: dict[str, list[str]] = {"rec@1": [], top: []}
+    above: list[str] = []
+    datasets = list(dict.fromkeys(other["dataset"]))
+    for dataset in datasets:
+        rows = other[other["dataset"] == dataset].set_index("name")
+        base = next(n for n in rows.index if n.startswith("baseline"))
+        sb = next(n for n in rows.index if n.startswith("superbloom"))
+        for k in ahead:
+            if rows.loc[sb, k] > rows.loc[base, k]:
+                ahead[k].append(dataset)
+        if POPULARITY in rows.index and max(rows.loc[base, top], rows.loc[sb, top]) > rows.loc[POPULARITY, top]:
+            above.append(dataset)
+
+    def which(names: list[str]) -> str:
+        return f"{len(names)} of {len(datasets)}" + (f" ({', '.join(names)})" if names else "")
+
+    return {"other_count": str(len(datasets)), "other_top": top, "other_ahead_rec1": which(ahead["rec@1"]),
+            "other_ahead_top": which(ahead[top]), "other_above_prior": which(above)}
 
 
 def datasets_table(shown) -> pd.DataFrame:
     """The page's table of the deep pair on every id set (:func:`~hashlib_core.papers.superbloom.tables.
     datasets_view`), with the co-occurrence rows when the shown results have the ``yardsticks``."""
     from hashlib_core.papers.superbloom.data import DATASET_NAMES
-    from hashlib_core.papers.superbloom.tables import datasets_view
 
     view = datasets_view(shown.table("recall"), shown.table("models"), shown.table("recall_datasets"),
                          shown.table("datasets_models"), DATASET_NAMES[shown.profile.dataset],
@@ -23,7 +76,7 @@ def datasets_table(shown) -> pd.DataFrame:
 
 
 def with_yardsticks(view: pd.DataFrame, yardsticks: pd.DataFrame) -> pd.DataFrame:
-    """``view`` (:func:`~hashlib_core.papers.superbloom.tables.datasets_view`) with, after each dataset's rows, the
+    """``view`` (:func:`datasets_view`) with, after each dataset's rows, the
     co-occurrence ranking's row from ``yardsticks`` (its recall@k and test segments; nothing learned, so no
     "below uniform"). Datasets the yardsticks lack keep their rows alone."""
     counts = yardsticks[yardsticks["name"] == COOCCURRENCE].set_index("dataset")
