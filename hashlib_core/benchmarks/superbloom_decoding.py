@@ -91,7 +91,7 @@ def compare_decoders(log_probs: torch.Tensor, maps: BloomHashMaps, k: int, repea
     positions = log_probs.shape[0]
     steady = keep_freed_memory()
     times_exh, exact, times_beam, beam = time_alternately(lambda: exhaustive_topk(log_probs, maps, k),
-                                                 lambda: beam_topk(log_probs, maps, k), repeats, device)
+                                                          lambda: beam_topk(log_probs, maps, k), repeats, device)
     t_exh, t_beam = min(times_exh), min(times_beam)
     ratios = sorted(e / b for e, b in zip(times_exh, times_beam))
     certified = beam.certified

@@ -119,6 +119,8 @@ _LANGUAGE_ONLY = ("lm_learning_rate", "lm_wordpiece", "lm_unigrams", "lm_bigrams
                   "lm_baseline_dims", "lm_layers", "lm_steps", "lm_batch", "lm_eval_every", "lm_learning_rates",
                   "lm_seeds", "lm_validation_windows", "lm_test_windows")
 _DECODE_ONLY = ("decode_ids", "decode_steps", "decode_positions", "decode_repeats")
+#: every profile setting (what an experiment that reads few of them lists as independent_of, less those it reads)
+_PROFILE_KEYS = tuple(PROFILES.get("smoke").to_dict())
 _MAIN_SETS_ONLY = (*_LANGUAGE_ONLY, *_DECODE_ONLY, *ALPHA_SETTINGS, "other_datasets", "other_steps", "examples")
 
 
@@ -283,7 +285,7 @@ _YARDSTICK_READS = ("dataset", "other_datasets", "alpha_dataset", "test_share", 
 
 
 @CHAPTER.experiment("yardsticks", outputs=("yardsticks",), independent_of=tuple(
-    k for k in PROFILES.get("smoke").to_dict() if k not in _YARDSTICK_READS))
+    k for k in _PROFILE_KEYS if k not in _YARDSTICK_READS))
 def _yardsticks(ctx: RunContext) -> dict:
     """What each id set holds without training: the popularity and co-occurrence rankings' recall on its test
     segments (:mod:`~hashlib_core.papers.superbloom.yardsticks`); no model is trained."""
@@ -302,8 +304,6 @@ def _decoding(ctx: RunContext) -> dict:
     decoding_rows`)."""
     return decoding_rows(ctx)
 
-
-_PROFILE_KEYS = tuple(PROFILES.get("smoke").to_dict())
 
 
 @CHAPTER.experiment("params", outputs=("params",), independent_of=(*_PROFILE_KEYS, *_LANGUAGE_ONLY))

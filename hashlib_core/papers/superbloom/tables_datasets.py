@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from hashlib_core.papers.superbloom.data import DATASET_NAMES
 from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
 
@@ -67,8 +68,6 @@ def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str
 def datasets_table(shown) -> pd.DataFrame:
     """The page's table of the deep pair on every id set (:func:`~hashlib_core.papers.superbloom.tables.
     datasets_view`), with the co-occurrence rows when the shown results have the ``yardsticks``."""
-    from hashlib_core.papers.superbloom.data import DATASET_NAMES
-
     view = datasets_view(shown.table("recall"), shown.table("models"), shown.table("recall_datasets"),
                          shown.table("datasets_models"), DATASET_NAMES[shown.profile.dataset],
                          shown.table("popularity"))
@@ -97,24 +96,22 @@ def yardsticks_quoted(view: pd.DataFrame, yardsticks: pd.DataFrame) -> dict[str,
     recall there beside the better trained model's and the popularity ranking's, and how many id pairs its count
     table holds (from ``yardsticks``)."""
     top = max((c for c in view.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
-    ahead, datasets = [], []
-    for dataset, rows in view.groupby("dataset", sort=False):
-        by = rows.set_index("name")
-        if COOCCURRENCE not in by.index:
-            continue
-        datasets.append(dataset)
-        trained = by.drop(index=[n for n in (COOCCURRENCE, POPULARITY) if n in by.index])
-        if by.loc[COOCCURRENCE, top] > trained[top].max():
-            ahead.append(dataset)
-    if not datasets:
+    sets = {d: rows.set_index("name") for d, rows in view.groupby("dataset", sort=False)
+            if COOCCURRENCE in set(rows["name"])}
+    if not sets:
         raise ValueError("no dataset of the table has the co-occurrence ranking's row: run yardsticks")
-    big = max(datasets, key=lambda d: int(view.loc[view["dataset"] == d, "ids"].iloc[0]))
-    by = view[view["dataset"] == big].set_index("name")
-    trained = by.drop(index=[n for n in (COOCCURRENCE, POPULARITY) if n in by.index])
-    best = trained[top].idxmax()
-    cooc, model = by.loc[COOCCURRENCE, top], trained.loc[best, top]
+
+    def trained(by: pd.DataFrame) -> pd.DataFrame:
+        return by.drop(index=[n for n in (COOCCURRENCE, POPULARITY) if n in by.index])
+
+    ahead = [d for d, by in sets.items() if by.loc[COOCCURRENCE, top] > trained(by)[top].max()]
+    big = max(sets, key=lambda d: int(sets[d]["ids"].iloc[0]))
+    by = sets[big]
+    rivals = trained(by)
+    best = rivals[top].idxmax()
+    cooc, model = by.loc[COOCCURRENCE, top], rivals.loc[best, top]
     pairs = yardsticks.loc[(yardsticks["dataset"] == big) & (yardsticks["name"] == COOCCURRENCE), "pairs"]
-    return {"ys_top": top, "ys_ahead": f"{len(ahead)} of {len(datasets)}" + (f" ({', '.join(ahead)})" if ahead else ""),
+    return {"ys_top": top, "ys_ahead": f"{len(ahead)} of {len(sets)}" + (f" ({', '.join(ahead)})" if ahead else ""),
             "ys_big": big, "ys_big_ids": f"{int(by['ids'].iloc[0]):,}", "ys_big_cooc": f"{cooc:.1f}%",
             "ys_big_model": f"{model:.1f}% ({best})", "ys_big_pairs": f"{int(pairs.iloc[0]):,}",
             "ys_big_pop": f"{by.loc[POPULARITY, top]:.1f}%" if POPULARITY in by.index else "not measured",

@@ -33,9 +33,8 @@ def pair_counts(sets: Sequence[np.ndarray], num_ids: int) -> tuple[sp.csr_matrix
     number holding ``i``. Ids must lie in ``0 .. num_ids - 1``; a set's repeated id counts once."""
     if num_ids < 1:
         raise ValueError(f"num_ids must be at least 1, got {num_ids}")
-    rows = np.concatenate([np.full(len(s), k, dtype=np.int64) for k, s in enumerate(sets)]) if len(sets) else \
-        np.zeros(0, dtype=np.int64)
-    cols = np.concatenate([np.asarray(s, dtype=np.int64) for s in sets]) if len(sets) else np.zeros(0, np.int64)
+    rows = np.repeat(np.arange(len(sets)), [len(s) for s in sets])
+    cols = np.concatenate([np.asarray(s, dtype=np.int64) for s in sets] or [np.zeros(0, dtype=np.int64)])
     if len(cols) and (cols.min() < 0 or cols.max() >= num_ids):
         raise ValueError(f"ids must lie in 0 .. {num_ids - 1}, got {cols.min()} .. {cols.max()}")
     x = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(sets), num_ids))
