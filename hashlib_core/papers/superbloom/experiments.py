@@ -281,19 +281,23 @@ def _other_datasets(ctx: RunContext) -> dict:
 
 
 _YARDSTICK_READS = ("dataset", "other_datasets", "alpha_dataset", "test_share", "validation_share", "segment", "seed",
-                    "recall_at", "test_pages")
+                    "recall_at", "test_pages", "alpha", "alphas", "num_hashes")
 
 
-@CHAPTER.experiment("yardsticks", outputs=("yardsticks",), independent_of=tuple(
+@CHAPTER.experiment("yardsticks", outputs=("yardsticks", "yardsticks_hashed"), independent_of=tuple(
     k for k in _PROFILE_KEYS if k not in _YARDSTICK_READS))
 def _yardsticks(ctx: RunContext) -> dict:
     """What each id set holds without training: the popularity and co-occurrence rankings' recall on its test
-    segments (:mod:`~hashlib_core.papers.superbloom.yardsticks`); no model is trained."""
+    segments, and both through Superbloom's hash maps wherever a Superbloom model is trained on the set: at the
+    profile's ``alpha`` on every set, at each of ``alphas`` on the coarseness diagnosis's
+    (:mod:`~hashlib_core.papers.superbloom.yardsticks`); no model is trained."""
     from hashlib_core.papers.superbloom.yardsticks import yardstick_rows
 
     p = ctx.profile
     names = list(dict.fromkeys([p.dataset, *p.other_datasets, *([p.alpha_dataset] if p.alpha_dataset else [])]))
-    return {"yardsticks": yardstick_rows(names, lambda name: Resources(ctx, name), p.recall_at)}
+    rows, hashed = yardstick_rows(names, lambda name: Resources(ctx, name), p.recall_at,
+                                  lambda name: p.alphas if name == p.alpha_dataset else (p.alpha,), p.num_hashes, p.seed)
+    return {"yardsticks": rows, "yardsticks_hashed": hashed}
 
 
 @CHAPTER.experiment("decoding", outputs=("decoding_trained",), when=lambda profile: profile.decode_ids > 0,
