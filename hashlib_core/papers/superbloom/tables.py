@@ -11,6 +11,7 @@ from hashlib_core.papers.superbloom.tables_datasets import (  # noqa: F401  (the
     yardsticks_quoted,
 )
 from hashlib_core.papers.superbloom.tables_alpha import alpha_quoted, alpha_view  # noqa: F401
+from hashlib_core.papers.superbloom.tables_ceiling import ceiling_quoted, ceiling_table  # noqa: F401
 from hashlib_core.papers.superbloom.tables_train_time import train_time_quoted, train_time_view  # noqa: F401
 from hashlib_core.papers.superbloom.tables_longer import longer_quoted, longer_view  # noqa: F401
 from hashlib_core.papers.superbloom.crowding import crowding_quoted, crowding_view, every_k_quoted  # noqa: F401
@@ -45,7 +46,7 @@ __all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_t
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
            "train_time_view", "train_time_quoted", "longer_view", "longer_quoted",
            "crowding_view", "crowding_quoted", "every_k_quoted", "datasets_view", "datasets_quoted", "datasets_table",
-           "uniform_loss", "yardsticks_quoted",
+           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_quoted",
            "quoted"]
 
 
@@ -348,6 +349,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                    other_steps=f"{p.other_steps or p.steps:,}")
         if shown.has("yardsticks"):
             out.update(yardsticks_quoted(datasets_table(shown), shown.table("yardsticks")))
+        if shown.has("yardsticks_hashed"):
+            out.update(ceiling_quoted(ceiling_table(shown), p.alpha))
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):
         out.update(examples_quoted(example_subset(shown.table("datasets_examples"))))
     if shown.has("alpha"):
