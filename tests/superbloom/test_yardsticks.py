@@ -84,14 +84,14 @@ def test_recall_and_rows_on_fixed_data():
     assert rows[["dataset", "ids", "train_pages"]].drop_duplicates().values.tolist() == [["toy", 6, 4]]
 
 
-def test_the_experiment_reads_only_the_split_the_datasets_and_the_hashing():
+def test_the_experiment_reads_only_the_split_the_datasets_the_hashing_and_the_batch():
     from hashlib_core.papers.superbloom.experiments import CHAPTER
 
     exp = CHAPTER.experiments["yardsticks"]
     assert "steps" in exp.independent_of and "hidden" in exp.independent_of
     assert not {"dataset", "other_datasets", "alpha_dataset", "seed", "test_share", "alpha", "alphas",
-                "num_hashes"} & set(exp.independent_of)
-    assert exp.outputs == ("yardsticks", "yardsticks_hashed")
+                "num_hashes", "batch"} & set(exp.independent_of)
+    assert exp.outputs == ("yardsticks", "yardsticks_hashed", "set_shapes")
 
 
 # ----------------------------------------------------------------------------------------- through the hash
@@ -238,3 +238,57 @@ def test_yardsticks_quoted_reads_the_largest_set():
     assert q["ys_big_reading"].startswith("the set's contexts give away far more than the trained pair has learned;")
     with pytest.raises(ValueError, match="run yardsticks"):
         yardsticks_quoted(_view(), ys)
+
+
+# ----------------------------------------------------------------------------------------- what a step holds
+def test_expected_masked_by_hand_and_against_the_collator():
+    import torch
+
+    from hashlib_core.papers.superbloom.data import ItemMaskingCollator, expected_masked
+
+    assert expected_masked([1]) == pytest.approx(1.0)                  # one item: always masked
+    assert expected_masked([2, 4]) == pytest.approx(((0.3 + 0.85**2) + (0.6 + 0.85**4)) / 2)
+    with pytest.raises(ValueError, match="at least one item"):
+        expected_masked([3, 0])
+    with pytest.raises(ValueError, match="at least one segment"):
+        expected_masked([])
+    maps = BloomHashMaps(50, 5, 2, 0)
+    collate = ItemMaskingCollator(maps, seed=0)
+    rng = np.random.default_rng(0)
+    segments = [rng.permutation(50)[: n] for n in rng.integers(2, 9, 4000)]
+    labels = collate(segments)["labels"].reshape(len(segments), -1, 2)
+    counted = float((labels[:, :, 0] != -100).sum(dim=1).to(torch.float64).mean())
+    assert counted == pytest.approx(expected_masked([len(s) for s in segments]), rel=0.03)
+
+
+def test_shape_rows_on_fixed_data():
+    from hashlib_core.papers.superbloom.data import expected_masked
+    from hashlib_core.papers.superbloom.yardsticks import shape_rows
+
+    res = _resources()
+    res.train_segments = SimpleNamespace(segments=[np.array([0, 1, 2]), np.array([3, 4])])
+    rows = shape_rows(["toy"], lambda name: res, 8)
+    row = rows.iloc[0]
+    assert (row["dataset"], row["ids"], row["train_pages"], row["train_segments"], row["batch"]) == ("toy", 6, 4, 2, 8)
+    assert row["items_per_segment"] == 2.5
+    assert row["masked_per_step"] == pytest.approx(8 * expected_masked([3, 2]))
+
+
+def test_shapes_quoted_reads_the_set_with_the_fewest_targets():
+    import pandas as pd
+
+    from hashlib_core.papers.superbloom.tables_datasets import shapes_quoted, shapes_view
+
+    shapes = pd.DataFrame({"dataset": ["Small", "Big"], "ids": [500, 40_000], "train_pages": [40, 900],
+                           "train_segments": [50, 1000], "items_per_segment": [20.0, 4.0],
+                           "masked_per_segment": [3.0, 1.0], "batch": [32, 32], "masked_per_step": [96.0, 32.0]})
+    q = shapes_quoted(shapes, _merged())
+    assert (q["sh_batch"], q["sh_main"], q["sh_fewest"], q["sh_ratio"]) == ("32", "Small", "Big", "3.0")
+    assert q["sh_masked"] == "Small 96; Big 32" and q["sh_items"] == "Small 20.0; Big 4.0"
+    assert (q["sh_fewest_model"], q["sh_fewest_pop"], q["sh_fewest_cooc"]) == ("5.0% (baseline-L4)", "5.1%", "70.0%")
+    assert q["sh_reading"].startswith("no trained model passes the popularity ranking there")
+    # Small's trained models pass its popularity row: the other reading
+    swapped = shapes.assign(masked_per_step=[10.0, 32.0])
+    assert shapes_quoted(swapped, _merged())["sh_reading"] == "a trained model passes the popularity ranking there even so"
+    view = shapes_view(shapes)
+    assert view.columns.tolist()[-1] == "masked items per step" and view["training segments"].tolist() == [50, 1000]

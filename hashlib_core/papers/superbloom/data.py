@@ -34,7 +34,7 @@ from hashlib_core.hashing.bloom import BloomHashMaps
 
 __all__ = ["DATASET_NAMES", "IdSets", "load_sets", "gowalla_sets", "session_sets", "wikispeedia_sets", "fb15k237_sets",
            "lastfm_sets", "display_names", "split_pages", "ItemSets", "TestSegments", "held_out_segments",
-           "ItemMaskingCollator", "encode_segments"]
+           "ItemMaskingCollator", "MASK_SHARE", "expected_masked", "encode_segments"]
 
 
 @dataclass
@@ -231,10 +231,25 @@ def encode_segments(segments: Sequence[np.ndarray], maps: BloomHashMaps, masked:
     return {"input_ids": input_ids.reshape(len(segments), -1), "attention_mask": attention}
 
 
-class ItemMaskingCollator:
-    """BERT's masking over items (15%: 80% ``[MASK_j]``, 10% random item, 10% kept), with its own generator."""
+#: BERT's share of masked items
+MASK_SHARE = 0.15
 
-    def __init__(self, maps: BloomHashMaps, seed: int, mask_share: float = 0.15) -> None:
+
+def expected_masked(lengths: Sequence[int], mask_share: float = MASK_SHARE) -> float:
+    """The mean number of items :class:`ItemMaskingCollator` masks in a segment, over segments of ``lengths`` items:
+    each item is chosen with probability ``mask_share`` and a segment with none chosen gets one, so a segment of ``n``
+    items has ``n * mask_share + (1 - mask_share) ** n`` masked items on average."""
+    n = np.asarray(lengths, dtype=np.float64)
+    if not n.size or (n < 1).any():
+        raise ValueError("expected_masked needs at least one segment, each of at least one item")
+    return float(np.mean(n * mask_share + (1.0 - mask_share) ** n))
+
+
+class ItemMaskingCollator:
+    """BERT's masking over items (15%: 80% ``[MASK_j]``, 10% random item, 10% kept; a segment with no item chosen
+    gets one), with its own generator."""
+
+    def __init__(self, maps: BloomHashMaps, seed: int, mask_share: float = MASK_SHARE) -> None:
         self.maps, self.mask_share = maps, mask_share
         self.generator = torch.Generator().manual_seed(seed)
         self.mask_tokens = torch.tensor(maps.special_ids("[MASK]"))

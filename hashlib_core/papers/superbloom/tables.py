@@ -7,6 +7,8 @@ from hashlib_core.papers.superbloom.tables_datasets import (  # noqa: F401  (the
     datasets_quoted,
     datasets_table,
     datasets_view,
+    shapes_quoted,
+    shapes_view,
     uniform_loss,
     yardsticks_quoted,
 )
@@ -46,7 +48,7 @@ __all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_t
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
            "train_time_view", "train_time_quoted", "longer_view", "longer_quoted",
            "crowding_view", "crowding_quoted", "every_k_quoted", "datasets_view", "datasets_quoted", "datasets_table",
-           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_quoted",
+           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_quoted", "shapes_view", "shapes_quoted",
            "quoted"]
 
 
@@ -349,6 +351,8 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
                    other_steps=f"{p.other_steps or p.steps:,}")
         if shown.has("yardsticks"):
             out.update(yardsticks_quoted(datasets_table(shown), shown.table("yardsticks")))
+        if shown.has("set_shapes"):
+            out.update(shapes_quoted(shown.table("set_shapes"), datasets_table(shown)))
         if shown.has("yardsticks_hashed"):
             out.update(ceiling_quoted(ceiling_table(shown), p.alpha))
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):

@@ -10,7 +10,8 @@ from hashlib_core.papers.superbloom.data import DATASET_NAMES
 from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
 
-__all__ = ["datasets_view", "uniform_loss", "datasets_quoted", "datasets_table", "with_yardsticks", "yardsticks_quoted"]
+__all__ = ["datasets_view", "uniform_loss", "datasets_quoted", "datasets_table", "with_yardsticks", "yardsticks_quoted",
+           "shapes_view", "shapes_quoted"]
 
 
 def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
@@ -119,3 +120,45 @@ def yardsticks_quoted(view: pd.DataFrame, yardsticks: pd.DataFrame) -> dict[str,
                                "fall short of the data, not the data of the task"
                                if cooc > 2 * model else "the trained pair has learned much of what the counts hold"
                                if cooc > model else "the trained pair has learned at least what the counts hold")}
+
+
+def shapes_view(shapes: pd.DataFrame) -> pd.DataFrame:
+    """What a training step holds on each id set (the ``set_shapes`` result), for the page."""
+    return pd.DataFrame({"dataset": shapes["dataset"], "ids": shapes["ids"], "training pages": shapes["train_pages"],
+                         "training segments": shapes["train_segments"],
+                         "items per segment": shapes["items_per_segment"],
+                         "masked items per segment": shapes["masked_per_segment"],
+                         "masked items per step": shapes["masked_per_step"]})
+
+
+def shapes_quoted(shapes: pd.DataFrame, view: pd.DataFrame) -> dict[str, str]:
+    """The numbers the step-shape sentences quote: the batch, each set's masked items per step, and on the set with
+    the fewest (``view``: :func:`datasets_table`'s rows) how many times fewer than the main set (the first row) and
+    where its better trained model and the two rankings end at the largest cut-off, with a reading: whether the
+    trained models stay at the popularity ranking while the counts read from the same pages pass it."""
+    top = max((c for c in view.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    main = shapes.iloc[0]
+    fewest = shapes.loc[shapes["masked_per_step"].idxmin()]
+    rows = view[view["dataset"] == fewest["dataset"]].set_index("name")
+    trained = rows.drop(index=[n for n in (COOCCURRENCE, POPULARITY) if n in rows.index])
+
+    def at(name: str) -> str:
+        return f"{rows.loc[name, top]:.1f}%" if name in rows.index else "not measured"
+
+    best = trained[top].max() if len(trained) else np.nan
+    pop = rows.loc[POPULARITY, top] if POPULARITY in rows.index else np.nan
+    cooc = rows.loc[COOCCURRENCE, top] if COOCCURRENCE in rows.index else np.nan
+    if np.isfinite(best) and np.isfinite(pop) and np.isfinite(cooc) and best <= pop and cooc > 2 * pop:
+        reading = ("no trained model passes the popularity ranking there, while the counts read from the same pages "
+                   "do: that set's rows measure a training that saw few targets, not what its data allows")
+    elif np.isfinite(best) and np.isfinite(pop) and best > pop:
+        reading = "a trained model passes the popularity ranking there even so"
+    else:
+        reading = "the rankings do not separate the data from the training there"
+    return {"sh_reading": reading, "sh_batch": str(int(main["batch"])), "sh_main": str(main["dataset"]),
+            "sh_masked": "; ".join(f"{d} {m:.0f}" for d, m in zip(shapes["dataset"], shapes["masked_per_step"])),
+            "sh_items": "; ".join(f"{d} {m:.1f}" for d, m in zip(shapes["dataset"], shapes["items_per_segment"])),
+            "sh_fewest": str(fewest["dataset"]),
+            "sh_ratio": f"{main['masked_per_step'] / fewest['masked_per_step']:.1f}",
+            "sh_fewest_model": f"{best:.1f}% ({trained[top].idxmax()})" if len(trained) else "not measured",
+            "sh_fewest_pop": at(POPULARITY), "sh_fewest_cooc": at(COOCCURRENCE), "sh_top": top}

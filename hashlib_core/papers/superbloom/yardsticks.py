@@ -16,6 +16,8 @@ against, on each dataset's own test segments.
   token. What a Superbloom model would reach if it predicted each hash's distribution exactly as the counts (or
   popularity) do: the hash's own cost, apart from anything learned.
 
+:func:`shape_rows` says what a training step holds on each set: segments, items, and the items it predicts.
+
 Cost: building the pair counts is linear in the number of (page, id, id) triples of the training pages; scoring is
 done in chunks of ``chunk`` segments, each a sparse product and a dense ``chunk x N`` score matrix.
 """
@@ -30,7 +32,7 @@ import scipy.sparse as sp
 from hashlib_core.hashing.bloom import BloomHashMaps
 
 __all__ = ["COOCCURRENCE", "COOCCURRENCE_HASHED", "POPULARITY_HASHED", "pair_counts", "target_ranks", "through_hash",
-           "hashed_popularity_ranks", "cooccurrence_recall", "hashed_rows", "yardstick_rows"]
+           "hashed_popularity_ranks", "cooccurrence_recall", "hashed_rows", "yardstick_rows", "shape_rows"]
 
 #: the name of the count ranking's rows
 COOCCURRENCE = "co-occurrence counts (no training)"
@@ -182,3 +184,20 @@ def yardstick_rows(datasets: Sequence[str], resources, ks: Sequence[int],
         rows += [{**head, **popularity_recall(res, ks)}, {**head, **cooccurrence_recall(res, ks, counts)}]
         hashed += [{**head, **r} for r in hashed_rows(res, alphas(name), num_hashes, seed, ks, counts)]
     return pd.DataFrame(rows), pd.DataFrame(hashed)
+
+
+def shape_rows(datasets: Sequence[str], resources, batch: int) -> pd.DataFrame:
+    """What a training step holds on each of ``datasets`` (``resources(name)`` as for :func:`yardstick_rows`): its
+    training segments, their mean items, the items the masking predicts per segment
+    (:func:`~hashlib_core.papers.superbloom.data.expected_masked`) and per step of ``batch`` segments."""
+    from hashlib_core.papers.superbloom.data import expected_masked
+
+    rows = []
+    for name in datasets:
+        res = resources(name)
+        lengths = [len(s) for s in res.train_segments.segments]
+        masked = expected_masked(lengths)
+        rows.append({"dataset": res.sets.name, "ids": res.sets.num_ids, "train_pages": len(res.pages[0]),
+                     "train_segments": len(lengths), "items_per_segment": float(np.mean(lengths)),
+                     "masked_per_segment": masked, "batch": batch, "masked_per_step": batch * masked})
+    return pd.DataFrame(rows)
