@@ -282,13 +282,31 @@ def test_shapes_quoted_reads_the_set_with_the_fewest_targets():
     shapes = pd.DataFrame({"dataset": ["Small", "Big"], "ids": [500, 40_000], "train_pages": [40, 900],
                            "train_segments": [50, 1000], "items_per_segment": [20.0, 4.0],
                            "masked_per_segment": [3.0, 1.0], "batch": [32, 32], "masked_per_step": [96.0, 32.0]})
-    q = shapes_quoted(shapes, _merged())
+    caps = {"Small": 100, "Big": 10}
+    q = shapes_quoted(shapes, _merged(), caps)
     assert (q["sh_batch"], q["sh_main"], q["sh_fewest"], q["sh_ratio"]) == ("32", "Small", "Big", "3.0")
     assert q["sh_masked"] == "Small 96; Big 32" and q["sh_items"] == "Small 20.0; Big 4.0"
+    assert q["sh_passes"] == "Small 64.00; Big 0.32"                     # 100 x 32 / 50, 10 x 32 / 1000
     assert (q["sh_fewest_model"], q["sh_fewest_pop"], q["sh_fewest_cooc"]) == ("5.0% (baseline-L4)", "5.1%", "70.0%")
     assert q["sh_reading"].startswith("no trained model passes the popularity ranking there")
+    assert "(0.32 passes over its segments, 3.0 times fewer targets per step than on Small)" in q["sh_reading"]
     # Small's trained models pass its popularity row: the other reading
     swapped = shapes.assign(masked_per_step=[10.0, 32.0])
-    assert shapes_quoted(swapped, _merged())["sh_reading"] == "a trained model passes the popularity ranking there even so"
-    view = shapes_view(shapes)
-    assert view.columns.tolist()[-1] == "masked items per step" and view["training segments"].tolist() == [50, 1000]
+    assert shapes_quoted(swapped, _merged(), caps)["sh_reading"] == (
+        "a trained model passes the popularity ranking there even so")
+    view = shapes_view(shapes, caps)
+    assert view.columns.tolist()[-1] == "passes over the segments at the cap"
+    assert view["training segments"].tolist() == [50, 1000] and view["cap on steps"].tolist() == [100, 10]
+    with pytest.raises(ValueError, match=r"no cap on steps given for \['Big'\]"):
+        shapes_view(shapes, {"Small": 100})
+
+
+def test_step_caps_follow_the_profile():
+    from hashlib_core.papers.superbloom.profiles import PROFILES
+    from hashlib_core.papers.superbloom.tables_datasets import step_caps
+
+    p = PROFILES.get("cpu")
+    caps = step_caps(p)
+    assert caps["FB15k-237"] == p.steps and caps["Diginetica"] == p.other_steps and caps["Gowalla"] == p.other_steps
+    alone = step_caps(PROFILES.get("cpu", other_datasets=(), alpha_steps=0))
+    assert alone == {"FB15k-237": p.steps, "Gowalla": p.steps}

@@ -9,6 +9,7 @@ from hashlib_core.papers.superbloom.tables_datasets import (  # noqa: F401  (the
     datasets_view,
     shapes_quoted,
     shapes_view,
+    step_caps,
     uniform_loss,
     yardsticks_quoted,
 )
@@ -48,7 +49,7 @@ __all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_t
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
            "train_time_view", "train_time_quoted", "longer_view", "longer_quoted",
            "crowding_view", "crowding_quoted", "every_k_quoted", "datasets_view", "datasets_quoted", "datasets_table",
-           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_quoted", "shapes_view", "shapes_quoted",
+           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_quoted", "shapes_view", "shapes_quoted", "step_caps",
            "quoted"]
 
 
@@ -352,7 +353,7 @@ def quoted(shown, bench: dict | None = None) -> dict[str, str]:
         if shown.has("yardsticks"):
             out.update(yardsticks_quoted(datasets_table(shown), shown.table("yardsticks")))
         if shown.has("set_shapes"):
-            out.update(shapes_quoted(shown.table("set_shapes"), datasets_table(shown)))
+            out.update(shapes_quoted(shown.table("set_shapes"), datasets_table(shown), step_caps(shown.profile)))
         if shown.has("yardsticks_hashed"):
             out.update(ceiling_quoted(ceiling_table(shown), p.alpha))
     if shown.has("datasets_examples") and len(shown.table("datasets_examples")):

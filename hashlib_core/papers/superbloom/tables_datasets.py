@@ -3,6 +3,8 @@ with the no-training yardsticks: the co-occurrence ranking's rows beside the dee
 (:func:`with_yardsticks`, :func:`datasets_table`) and the sentence that reads them (:func:`yardsticks_quoted`)."""
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -11,7 +13,7 @@ from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
 
 __all__ = ["datasets_view", "uniform_loss", "datasets_quoted", "datasets_table", "with_yardsticks", "yardsticks_quoted",
-           "shapes_view", "shapes_quoted"]
+           "step_caps", "shapes_view", "shapes_quoted"]
 
 
 def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
@@ -122,35 +124,62 @@ def yardsticks_quoted(view: pd.DataFrame, yardsticks: pd.DataFrame) -> dict[str,
                                if cooc > model else "the trained pair has learned at least what the counts hold")}
 
 
-def shapes_view(shapes: pd.DataFrame) -> pd.DataFrame:
-    """What a training step holds on each id set (the ``set_shapes`` result), for the page."""
+def step_caps(profile) -> dict[str, int]:
+    """The cap on steps of the runs on each id set the profile trains on (display names): ``steps`` on the main set,
+    ``other_steps`` (0: ``steps``) on the other sets, ``alpha_steps`` (0: ``steps``) on the coarseness diagnosis's set
+    when it is not among them."""
+    caps = {DATASET_NAMES[d]: profile.other_steps or profile.steps for d in profile.other_datasets}
+    if profile.alpha_dataset:
+        caps.setdefault(DATASET_NAMES[profile.alpha_dataset], profile.alpha_steps or profile.steps)
+    return {DATASET_NAMES[profile.dataset]: profile.steps, **caps}
+
+
+def _passes(shapes: pd.DataFrame, caps: Mapping[str, int]) -> pd.Series:
+    """How many times a run at its cap on steps (``caps``: per dataset's display name) sees each training segment on
+    average: cap x batch / training segments."""
+    missing = sorted(set(shapes["dataset"]) - set(caps))
+    if missing:
+        raise ValueError(f"no cap on steps given for {missing}")
+    return shapes["dataset"].map(caps) * shapes["batch"] / shapes["train_segments"]
+
+
+def shapes_view(shapes: pd.DataFrame, caps: Mapping[str, int]) -> pd.DataFrame:
+    """What a training step holds on each id set (the ``set_shapes`` result), and how many passes over its training
+    segments a run makes at its cap on steps (``caps``: per dataset's display name), for the page."""
     return pd.DataFrame({"dataset": shapes["dataset"], "ids": shapes["ids"], "training pages": shapes["train_pages"],
                          "training segments": shapes["train_segments"],
                          "items per segment": shapes["items_per_segment"],
                          "masked items per segment": shapes["masked_per_segment"],
-                         "masked items per step": shapes["masked_per_step"]})
+                         "masked items per step": shapes["masked_per_step"],
+                         "cap on steps": shapes["dataset"].map(caps),
+                         "passes over the segments at the cap": _passes(shapes, caps)})
 
 
-def shapes_quoted(shapes: pd.DataFrame, view: pd.DataFrame) -> dict[str, str]:
-    """The numbers the step-shape sentences quote: the batch, each set's masked items per step, and on the set with
-    the fewest (``view``: :func:`datasets_table`'s rows) how many times fewer than the main set (the first row) and
-    where its better trained model and the two rankings end at the largest cut-off, with a reading: whether the
-    trained models stay at the popularity ranking while the counts read from the same pages pass it."""
+def shapes_quoted(shapes: pd.DataFrame, view: pd.DataFrame, caps: Mapping[str, int]) -> dict[str, str]:
+    """The numbers the step-shape sentences quote: the batch, each set's masked items per step and passes over its
+    segments at its cap (``caps``, as for :func:`shapes_view`), and on the set with the fewest targets per step
+    (``view``: :func:`datasets_table`'s rows) how many times fewer than the main set (the first row) and where its
+    better trained model and the two rankings end at the largest cut-off, with a reading: whether the trained models
+    stay at the popularity ranking while the counts read from the same pages pass it."""
     top = max((c for c in view.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    passes = _passes(shapes, caps)
     main = shapes.iloc[0]
-    fewest = shapes.loc[shapes["masked_per_step"].idxmin()]
+    where = shapes["masked_per_step"].idxmin()
+    fewest = shapes.loc[where]
     rows = view[view["dataset"] == fewest["dataset"]].set_index("name")
     trained = rows.drop(index=[n for n in (COOCCURRENCE, POPULARITY) if n in rows.index])
 
     def at(name: str) -> str:
         return f"{rows.loc[name, top]:.1f}%" if name in rows.index else "not measured"
 
+    ratio = main["masked_per_step"] / fewest["masked_per_step"]
     best = trained[top].max() if len(trained) else np.nan
     pop = rows.loc[POPULARITY, top] if POPULARITY in rows.index else np.nan
     cooc = rows.loc[COOCCURRENCE, top] if COOCCURRENCE in rows.index else np.nan
     if np.isfinite(best) and np.isfinite(pop) and np.isfinite(cooc) and best <= pop and cooc > 2 * pop:
-        reading = ("no trained model passes the popularity ranking there, while the counts read from the same pages "
-                   "do: that set's rows measure a training that saw few targets, not what its data allows")
+        reading = (f"no trained model passes the popularity ranking there, while the counts read from the same pages "
+                   f"do: that set's rows measure a short training ({passes[where]:.2f} passes over its segments, "
+                   f"{ratio:.1f} times fewer targets per step than on {main['dataset']}), not what its data allows")
     elif np.isfinite(best) and np.isfinite(pop) and best > pop:
         reading = "a trained model passes the popularity ranking there even so"
     else:
@@ -158,7 +187,7 @@ def shapes_quoted(shapes: pd.DataFrame, view: pd.DataFrame) -> dict[str, str]:
     return {"sh_reading": reading, "sh_batch": str(int(main["batch"])), "sh_main": str(main["dataset"]),
             "sh_masked": "; ".join(f"{d} {m:.0f}" for d, m in zip(shapes["dataset"], shapes["masked_per_step"])),
             "sh_items": "; ".join(f"{d} {m:.1f}" for d, m in zip(shapes["dataset"], shapes["items_per_segment"])),
-            "sh_fewest": str(fewest["dataset"]),
-            "sh_ratio": f"{main['masked_per_step'] / fewest['masked_per_step']:.1f}",
+            "sh_passes": "; ".join(f"{d} {x:.2f}" for d, x in zip(shapes["dataset"], passes)),
+            "sh_fewest": str(fewest["dataset"]), "sh_ratio": f"{ratio:.1f}",
             "sh_fewest_model": f"{best:.1f}% ({trained[top].idxmax()})" if len(trained) else "not measured",
             "sh_fewest_pop": at(POPULARITY), "sh_fewest_cooc": at(COOCCURRENCE), "sh_top": top}
