@@ -1,5 +1,5 @@
-"""The page's reading of the rankings through the hash: one row per trained Superbloom model, the share learned of
-the context the hash keeps, and the quoted words, on fixed inputs."""
+"""The page's reading of the rankings through the hash: one row per trained Superbloom model (seeds' maps averaged),
+the share of the gap it covers, and every reading of the quoted words, on fixed inputs."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,70 +7,117 @@ import pandas as pd
 import pytest
 
 from hashlib_core.papers.superbloom.tables_ceiling import LEARNED, ceiling_quoted, ceiling_view
-from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE, COOCCURRENCE_HASHED, POPULARITY_HASHED
+from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
+from hashlib_core.papers.superbloom.yardsticks_hashed import COOCCURRENCE_HASHED, POPULARITY_HASHED
 
-VIEW = pd.DataFrame({"dataset": ["Big"] * 4 + ["Small"] * 3,
-                     "ids": [40_000] * 4 + [500] * 3,
-                     "name": ["superbloom-L4", "baseline-L4", "popularity (no model)", COOCCURRENCE,
-                              "superbloom-L4", "baseline-L4", COOCCURRENCE],
-                     "rec@1": [0.1, 0.2, 0.3, 9.0, 5.0, 6.0, 4.0],
-                     "rec@100": [2.0, 5.0, 5.1, 70.0, 30.0, 40.0, 50.0]})
+VIEW = pd.DataFrame({"dataset": ["Small"] * 3 + ["Big"] * 4,
+                     "ids": [500] * 3 + [40_000] * 4,
+                     "name": ["superbloom-L4", "baseline-L4", COOCCURRENCE,
+                              "superbloom-L4", "baseline-L4", "popularity (no model)", COOCCURRENCE],
+                     "rec@1": [5.0, 6.0, 4.0, 0.1, 0.2, 0.3, 9.0],
+                     "rec@100": [30.0, 40.0, 50.0, 2.0, 5.0, 5.1, 70.0]})
 ALPHA = pd.DataFrame({"dataset": ["Big"] * 3, "name": ["superbloom-a50-L4", "superbloom-a2-L4", "baseline-L4"],
                       "rec@1": [0.1, 0.5, 0.6], "rec@100": [2.5, 20.0, 21.0]})
 ALPHA_MODELS = pd.DataFrame({"name": ["superbloom-a50-L4", "superbloom-a2-L4", "baseline-L4"], "alpha": [50, 2, 1]})
-HASHED = pd.DataFrame({"dataset": ["Big"] * 4 + ["Small"] * 2,
-                       "alpha": [50, 50, 2, 2, 50, 50],
-                       "name": [POPULARITY_HASHED, COOCCURRENCE_HASHED] * 3,
-                       "rec@1": [0.0] * 6, "rec@100": [2.0, 42.0, 5.0, 65.0, 10.0, 10.0]})
+
+
+def hashed(small=(10.0, 10.0), big50=(2.0, 42.0), big2=(5.0, 65.0), seeds=1):
+    """Rankings through the hash: (popularity, counts) at rec@100 per set and alpha, repeated for ``seeds`` maps
+    (the second seed's rows 2 points apart, so that the mean is the value given)."""
+    rows = []
+    for seed in range(seeds):
+        shift = 0.0 if seeds == 1 else (-1.0 if seed == 0 else 1.0)
+        for dataset, alpha, (pop, cooc) in (("Small", 50, small), ("Big", 50, big50), ("Big", 2, big2)):
+            rows += [{"dataset": dataset, "alpha": alpha, "seed": seed, "name": POPULARITY_HASHED, "rec@1": 0.0,
+                      "rec@100": pop + shift},
+                     {"dataset": dataset, "alpha": alpha, "seed": seed, "name": COOCCURRENCE_HASHED, "rec@1": 0.0,
+                      "rec@100": cooc + shift}]
+    return pd.DataFrame(rows)
 
 
 def test_ceiling_view_one_row_per_trained_superbloom():
-    out = ceiling_view(VIEW, ALPHA, ALPHA_MODELS, HASHED, 50)
+    out = ceiling_view(VIEW, ALPHA, ALPHA_MODELS, hashed(small=(10.0, 35.0)), 50)
     assert out["model"].tolist() == ["superbloom-L4", "superbloom-L4", "superbloom-a50-L4", "superbloom-a2-L4"]
-    assert out["dataset"].tolist() == ["Big", "Small", "Big", "Big"] and out["alpha"].tolist() == [50, 50, 50, 2]
-    big = out.iloc[0]
+    assert out["dataset"].tolist() == ["Small", "Big", "Big", "Big"] and out["alpha"].tolist() == [50, 50, 50, 2]
+    big = out.iloc[1]
     assert (big["popularity via hash rec@100"], big["Superbloom rec@100"], big["counts via hash rec@100"],
-            big["counts, no hash rec@100"], big["ids"]) == (2.0, 2.0, 42.0, 70.0, 40_000)
-    assert big[LEARNED] == 0.0 and big["unhashed baseline rec@100"] == 5.0
-    assert out["unhashed baseline rec@100"].tolist() == [5.0, 40.0, 21.0, 21.0]   # the diagnosis's own baseline
+            big["counts, no hash rec@100"], big["ids"], big["unhashed baseline rec@100"]) == (
+        2.0, 2.0, 42.0, 70.0, 40_000, 5.0)
+    assert big[LEARNED] == 0.0
+    assert out.iloc[0][LEARNED] == pytest.approx(100 * 20 / 25)          # (30 - 10) / (35 - 10)
     assert out.iloc[2][LEARNED] == pytest.approx(100 * 0.5 / 40)         # (2.5 - 2) / (42 - 2)
     assert out.iloc[3][LEARNED] == pytest.approx(100 * 15 / 60)          # (20 - 5) / (65 - 5)
-    assert np.isnan(out.iloc[1][LEARNED])                                # counts not ahead of popularity
+    assert out["unhashed baseline rec@100"].tolist() == [40.0, 5.0, 21.0, 21.0]   # the diagnosis's own baseline
+    # counts not ahead of popularity through the hash: no share
+    assert np.isnan(ceiling_view(VIEW, None, None, hashed(small=(10.0, 10.0)), 50).iloc[0][LEARNED])
+
+
+def test_ceiling_view_averages_the_seeds_maps():
+    one = ceiling_view(VIEW, ALPHA, ALPHA_MODELS, hashed(), 50)
+    two = ceiling_view(VIEW, ALPHA, ALPHA_MODELS, hashed(seeds=2), 50)
+    pd.testing.assert_frame_equal(one, two)
 
 
 def test_ceiling_view_without_the_diagnosis_and_without_rows():
-    out = ceiling_view(VIEW, None, None, HASHED, 50)
+    out = ceiling_view(VIEW, None, None, hashed(), 50)
     assert out["model"].tolist() == ["superbloom-L4", "superbloom-L4"]
     with pytest.raises(ValueError, match="run yardsticks after the models"):
-        ceiling_view(VIEW, None, None, HASHED[HASHED["alpha"] == 2], 50)
+        ceiling_view(VIEW, None, None, hashed()[lambda d: d["alpha"] == 2], 50)
 
 
-def test_ceiling_quoted_reads_the_profile_alpha_rows():
-    q = ceiling_quoted(ceiling_view(VIEW, ALPHA, ALPHA_MODELS, HASHED, 50), 50)
+def quoted(**kwargs):
+    return ceiling_quoted(ceiling_view(VIEW, ALPHA, ALPHA_MODELS, hashed(**kwargs), 50), 50)
+
+
+def test_ceiling_quoted_on_fixed_inputs():
+    q = quoted(small=(10.0, 35.0))
     assert q["c_top"] == "rec@100" and q["c_alpha"] == "50" and q["c_large"] == "40,000"
-    assert q["c_keep"] == "Big 60%; Small 20%"                           # 42 / 70, 10 / 50
-    assert q["c_learned"] == "Big 0%; Small (counts not ahead)"
-    assert q["c_big_most"] == "0%" and "has not even reached the popularity ranking" in q["c_reading"]
-    # the main dataset (first row): counts through the hash 42 above the baseline's 5
-    assert (q["c_main"], q["c_main_kept"], q["c_main_base"]) == ("Big", "42.0%", "5.0%")
-    assert q["c_main_reading"].startswith("so a Superbloom model that predicted") and "would pass" in q["c_main_reading"]
-    # the diagnosis, alpha decreasing: 50 keeps 42 and learned 1.25%, 2 keeps 65 and learned 25%
+    assert q["c_keep"] == "Small 70%; Big 60%"                           # 35 / 50, 42 / 70
+    assert q["c_learned"] == "Small 80%; Big 0%"
+    assert q["c_reading"] == ("there the model is below even the popularity ranking through its own hash, while the "
+                              "counts through the same hash keep Big 60% of their recall: at this training the hash "
+                              "is not yet what holds the model back")
+    # the main set (first row): counts through the hash 35 below its baseline's 40
+    assert q["c_main_sentence"] == (
+        "On Small the model has covered 80% of the gap, and the counts through the hash reach 35.0% at rec@100 "
+        "against 40.0% for the unhashed baseline of its size: at this alpha even a Superbloom model that predicted "
+        "each hash's distribution as well as the counts do would stay below that baseline")
+    # the diagnosis, alpha decreasing: 50 lets 42 through, 1.25% covered; 2 lets 65 through, 25% covered
     assert q["c_sweep_dataset"] == "Big"
-    assert q["c_sweep"] == "α = 50: 42.0% kept, 1% learned; α = 2: 65.0% kept, 25% learned"
-    assert q["c_sweep_reading"] == ("a finer hash keeps more of the counts' recall, and the same steps learn a larger "
-                                    "share of it; the share learned stays below half at every alpha, so at these "
-                                    "steps learning, not the hash, is the limit there")
-    small = ceiling_quoted(ceiling_view(VIEW, ALPHA, ALPHA_MODELS, HASHED, 50), 50, large=10**6)
-    assert small["c_big_most"] == "not measured" and small["c_reading"] == "no set here has 1,000,000 ids or more"
+    assert q["c_sweep"] == "α = 50: 42.0% through the hash, 1% covered; α = 2: 65.0% through the hash, 25% covered"
+    assert q["c_sweep_reading"] == (
+        "a finer hash lets more of the counts' recall through, and the model (larger at each finer alpha) covers a "
+        "larger share of the gap; even at α = 2 it covers 25% of it, so there too the training, not the hash, is "
+        "what falls short")
 
 
 def test_ceiling_quoted_readings_turn_with_the_numbers():
-    learned = HASHED.assign(**{"rec@100": [1.0, 3.0, 5.0, 65.0, 10.0, 10.0]})
-    q = ceiling_quoted(ceiling_view(VIEW, ALPHA, ALPHA_MODELS, learned, 50), 50)
-    assert q["c_big_most"] == "50%" and q["c_reading"] == "there the model has learned part of what the hash keeps"
-    assert q["c_main_reading"].startswith("so at this alpha even a Superbloom model") and "3.0%" == q["c_main_kept"]
-    little = HASHED.assign(**{"rec@100": [1.0, 30.0, 5.0, 65.0, 10.0, 10.0]})     # Big: (2 - 1) / 29 = 3%
-    assert "learned little beyond the popularity" in ceiling_quoted(
-        ceiling_view(VIEW, ALPHA, ALPHA_MODELS, little, 50), 50)["c_reading"]
-    alone = ceiling_quoted(ceiling_view(VIEW, None, None, HASHED, 50), 50)
+    # Big at alpha 50 covers (2 - 1) / (3 - 1) = 50%; its counts through the hash (3) fall below its baseline
+    q = quoted(small=(10.0, 45.0), big50=(1.0, 3.0), big2=(5.0, 17.0))
+    assert q["c_reading"] == "there the model has covered a part of the gap"
+    assert q["c_main_sentence"].endswith("the hash leaves room to pass that baseline")
+    # a2 covers (20 - 5) / (17 - 5) = 125%, a50 (2.5 - 1) / 2 = 75%: growing, finest covers most
+    assert q["c_sweep_reading"] == (
+        "a finer hash lets more of the counts' recall through, and the model (larger at each finer alpha) covers a "
+        "larger share of the gap; at α = 2 it covers most of it")
+    little = quoted(big50=(1.0, 30.0))                                  # Big: (2 - 1) / 29 = 3%
+    assert little["c_reading"].startswith("there the model has covered under a tenth of the gap")
+    flat = quoted(big50=(2.0, 2.0), big2=(5.0, 1.0))                     # counts never ahead on Big
+    assert flat["c_reading"].startswith("there the counts through the hash are not ahead of popularity")
+    assert flat["c_sweep"] == ("α = 50: 2.0% through the hash, counts not ahead; "
+                               "α = 2: 1.0% through the hash, counts not ahead")
+    assert flat["c_sweep_reading"] == "a finer hash does not let steadily more of the counts' recall through"
+
+
+def test_ceiling_quoted_edge_cases():
+    # no large set, no baseline on the main set, a one-alpha diagnosis
+    view = VIEW[VIEW["dataset"] == "Small"]
+    view = view[view["name"] != "baseline-L4"]
+    out = ceiling_view(view, ALPHA.assign(dataset="Small").iloc[[0]], ALPHA_MODELS,
+                       hashed().assign(dataset="Small").drop_duplicates(["alpha", "name"]), 50)
+    q = ceiling_quoted(out, 50)
+    assert q["c_reading"] == "no set here has 40,000 ids or more"
+    assert q["c_main_sentence"].endswith("no unhashed baseline was trained beside it")
+    assert q["c_sweep_reading"] == "one alpha only, so no trend"
+    alone = ceiling_quoted(ceiling_view(VIEW, None, None, hashed(), 50), 50)
     assert (alone["c_sweep"], alone["c_sweep_reading"]) == ("not run", "not measured")

@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from hashlib_core.papers.superbloom.data import IdSets
 from hashlib_core.papers.superbloom.data import TestSegments as HeldOut
 from hashlib_core.hashing.bloom import BloomHashMaps
-from hashlib_core.papers.superbloom.yardsticks import (COOCCURRENCE, COOCCURRENCE_HASHED, POPULARITY_HASHED,
-                                                       cooccurrence_recall, hashed_popularity_ranks, hashed_rows,
-                                                       pair_counts, target_ranks, through_hash, yardstick_rows)
+from hashlib_core.papers.superbloom.yardsticks import (COOCCURRENCE, cooccurrence_recall, pair_counts, target_ranks,
+                                                       yardstick_rows)
 
 TRAIN = [np.array([0, 1, 2]), np.array([0, 1]), np.array([1, 3]), np.array([4, 0])]
 
@@ -70,14 +69,13 @@ def test_target_ranks_equal_a_slow_reference(data):
 def _resources():
     sets = IdSets("toy", [str(i) for i in range(6)], [*TRAIN, np.array([1, 2]), np.array([4, 0])])
     test = HeldOut([np.array([1, 2]), np.array([4, 0])], np.array([2, 0]), np.array([1, 1]))
-    return SimpleNamespace(sets=sets, pages=([0, 1, 2, 3], [], [4, 5]), test=test)
+    return SimpleNamespace(sets=sets, pages=([0, 1, 2, 3], [], [4, 5]), test=test, validation=test)
 
 
 def test_recall_and_rows_on_fixed_data():
     row = cooccurrence_recall(_resources(), (1, 2))
     assert row == {"name": COOCCURRENCE, "rec@1": 50.0, "rec@2": 100.0, "segments": 2, "pairs": 5}
-    rows, hashed = yardstick_rows(["toy"], lambda name: _resources(), (1, 2))
-    assert hashed.empty
+    rows = yardstick_rows(["toy"], lambda name: _resources(), (1, 2))
     assert rows["name"].tolist() == ["popularity (no model)", COOCCURRENCE]
     # popularity ranks 0, 1 (3 pages each), then 2, 3, 4: target 2 at rank 2, target 0 at rank 0
     assert rows["rec@1"].tolist() == [50.0, 50.0] and rows["rec@2"].tolist() == [50.0, 100.0]
@@ -90,107 +88,8 @@ def test_the_experiment_reads_only_the_split_the_datasets_the_hashing_and_the_ba
     exp = CHAPTER.experiments["yardsticks"]
     assert "steps" in exp.independent_of and "hidden" in exp.independent_of
     assert not {"dataset", "other_datasets", "alpha_dataset", "seed", "test_share", "alpha", "alphas",
-                "num_hashes", "batch"} & set(exp.independent_of)
+                "num_hashes", "batch", "seeds", "validation_pages"} & set(exp.independent_of)
     assert exp.outputs == ("yardsticks", "yardsticks_hashed", "set_shapes")
-
-
-# ----------------------------------------------------------------------------------------- through the hash
-# Two maps of 4 ids into 2 tokens: hash 0 sends {0, 1} -> 0 and {2, 3} -> 1, hash 1 sends {0, 2} -> 0, {1, 3} -> 1.
-TABLE = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
-
-
-def test_through_hash_by_hand():
-    scores = np.array([[3.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
-    out = through_hash(scores, TABLE)
-    # row 0: hash 0's tokens get 4 and 0, hash 1's 3 and 1 -> id 0: log 4 + log 3, id 1: log 4 + log 1, ids 2, 3: -inf
-    assert np.allclose(out[0, :2], [np.log(12.0), np.log(4.0)]) and np.isneginf(out[0, 2:]).all()
-    assert np.allclose(out[1], np.log(4.0))                             # uniform scores stay uniform
-    assert np.allclose(through_hash(7.0 * scores[:1], TABLE)[0, :2] - out[0, :2], 2 * np.log(7.0))  # scale: a shift
-    with pytest.raises(ValueError, match="non-negative scores"):
-        through_hash(-scores, TABLE)
-    with pytest.raises(ValueError, match=r"table must be \(N = 4, m\)"):
-        through_hash(scores, TABLE[:3])
-
-
-def test_through_hash_with_one_id_per_token_keeps_the_order():
-    scores = np.random.default_rng(0).random((3, 9))
-    table = np.stack([np.random.default_rng(1).permutation(9), np.random.default_rng(2).permutation(9)], axis=1)
-    assert (np.argsort(-through_hash(scores, table), axis=1) == np.argsort(-scores, axis=1)).all()
-
-
-def test_hashed_popularity_ranks_by_hand():
-    frequency = np.array([5, 0, 3, 1])
-    # hash 0: tokens 5, 4; hash 1: tokens 8, 1 -> id 0: 40, 1: 5, 2: 32, 3: 4 -> order 0, 2, 1, 3
-    assert hashed_popularity_ranks(np.array([0, 1, 2, 3]), frequency, TABLE).tolist() == [0, 2, 1, 3]
-    # ties in the hashed score go to the more frequent id, then the smaller
-    assert hashed_popularity_ranks(np.array([0, 1, 2, 3]), np.array([1, 1, 1, 1]), TABLE).tolist() == [0, 1, 2, 3]
-    assert hashed_popularity_ranks(np.array([3]), np.array([1, 1, 1, 2]), TABLE).tolist() == [0]
-
-
-def _exact_hashed_ranks(segment, position, sets, num_ids, table):
-    """The target's rank under the hashed count scores in exact arithmetic (Fractions; the product of the token
-    masses orders ids as the sum of their logs does): ``(lo, hi)``, both the rank the tie rule gives unless another
-    id ties with the target by arithmetic coincidence (a nonzero score from other tokens), which float sums may put
-    on either side: ``hi`` counts those too. Ties of the same tokens or of zero scores follow the rule exactly."""
-    from fractions import Fraction
-
-    context = [int(i) for k, i in enumerate(segment) if k != position]
-    f = [sum(i in s for s in sets) for i in range(num_ids)]
-    mass = [Fraction(0) if j in context else sum((Fraction(sum(i in s and j in s for s in sets), f[i])
-                                                  for i in context if f[i]), Fraction(0)) for j in range(num_ids)]
-    m = table.shape[1]
-    token_mass = [{t: sum((mass[i] for i in range(num_ids) if table[i, k] == t), Fraction(0))
-                   for t in set(table[:, k].tolist())} for k in range(m)]
-    product = [np.prod([token_mass[k][table[j, k]] for k in range(m)]) for j in range(num_ids)]
-    target = int(segment[position])
-    others = [j for j in range(num_ids) if j not in context and j != target]
-    ahead = [j for j in others if product[j] > product[target]]
-    tied = [j for j in others if product[j] == product[target]]
-    coincidental = [j for j in tied if product[j] and (table[j] != table[target]).any()]
-    by_rule = [j for j in tied if j not in coincidental and (-f[j], j) < (-f[target], target)]
-    return len(ahead) + len(by_rule), len(ahead) + len(by_rule) + len(coincidental)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.data())
-def test_hashed_target_ranks_equal_an_exact_reference(data):
-    n = data.draw(st.integers(3, 12))
-    sets = [np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n))))
-            for _ in range(data.draw(st.integers(1, 8)))]
-    seg = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=n, unique=True)))
-    where = data.draw(st.integers(0, len(seg) - 1))
-    table = BloomHashMaps(n, data.draw(st.integers(1, n)), data.draw(st.integers(1, 3)),
-                          data.draw(st.integers(0, 5))).table.numpy()
-    c, f = pair_counts(sets, n)
-    fast = int(target_ranks([seg], np.array([seg[where]]), np.array([where]), c, f, table=table)[0])
-    lo, hi = _exact_hashed_ranks(seg, where, sets, n, table)
-    assert lo <= fast <= hi
-
-
-def test_hashed_target_ranks_on_a_coincidental_tie():
-    # the case that showed float sums may split an exact tie: both tokens of one map get 5/3 in exact arithmetic
-    sets = [np.array(sorted(s)) for s in ({0, 1}, {0, 2, 7}, {0, 8, 4}, {1, 4, 7}, {1, 3, 4, 5, 7, 8})]
-    table = BloomHashMaps(10, 5, 1, 5).table.numpy()
-    seg = np.array([0, 1, 7])
-    c, f = pair_counts(sets, 10)
-    lo, hi = _exact_hashed_ranks(seg, 1, sets, 10, table)
-    assert (lo, hi) == (0, 4)
-    assert lo <= target_ranks([seg], np.array([1]), np.array([1]), c, f, table=table)[0] <= hi
-
-
-def test_hashed_rows_at_alpha_one_equal_the_unhashed_rankings():
-    from hashlib_core.papers.superbloom.training import popularity_recall
-
-    res = _resources()
-    rows = hashed_rows(res, (1, 2), 2, 0, (1, 2))
-    assert [(r["alpha"], r["name"]) for r in rows] == [(1, POPULARITY_HASHED), (1, COOCCURRENCE_HASHED),
-                                                       (2, POPULARITY_HASHED), (2, COOCCURRENCE_HASHED)]
-    assert [rows[0][k] for k in ("rec@1", "rec@2")] == [popularity_recall(res, (1, 2))[k] for k in ("rec@1", "rec@2")]
-    assert [rows[1][k] for k in ("rec@1", "rec@2")] == [50.0, 100.0]    # = the unhashed count ranking's
-    assert rows[2]["tokens_per_map"] == 3 and rows[2]["num_hashes"] == 2 and rows[3]["segments"] == 2
-    _, hashed = yardstick_rows(["toy"], lambda name: res, (1, 2), lambda name: (2,), 2, 0)
-    assert hashed["name"].tolist() == [POPULARITY_HASHED, COOCCURRENCE_HASHED] and hashed["alpha"].tolist() == [2, 2]
-    assert hashed["dataset"].tolist() == ["toy", "toy"]
 
 
 def _view():
@@ -290,9 +189,16 @@ def test_shapes_quoted_reads_the_set_with_the_fewest_targets():
     assert (q["sh_fewest_model"], q["sh_fewest_pop"], q["sh_fewest_cooc"]) == ("5.0% (baseline-L4)", "5.1%", "70.0%")
     assert q["sh_reading"].startswith("no trained model passes the popularity ranking there")
     assert "(0.32 passes over its segments, 3.0 times fewer targets per step than on Small)" in q["sh_reading"]
-    # Small's trained models pass its popularity row: the other reading
+    assert q["sh_mask_share"] == "15%"
+    # the main set itself has the fewest targets: nothing to read
     swapped = shapes.assign(masked_per_step=[10.0, 32.0])
     assert shapes_quoted(swapped, _merged(), caps)["sh_reading"] == (
+        "Small itself has the fewest targets per step, so no other set is trained on fewer")
+    # a third set with the fewest whose trained model passes its popularity ranking
+    third = pd.concat([shapes, shapes.iloc[[0]].assign(dataset="Mid", masked_per_step=8.0)], ignore_index=True)
+    small = _view()[_view()["dataset"] == "Small"]
+    view = pd.concat([_merged(), small.assign(dataset="Mid")], ignore_index=True)
+    assert shapes_quoted(third, view, {**caps, "Mid": 5})["sh_reading"] == (
         "a trained model passes the popularity ranking there even so")
     view = shapes_view(shapes, caps)
     assert view.columns.tolist()[-1] == "passes over the segments at the cap"
@@ -310,3 +216,6 @@ def test_step_caps_follow_the_profile():
     assert caps["FB15k-237"] == p.steps and caps["Diginetica"] == p.other_steps and caps["Gowalla"] == p.other_steps
     alone = step_caps(PROFILES.get("cpu", other_datasets=(), alpha_steps=0))
     assert alone == {"FB15k-237": p.steps, "Gowalla": p.steps}
+    # the main set is also the diagnosis's (as in the small profile): it keeps the main cap
+    same = step_caps(PROFILES.get("cpu", dataset="gowalla", other_datasets=("fb15k237",), alpha_steps=123))
+    assert same == {"Gowalla": p.steps, "FB15k-237": p.other_steps}

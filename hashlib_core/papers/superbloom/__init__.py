@@ -30,9 +30,10 @@ diagnosis: the hash's coarseness :mod:`~hashlib_core.papers.superbloom.experimen
 §2.4, training time              :mod:`hashlib_core.benchmarks.superbloom_train_step` and the ``train_time``
                                  experiment (:mod:`~hashlib_core.papers.superbloom.experiments_speed`)
 diagnosis: what the sets hold    :mod:`~hashlib_core.papers.superbloom.yardsticks` (popularity and co-occurrence
-                                 counts, no training: the ``yardsticks`` experiment); both through the hash
-                                 (:func:`~hashlib_core.papers.superbloom.yardsticks.through_hash`), read on the page
-                                 by :mod:`~hashlib_core.papers.superbloom.tables_ceiling`
+                                 counts, no training: the ``yardsticks`` experiment,
+                                 :mod:`~hashlib_core.papers.superbloom.experiments_yardsticks`); both through the
+                                 hash (:mod:`~hashlib_core.papers.superbloom.yardsticks_hashed`), read on the page by
+                                 :mod:`~hashlib_core.papers.superbloom.tables_ceiling`
 diagnosis: training length       :mod:`~hashlib_core.papers.superbloom.experiments_longer` (the claims' deep pair at
                                  a longer cap: the ``longer`` experiment)
 The paper's claims, verdicts     :mod:`~hashlib_core.papers.superbloom.claims` (the ``claims`` experiment, last)

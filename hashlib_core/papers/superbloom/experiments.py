@@ -281,31 +281,18 @@ def _other_datasets(ctx: RunContext) -> dict:
 
 
 _YARDSTICK_READS = ("dataset", "other_datasets", "alpha_dataset", "test_share", "validation_share", "segment", "seed",
-                    "recall_at", "test_pages", "alpha", "alphas", "num_hashes", "batch")
+                    "recall_at", "test_pages", "alpha", "alphas", "num_hashes", "batch", "seeds", "validation_pages")
 
 
 @CHAPTER.experiment("yardsticks", outputs=("yardsticks", "yardsticks_hashed", "set_shapes"), independent_of=tuple(
     k for k in _PROFILE_KEYS if k not in _YARDSTICK_READS))
 def _yardsticks(ctx: RunContext) -> dict:
     """What each id set holds without training: the popularity and co-occurrence rankings' recall on its test
-    segments, and both through Superbloom's hash maps wherever a Superbloom model is trained on the set: at the
-    profile's ``alpha`` on every set, at each of ``alphas`` on the coarseness diagnosis's
-    (:mod:`~hashlib_core.papers.superbloom.yardsticks`); and what a training step holds on each set (``set_shapes``).
-    No model is trained."""
-    from hashlib_core.papers.superbloom.yardsticks import shape_rows, yardstick_rows
+    segments, both through Superbloom's hash maps, and what a training step holds on each set
+    (:mod:`~hashlib_core.papers.superbloom.experiments_yardsticks`). No model is trained."""
+    from hashlib_core.papers.superbloom.experiments_yardsticks import yardsticks_experiment
 
-    p = ctx.profile
-    names = list(dict.fromkeys([p.dataset, *p.other_datasets, *([p.alpha_dataset] if p.alpha_dataset else [])]))
-    loaded: dict[str, Resources] = {}
-
-    def resources(name: str) -> Resources:                           # each set loaded once
-        if name not in loaded:
-            loaded[name] = Resources(ctx, name)
-        return loaded[name]
-
-    rows, hashed = yardstick_rows(names, resources, p.recall_at,
-                                  lambda name: p.alphas if name == p.alpha_dataset else (p.alpha,), p.num_hashes, p.seed)
-    return {"yardsticks": rows, "yardsticks_hashed": hashed, "set_shapes": shape_rows(names, resources, p.batch)}
+    return yardsticks_experiment(ctx)
 
 
 @CHAPTER.experiment("decoding", outputs=("decoding_trained",), when=lambda profile: profile.decode_ids > 0,

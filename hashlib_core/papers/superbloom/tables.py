@@ -49,7 +49,8 @@ __all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_t
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
            "train_time_view", "train_time_quoted", "longer_view", "longer_quoted",
            "crowding_view", "crowding_quoted", "every_k_quoted", "datasets_view", "datasets_quoted", "datasets_table",
-           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_quoted", "shapes_view", "shapes_quoted", "step_caps",
+           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_quoted", "shapes_view", "shapes_quoted",
+           "step_caps",
            "quoted"]
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hashlib_core.papers.superbloom.tables_datasets import top_cutoff
 from hashlib_core.papers.superbloom.training import POPULARITY
 
 __all__ = ["alpha_view", "alpha_quoted"]
@@ -33,7 +34,7 @@ def alpha_view(alpha: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
 def alpha_quoted(alpha: pd.DataFrame, models: pd.DataFrame) -> dict[str, str]:
     """The numbers the coarseness paragraph quotes: the dataset, its ids, the steps, each Superbloom model's share of
     the uniform loss removed and rec@100 beside the baseline's and the popularity ranking's."""
-    top = max((c for c in alpha.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    top = top_cutoff(alpha)
     rec = alpha.set_index("name")[top]
     sb = models[models["alpha"] > 1].sort_values("alpha", ascending=False)
     base = models[models["alpha"] == 1].iloc[0]

@@ -1,39 +1,38 @@
 """The Superbloom page's reading of the no-training rankings through the hash (the ``yardsticks_hashed`` result of
 the ``yardsticks`` experiment): for every trained Superbloom model, what the popularity and co-occurrence rankings
-reach when Superbloom's decoding sees them through that model's hash maps, and how much of the gap between the two
-the model has learned (:func:`ceiling_view`, :func:`ceiling_quoted`)."""
+reach when Superbloom's decoding sees them through hash maps like the model's, and how much of the gap between the
+two the model has covered (:func:`ceiling_view`, :func:`ceiling_quoted`)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from hashlib_core.papers.superbloom.tables_datasets import datasets_table
-from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE, COOCCURRENCE_HASHED, POPULARITY_HASHED
+from hashlib_core.papers.superbloom.tables_datasets import datasets_table, top_cutoff
+from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
+from hashlib_core.papers.superbloom.yardsticks_hashed import COOCCURRENCE_HASHED, POPULARITY_HASHED
 
-__all__ = ["ceiling_view", "ceiling_table", "ceiling_quoted", "LEARNED"]
+__all__ = ["ceiling_view", "ceiling_table", "ceiling_quoted", "LEARNED", "LARGE_IDS"]
 
-#: the column of the share of the hash-kept context a model has learned
-LEARNED = "learned of the context kept (%)"
-
-
-def _top(frame: pd.DataFrame) -> str:
-    return max((c for c in frame.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+#: the column of the share of the gap between the two rankings through the hash a model has covered
+LEARNED = "covered of the gap (%)"
+#: the sets the issue calls large ("a 40K+ id set"): where an unhashed table dominates a model of a million parameters
+LARGE_IDS = 40_000
 
 
 def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: pd.DataFrame | None,
                  hashed: pd.DataFrame, profile_alpha: int) -> pd.DataFrame:
     """One row per trained Superbloom model: on its dataset and at its alpha, at the largest cut-off, the popularity
-    ranking through its hash, the model, the co-occurrence ranking through its hash and without it, and the share of
-    the gap between the two rankings through the hash the model has covered
-    (``(model - popularity) / (counts - popularity)``, blank when the counts are not ahead), beside the unhashed
-    baseline trained with it (the deep pair's, of the model's size; the coarseness diagnosis's, of the size of its
-    model at ``profile_alpha``; blank when none was).
+    ranking through the hash, the model, the co-occurrence ranking through the hash (both averaged over the hash
+    maps of the seeds measured) and without it, the unhashed baseline trained with the model (the deep pair's, of
+    the model's size; the coarseness diagnosis's, of the size of its model at ``profile_alpha``; blank when none
+    was), and the share of the gap between the two rankings through the hash the model has covered
+    (``(model - popularity) / (counts - popularity)``, blank when the counts are not ahead).
 
     ``view``: the deep pair on every id set with the unhashed counts' rows
     (:func:`~hashlib_core.papers.superbloom.tables_datasets.datasets_table`), its Superbloom rows at
     ``profile_alpha``; ``alpha``/``alpha_models``: the coarseness diagnosis's recall and models (or None);
     ``hashed``: the rankings through the hash (``yardsticks_hashed``)."""
-    top = _top(view)
+    top = top_cutoff(view)
 
     def baseline(frame: pd.DataFrame, dataset: str) -> float:
         rows = frame[(frame["dataset"] == dataset) & frame["name"].astype(str).str.startswith("baseline")]
@@ -45,7 +44,7 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
         alphas = alpha_models.set_index("name")["alpha"]
         trained += [(r["dataset"], r["name"], int(alphas[r["name"]]), r[top], baseline(alpha, r["dataset"]))
                     for _, r in alpha.iterrows() if r["name"] in alphas.index and int(alphas[r["name"]]) > 1]
-    through = hashed.set_index(["dataset", "alpha", "name"])[top]
+    through = hashed.groupby(["dataset", "alpha", "name"])[top].mean()               # over the seeds' maps
     ids = view.groupby("dataset", sort=False)["ids"].first()
     counts = view[view["name"] == COOCCURRENCE].set_index("dataset")[top]
     rows = []
@@ -61,7 +60,9 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
     if not rows:
         raise ValueError("no trained Superbloom model has the rankings through its hash: run yardsticks after the "
                          "models' experiments (same dataset and alpha)")
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["top"] = top
+    return out
 
 
 def ceiling_table(shown) -> pd.DataFrame:
@@ -73,64 +74,84 @@ def ceiling_table(shown) -> pd.DataFrame:
                         shown.profile.alpha)
 
 
-def ceiling_quoted(ceiling: pd.DataFrame, profile_alpha: int, large: int = 40_000) -> dict[str, str]:
-    """The numbers the ceiling paragraph quotes, from :func:`ceiling_view` (its first row: the main dataset's deep
-    model): at ``profile_alpha``, on each dataset, the share of the counts' recall the hash keeps and the share of the
-    kept context the deep model learned; on the main dataset, whether the counts through the hash stay below the
-    unhashed baseline of the model's size; on the sets of at least ``large`` ids, the largest share learned and a reading of it; across
-    the alphas of the coarseness diagnosis (rows named ``-a<alpha>-``), the kept recall and the share learned."""
-    top = next(c for c in ceiling.columns if c.startswith("counts via hash ")).rsplit(" ", 1)[1]
-    kept, base = f"counts via hash {top}", f"unhashed baseline {top}"
-    at = ceiling[ceiling["alpha"] == profile_alpha].drop_duplicates("dataset")
-    keep = 100.0 * at[kept] / at[f"counts, no hash {top}"]
-    big = at[at["ids"] >= large]
-    most = big[LEARNED].max() if len(big) else np.nan
+def _share(value: float) -> str:
+    return f"{value:.0f}%" if np.isfinite(value) else "(counts not ahead)"
+
+
+def _large_reading(big: pd.DataFrame, kept_share: pd.Series) -> str:
+    """What the large sets' shares say: the model's place between the two rankings through the hash."""
     if not len(big):
-        reading = f"no set here has {large:,} ids or more"
-    elif most <= 0:
-        reading = ("there the hash keeps much of what the counts know, yet the model has not even reached the "
-                   "popularity ranking through its hash, let alone the context: what holds Superbloom back on the "
-                   "large sets is learning (steps and batch), not information the hash destroys")
-    elif most < 10:
-        reading = ("there the hash keeps much of what the counts know, yet the model has learned little beyond the "
-                   "popularity the hash lets through: what holds Superbloom back on the large sets is learning "
-                   "(steps and batch), not information the hash destroys")
-    else:
-        reading = "there the model has learned part of what the hash keeps"
-    main = ceiling.iloc[0]
-    capped = main[base] > main[kept]
-    sweep = ceiling[ceiling["model"].astype(str).str.contains(r"-a\d+-", regex=True)].sort_values("alpha",
-                                                                                              ascending=False)
-    return {**_sweep_quoted(sweep, kept), "c_top": top, "c_alpha": str(profile_alpha), "c_large": f"{large:,}",
-            "c_keep": "; ".join(f"{d} {k:.0f}%" for d, k in zip(at["dataset"], keep)),
-            "c_learned": "; ".join(f"{d} {v:.0f}%" if np.isfinite(v) else f"{d} (counts not ahead)"
-                                   for d, v in zip(at["dataset"], at[LEARNED])),
-            "c_big_most": f"{most:.0f}%" if np.isfinite(most) else "not measured",
-            "c_reading": reading, "c_main": str(main["dataset"]), "c_main_kept": f"{main[kept]:.1f}%",
-            "c_main_base": f"{main[base]:.1f}%" if np.isfinite(main[base]) else "not measured",
-            "c_main_reading": ("so at this alpha even a Superbloom model that predicted each hash's distribution as "
-                               "well as the counts do would stay below the unhashed baseline of its size" if capped
-                               else "so a Superbloom model that predicted each hash's distribution as well as the "
-                               "counts do would pass the unhashed baseline of its size"),
-}
+        return f"no set here has {LARGE_IDS:,} ids or more"
+    shares = big[LEARNED].dropna()
+    if not len(shares):
+        return ("there the counts through the hash are not ahead of popularity through it, so this measurement does "
+                "not separate the hash from the training")
+    kept = "; ".join(f"{d} {k:.0f}%" for d, k in zip(big["dataset"], kept_share[big.index]))
+    most = shares.max()
+    if most <= 0:
+        return (f"there the model is below even the popularity ranking through its own hash, while the counts "
+                f"through the same hash keep {kept} of their recall: at this training the hash is not yet what "
+                f"holds the model back")
+    if most < 10:
+        return (f"there the model has covered under a tenth of the gap, while the counts through the same hash keep "
+                f"{kept} of their recall: at this training the hash is not yet what holds the model back")
+    return "there the model has covered a part of the gap"
+
+
+def _main_sentence(main: pd.Series, top: str) -> str:
+    """Where the main set's deep model stands, and whether the counts through the hash pass its baseline."""
+    kept, base, share = main[f"counts via hash {top}"], main[f"unhashed baseline {top}"], main[LEARNED]
+    head = (f"On {main['dataset']} the model has covered {_share(share)} of the gap"
+            if np.isfinite(share) else f"On {main['dataset']} the counts through the hash are not ahead of popularity")
+    if not np.isfinite(base):
+        return f"{head}; no unhashed baseline was trained beside it"
+    if base > kept:
+        return (f"{head}, and the counts through the hash reach {kept:.1f}% at {top} against {base:.1f}% for the "
+                f"unhashed baseline of its size: at this alpha even a Superbloom model that predicted each hash's "
+                f"distribution as well as the counts do would stay below that baseline")
+    return (f"{head}; the counts through the hash reach {kept:.1f}% at {top}, the unhashed baseline of its size "
+            f"{base:.1f}%: the hash leaves room to pass that baseline")
 
 
 def _sweep_quoted(sweep: pd.DataFrame, kept: str) -> dict[str, str]:
-    """The coarseness diagnosis's models (alpha decreasing): what the hash keeps and the share learned at each
-    alpha, and a reading of both trends."""
+    """The coarseness diagnosis's models (alpha decreasing): what the hash keeps and the share covered at each
+    alpha, and a reading of both trends and of the finest hash."""
     if not len(sweep):
         return {"c_sweep_dataset": "not run", "c_sweep": "not run", "c_sweep_reading": "not measured"}
-    keeps, learned = sweep[kept].to_numpy(), sweep[LEARNED].to_numpy()
-    finer_keeps = bool((np.diff(keeps) > 0).all())
-    finer_learns = bool((np.diff(learned) > 0).all())
-    trend = ("a finer hash keeps more of the counts' recall" if finer_keeps else
-             "a finer hash does not keep steadily more of the counts' recall")
-    trend += (", and the same steps learn a larger share of it" if finer_learns else
-              ", but the share the same steps learn does not grow steadily")
-    limit = ("; the share learned stays below half at every alpha, so at these steps learning, not the hash, is "
-             "the limit there" if np.nanmax(learned) < 50 else
-             "; at the finest hash the model learns most of what it keeps")
-    return {"c_sweep_dataset": str(sweep["dataset"].iloc[0]),
-            "c_sweep": "; ".join(f"α = {int(r['alpha'])}: {r[kept]:.1f}% kept, {r[LEARNED]:.0f}% learned"
-                                 for _, r in sweep.iterrows()),
-            "c_sweep_reading": trend + limit}
+    listed = "; ".join(f"α = {int(r['alpha'])}: {r[kept]:.1f}% through the hash, "
+                       + (f"{r[LEARNED]:.0f}% covered" if np.isfinite(r[LEARNED]) else "counts not ahead")
+                       for _, r in sweep.iterrows())
+    out = {"c_sweep_dataset": str(sweep["dataset"].iloc[0]), "c_sweep": listed}
+    if len(sweep) < 2:
+        return {**out, "c_sweep_reading": "one alpha only, so no trend"}
+    keeps, covered = sweep[kept].to_numpy(), sweep[LEARNED].to_numpy()
+    reading = ("a finer hash lets more of the counts' recall through" if (np.diff(keeps) > 0).all() else
+               "a finer hash does not let steadily more of the counts' recall through")
+    if np.isfinite(covered).all():
+        reading += (", and the model (larger at each finer alpha) covers a larger share of the gap"
+                    if (np.diff(covered) > 0).all() else ", but the share of the gap covered does not grow steadily")
+    finest = sweep.iloc[-1]
+    if np.isfinite(finest[LEARNED]):
+        reading += (f"; even at α = {int(finest['alpha'])} it covers {finest[LEARNED]:.0f}% of it, so there too the "
+                    f"training, not the hash, is what falls short" if finest[LEARNED] < 50 else
+                    f"; at α = {int(finest['alpha'])} it covers most of it")
+    return {**out, "c_sweep_reading": reading}
+
+
+def ceiling_quoted(ceiling: pd.DataFrame, profile_alpha: int) -> dict[str, str]:
+    """The numbers the ceiling paragraph quotes, from :func:`ceiling_view` (its first row: the main dataset's deep
+    model): at ``profile_alpha``, on each dataset, the share of the counts' recall left through the hash and the share
+    of the gap the deep model covered; a sentence on the main dataset; on the sets of at least :data:`LARGE_IDS` ids,
+    a reading of their shares; across the alphas of the coarseness diagnosis (rows named ``-a<alpha>-``), the rankings'
+    recall through the hash and the share covered, with a reading."""
+    top = ceiling.attrs.get("top") or next(c for c in ceiling.columns if c.startswith("counts via hash ")).rsplit()[-1]
+    kept = f"counts via hash {top}"
+    at = ceiling[ceiling["alpha"] == profile_alpha].drop_duplicates("dataset")
+    kept_share = 100.0 * at[kept] / at[f"counts, no hash {top}"]
+    big = at[at["ids"] >= LARGE_IDS]
+    sweep = ceiling[ceiling["model"].astype(str).str.contains(r"-a\d+-", regex=True)].sort_values(
+        "alpha", ascending=False)
+    return {**_sweep_quoted(sweep, kept), "c_top": top, "c_alpha": str(profile_alpha), "c_large": f"{LARGE_IDS:,}",
+            "c_keep": "; ".join(f"{d} {k:.0f}%" for d, k in zip(at["dataset"], kept_share)),
+            "c_learned": "; ".join(f"{d} {_share(v)}" for d, v in zip(at["dataset"], at[LEARNED])),
+            "c_reading": _large_reading(big, kept_share), "c_main_sentence": _main_sentence(ceiling.iloc[0], top)}

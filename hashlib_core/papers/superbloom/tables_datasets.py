@@ -8,12 +8,20 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from hashlib_core.papers.superbloom.data import DATASET_NAMES
+from hashlib_core.papers.superbloom.data import DATASET_NAMES, MASK_SHARE
 from hashlib_core.papers.superbloom.training import POPULARITY
 from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
 
-__all__ = ["datasets_view", "uniform_loss", "datasets_quoted", "datasets_table", "with_yardsticks", "yardsticks_quoted",
-           "step_caps", "shapes_view", "shapes_quoted"]
+__all__ = ["top_cutoff", "datasets_view", "uniform_loss", "datasets_quoted", "datasets_table", "with_yardsticks",
+           "yardsticks_quoted", "step_caps", "shapes_view", "shapes_quoted"]
+
+
+def top_cutoff(frame: pd.DataFrame) -> str:
+    """The column of the largest recall cut-off (``rec@k``) of ``frame``."""
+    cutoffs = [c for c in frame.columns if str(c).startswith("rec@")]
+    if not cutoffs:
+        raise ValueError(f"no rec@k column among {list(frame.columns)}")
+    return max(cutoffs, key=lambda c: int(c[4:]))
 
 
 def datasets_view(recall: pd.DataFrame, models: pd.DataFrame, other: pd.DataFrame,
@@ -47,7 +55,7 @@ def uniform_loss(row: pd.Series) -> float:
 def datasets_quoted(other: pd.DataFrame, other_models: pd.DataFrame) -> dict[str, str]:
     """The numbers the other-datasets paragraph quotes: how many further datasets, and on which of them Superbloom
     is ahead of the baseline of its size at rec@1 and at the largest cut-off."""
-    top = max((c for c in other.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    top = top_cutoff(other)
     ahead: dict[str, list[str]] = {"rec@1": [], top: []}
     above: list[str] = []
     datasets = list(dict.fromkeys(other["dataset"]))
@@ -98,7 +106,7 @@ def yardsticks_quoted(view: pd.DataFrame, yardsticks: pd.DataFrame) -> dict[str,
     count ranking is ahead of both trained models at the largest cut-off, and on the set with the most ids its
     recall there beside the better trained model's and the popularity ranking's, and how many id pairs its count
     table holds (from ``yardsticks``)."""
-    top = max((c for c in view.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    top = top_cutoff(view)
     sets = {d: rows.set_index("name") for d, rows in view.groupby("dataset", sort=False)
             if COOCCURRENCE in set(rows["name"])}
     if not sets:
@@ -127,11 +135,13 @@ def yardsticks_quoted(view: pd.DataFrame, yardsticks: pd.DataFrame) -> dict[str,
 def step_caps(profile) -> dict[str, int]:
     """The cap on steps of the runs on each id set the profile trains on (display names): ``steps`` on the main set,
     ``other_steps`` (0: ``steps``) on the other sets, ``alpha_steps`` (0: ``steps``) on the coarseness diagnosis's set
-    when it is not among them."""
-    caps = {DATASET_NAMES[d]: profile.other_steps or profile.steps for d in profile.other_datasets}
+    when it is neither (a set keeps the first cap it gets in that order)."""
+    caps = {DATASET_NAMES[profile.dataset]: profile.steps}
+    for d in profile.other_datasets:
+        caps.setdefault(DATASET_NAMES[d], profile.other_steps or profile.steps)
     if profile.alpha_dataset:
         caps.setdefault(DATASET_NAMES[profile.alpha_dataset], profile.alpha_steps or profile.steps)
-    return {DATASET_NAMES[profile.dataset]: profile.steps, **caps}
+    return caps
 
 
 def _passes(shapes: pd.DataFrame, caps: Mapping[str, int]) -> pd.Series:
@@ -160,8 +170,8 @@ def shapes_quoted(shapes: pd.DataFrame, view: pd.DataFrame, caps: Mapping[str, i
     segments at its cap (``caps``, as for :func:`shapes_view`), and on the set with the fewest targets per step
     (``view``: :func:`datasets_table`'s rows) how many times fewer than the main set (the first row) and where its
     better trained model and the two rankings end at the largest cut-off, with a reading: whether the trained models
-    stay at the popularity ranking while the counts read from the same pages pass it."""
-    top = max((c for c in view.columns if c.startswith("rec@")), key=lambda c: int(c[4:]))
+    stay at the popularity ranking while the counts read from the same pages more than double it."""
+    top = top_cutoff(view)
     passes = _passes(shapes, caps)
     main = shapes.iloc[0]
     where = shapes["masked_per_step"].idxmin()
@@ -176,15 +186,19 @@ def shapes_quoted(shapes: pd.DataFrame, view: pd.DataFrame, caps: Mapping[str, i
     best = trained[top].max() if len(trained) else np.nan
     pop = rows.loc[POPULARITY, top] if POPULARITY in rows.index else np.nan
     cooc = rows.loc[COOCCURRENCE, top] if COOCCURRENCE in rows.index else np.nan
-    if np.isfinite(best) and np.isfinite(pop) and np.isfinite(cooc) and best <= pop and cooc > 2 * pop:
+    if where == shapes.index[0] or not ratio > 1:
+        reading = f"{main['dataset']} itself has the fewest targets per step, so no other set is trained on fewer"
+    elif np.isfinite(best) and np.isfinite(pop) and np.isfinite(cooc) and best <= pop and cooc > 2 * pop:
         reading = (f"no trained model passes the popularity ranking there, while the counts read from the same pages "
-                   f"do: that set's rows measure a short training ({passes[where]:.2f} passes over its segments, "
-                   f"{ratio:.1f} times fewer targets per step than on {main['dataset']}), not what its data allows")
+                   f"more than double it: that set's rows measure a short training ({passes[where]:.2f} passes over "
+                   f"its segments, {ratio:.1f} times fewer targets per step than on {main['dataset']}), not what its "
+                   f"data allows")
     elif np.isfinite(best) and np.isfinite(pop) and best > pop:
         reading = "a trained model passes the popularity ranking there even so"
     else:
         reading = "the rankings do not separate the data from the training there"
     return {"sh_reading": reading, "sh_batch": str(int(main["batch"])), "sh_main": str(main["dataset"]),
+            "sh_mask_share": f"{MASK_SHARE:.0%}",
             "sh_masked": "; ".join(f"{d} {m:.0f}" for d, m in zip(shapes["dataset"], shapes["masked_per_step"])),
             "sh_items": "; ".join(f"{d} {m:.1f}" for d, m in zip(shapes["dataset"], shapes["items_per_segment"])),
             "sh_passes": "; ".join(f"{d} {x:.2f}" for d, x in zip(shapes["dataset"], passes)),
