@@ -37,6 +37,20 @@ def test_the_image_by_hand():
     assert np.isneginf(HashImage(TABLE)(np.zeros((1, 4)))).all()        # nothing known: every token empty
 
 
+def test_the_image_writes_to_out_and_sharpens_as_a_power():
+    from hashlib_core.papers.superbloom.yardsticks_hashed import _sharpen
+
+    scores = np.random.default_rng(3).random((5, 4))
+    image = HashImage(TABLE)
+    out = np.empty((5, 4))
+    assert image(scores, out=out) is out and np.allclose(out, image(scores))
+    assert np.allclose(image(scores[:2]), image(scores)[:2])           # a smaller batch after a larger one
+    for power in (0.5, 1.0, 2.0, 3.0, 8.0, 32.0):
+        values = scores.copy()
+        _sharpen(values, power)
+        assert np.allclose(values, scores ** power, rtol=1e-12, atol=0)
+
+
 def test_the_image_refuses_bad_input():
     with pytest.raises(ValueError, match="non-negative scores"):
         HashImage(TABLE)(-np.ones((1, 4)))

@@ -23,7 +23,7 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
                  hashed: pd.DataFrame, profile_alpha: int) -> pd.DataFrame:
     """One row per trained Superbloom model: on its dataset and at its alpha, at the largest cut-off, the popularity
     ranking through the hash, the model, the co-occurrence ranking through the hash (both averaged over the hash
-    maps of the seeds measured) and without it, the unhashed baseline trained with the model (the deep pair's, of
+    maps of the seeds measured; the counts' chosen powers) and without it, the unhashed baseline trained with the model (the deep pair's, of
     the model's size; the coarseness diagnosis's, of the size of its model at ``profile_alpha``; blank when none
     was), and the share of the gap between the two rankings through the hash the model has covered
     (``(model - popularity) / (counts - popularity)``, blank when the counts are not ahead).
@@ -45,6 +45,8 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
         trained += [(r["dataset"], r["name"], int(alphas[r["name"]]), r[top], baseline(alpha, r["dataset"]))
                     for _, r in alpha.iterrows() if r["name"] in alphas.index and int(alphas[r["name"]]) > 1]
     through = hashed.groupby(["dataset", "alpha", "name"])[top].mean()               # over the seeds' maps
+    powers = (hashed[hashed["name"] == COOCCURRENCE_HASHED].groupby(["dataset", "alpha"])["power"]
+              .agg(lambda p: "/".join(f"{v:g}" for v in sorted(set(p)))) if "power" in hashed else None)
     ids = view.groupby("dataset", sort=False)["ids"].first()
     counts = view[view["name"] == COOCCURRENCE].set_index("dataset")[top]
     rows = []
@@ -54,7 +56,9 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
         pop, kept = through[(dataset, a, POPULARITY_HASHED)], through[(dataset, a, COOCCURRENCE_HASHED)]
         rows.append({"dataset": dataset, "ids": int(ids[dataset]), "model": name, "alpha": a,
                      f"popularity via hash {top}": pop, f"Superbloom {top}": model,
-                     f"counts via hash {top}": kept, f"unhashed baseline {top}": base,
+                     f"counts via hash {top}": kept,
+                     "counts' power": powers.get((dataset, a), "") if powers is not None else "",
+                     f"unhashed baseline {top}": base,
                      f"counts, no hash {top}": counts.get(dataset, np.nan),
                      LEARNED: 100.0 * (model - pop) / (kept - pop) if kept > pop else np.nan})
     if not rows:

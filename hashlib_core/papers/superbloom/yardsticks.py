@@ -64,6 +64,8 @@ def target_ranks(segments: Sequence[np.ndarray], targets: np.ndarray, positions:
     n_ids = c.shape[0]
     weight = np.where(f > 0, 1.0 / np.maximum(f, 1), 0.0)
     ranks = np.empty(len(segments), dtype=np.int64)
+    rows_held = min(chunk, len(segments))
+    held = np.zeros((rows_held, n_ids)), (np.zeros((rows_held, n_ids)) if image is not None else None)
     for start in range(0, len(segments), chunk):
         part = range(start, min(start + chunk, len(segments)))
         rows, cols = [], []
@@ -73,11 +75,13 @@ def target_ranks(segments: Sequence[np.ndarray], targets: np.ndarray, positions:
             cols.append(context)
         rows, cols = np.concatenate(rows), np.concatenate(cols)
         q = sp.csr_matrix((weight[cols], (rows, cols)), shape=(len(part), n_ids))
-        scores = (q @ c).toarray()
+        scores = held[0][:len(part)]                                  # reused: arrays this size are slow to allocate
+        scores.fill(0.0)
+        (q @ c).toarray(out=scores)
         scores[rows, cols] = 0.0                                      # the segment's own ids: no score
         own = (rows, cols)
         if image is not None:
-            scores, own = image(scores), None
+            scores, own = image(scores, out=held[1][:len(part)]), None
         ranks[start:start + len(part)] = rank_targets(scores, np.asarray(targets[start:start + len(part)]), f, own)
     return ranks
 

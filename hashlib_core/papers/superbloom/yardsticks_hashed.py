@@ -37,14 +37,15 @@ __all__ = ["COOCCURRENCE_HASHED", "POPULARITY_HASHED", "POWERS", "HashImage", "h
 COOCCURRENCE_HASHED = "co-occurrence counts through the hash (no training)"
 POPULARITY_HASHED = "popularity through the hash (no model)"
 #: the sharpenings tried on the validation segments (1: the scores as they are)
-POWERS = (0.5, 1.0, 2.0, 4.0, 8.0)
+POWERS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 
 class HashImage:
     """The image of id scores through the hash maps ``table`` (``N x m`` non-negative integer tokens,
     :attr:`~hashlib_core.hashing.bloom.BloomHashMaps.table`), scores first raised to ``power`` (module docstring).
     Calling it maps ``(B, N)`` non-negative scores to ``(B, N)`` decoding scores (``-inf`` where a token gets
-    nothing)."""
+    nothing), written to ``out`` when given. Its work arrays are kept between calls (arrays of this size are slow to
+    allocate afresh), so one image serves one caller at a time."""
 
     def __init__(self, table: np.ndarray, power: float = 1.0) -> None:
         table = np.asarray(table)
@@ -53,40 +54,70 @@ class HashImage:
         if not np.issubdtype(table.dtype, np.integer) or table.min() < 0:
             raise ValueError("table must hold non-negative integer tokens (BloomHashMaps.table), got "
                              f"dtype {table.dtype}, smallest {table.min()}")
-        if not (np.isfinite(power) and power > 0):
-            raise ValueError(f"power must be a positive finite number, got {power!r}")
-        self.table, self.power = table, float(power)
+        self.table, self.power = table, _checked_power(power)
         self._groups = []
         for k in range(table.shape[1]):
             tokens = table[:, k]
             order = np.argsort(tokens, kind="stable")                   # ids grouped by token
             starts = np.flatnonzero(np.r_[True, np.diff(tokens[order]) != 0])
             self._groups.append((tokens, order, starts, tokens[order][starts], int(tokens.max()) + 1))
+        self._work: dict[str, np.ndarray] = {}
 
     def with_power(self, power: float) -> "HashImage":
-        """The same maps at another ``power`` (the grouping is shared, not rebuilt)."""
+        """The same maps at another ``power`` (the grouping and the work arrays are shared, not rebuilt)."""
         other = object.__new__(HashImage)
-        other.table, other._groups = self.table, self._groups
-        if not (np.isfinite(power) and power > 0):
-            raise ValueError(f"power must be a positive finite number, got {power!r}")
-        other.power = float(power)
+        other.table, other._groups, other._work = self.table, self._groups, self._work
+        other.power = _checked_power(power)
         return other
 
-    def __call__(self, scores: np.ndarray) -> np.ndarray:
+    def _array(self, name: str, rows: int, cols: int) -> np.ndarray:
+        held = self._work.get(name)
+        if held is None or held.shape[0] < rows or held.shape[1] != cols:
+            held = self._work[name] = np.zeros((rows, cols))
+        return held[:rows]
+
+    def __call__(self, scores: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 2 or scores.shape[1] != self.table.shape[0]:
             raise ValueError(f"scores must be (B, N = {self.table.shape[0]}), got shape {scores.shape}")
         if np.isnan(scores).any() or (scores < 0).any():
             raise ValueError("HashImage needs non-negative scores (masses), got a negative or NaN score")
+        b, n = scores.shape
+        out = np.empty((b, n)) if out is None else out
+        sharp, gathered = self._array("sharp", b, n), self._array("gathered", b, n)
         top = scores.max(axis=1, keepdims=True)
-        sharp = np.divide(scores, top, out=np.zeros_like(scores), where=top > 0) ** self.power   # scale-free
-        out = np.zeros(scores.shape, dtype=np.float64)
+        np.divide(scores, np.where(top > 0, top, 1.0), out=sharp)       # scale-free: the order does not move
+        _sharpen(sharp, self.power)
         with np.errstate(divide="ignore"):
-            for tokens, order, starts, present, size in self._groups:
-                mass = np.zeros((scores.shape[0], size))
-                mass[:, present] = np.add.reduceat(sharp[:, order], starts, axis=1)
-                out += np.log(mass)[:, tokens]
+            for k, (tokens, order, starts, present, size) in enumerate(self._groups):
+                np.take(sharp, order, axis=1, out=gathered)
+                mass = np.zeros((b, size))
+                mass[:, present] = np.add.reduceat(gathered, starts, axis=1)
+                np.take(np.log(mass), tokens, axis=1, out=out if k == 0 else gathered)
+                if k:
+                    out += gathered
         return out
+
+
+def _checked_power(power: float) -> float:
+    if isinstance(power, bool) or not isinstance(power, (int, float, np.floating)) or not (
+            np.isfinite(power) and power > 0):
+        raise ValueError(f"power must be a positive finite number, got {power!r}")
+    return float(power)
+
+
+def _sharpen(values: np.ndarray, power: float) -> None:
+    """``values ** power`` in place (a power of two by repeated squaring, one half by the square root)."""
+    doublings = np.log2(power)
+    if power == 1.0:
+        return
+    if power > 1 and doublings == round(doublings):
+        for _ in range(int(round(doublings))):
+            np.multiply(values, values, out=values)
+    elif power == 0.5:
+        np.sqrt(values, out=values)
+    else:
+        np.power(values, power, out=values)
 
 
 def hashed_popularity_ranks(targets: np.ndarray, frequency: np.ndarray, image: HashImage) -> np.ndarray:
