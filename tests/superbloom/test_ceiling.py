@@ -48,6 +48,10 @@ def test_ceiling_view_one_row_per_trained_superbloom():
     assert out.iloc[2][LEARNED] == pytest.approx(100 * 0.5 / 40)         # (2.5 - 2) / (42 - 2)
     assert out.iloc[3][LEARNED] == pytest.approx(100 * 15 / 60)          # (20 - 5) / (65 - 5)
     assert out["unhashed baseline rec@100"].tolist() == [40.0, 5.0, 21.0, 21.0]   # the diagnosis's own baseline
+    assert out["baseline sd rec@100"].isna().all()                      # no spread given
+    with_sd = ceiling_view(VIEW, ALPHA, ALPHA_MODELS, hashed(), 50, {"Big": 1.5})
+    assert with_sd["baseline sd rec@100"].tolist()[:3] == [pytest.approx(np.nan, nan_ok=True), 1.5,
+                                                           pytest.approx(np.nan, nan_ok=True)]
     # counts not ahead of popularity through the hash: no share
     assert np.isnan(ceiling_view(VIEW, None, None, hashed(small=(10.0, 10.0)), 50).iloc[0][LEARNED])
 
@@ -75,14 +79,19 @@ def test_ceiling_quoted_on_fixed_inputs():
     assert q["c_top"] == "rec@100" and q["c_alpha"] == "50" and q["c_large"] == "40,000"
     assert q["c_keep"] == "Small 70%; Big 60%"                           # 35 / 50, 42 / 70
     assert q["c_learned"] == "Small 80%; Big 0%"
-    assert q["c_reading"] == ("there the model is below even the popularity ranking through its own hash, while the "
-                              "counts through the same hash keep Big 60% of their recall: at this training the hash "
-                              "is not yet what holds the model back")
-    # the main set (first row): counts through the hash 35 below its baseline's 40
+    assert q["c_reading"] == ("there the model (2.0% at rec@100) is below even the popularity ranking through its "
+                              "own hash, while the counts through the same hash reach 42.0% on Big: at this training "
+                              "the hash is not yet what holds the model back")
+    # the main set (first row): counts through the hash 35 below its baseline's 40 (no spread given: any gap counts)
     assert q["c_main_sentence"] == (
-        "On Small the model has covered 80% of the gap, and the counts through the hash reach 35.0% at rec@100 "
-        "against 40.0% for the unhashed baseline of its size: at this alpha even a Superbloom model that predicted "
-        "each hash's distribution as well as the counts do would stay below that baseline")
+        "On Small the model has covered 80% of the gap; the counts through the hash reach 35.0% at rec@100, the "
+        "unhashed baseline of its size 40.0%: at this alpha even a Superbloom model that predicted each hash's "
+        "distribution as well as the counts do would stay below that baseline")
+    # with the baseline's spread across seeds larger than the gap, the two read as level
+    level = ceiling_quoted(ceiling_view(VIEW, ALPHA, ALPHA_MODELS, hashed(small=(10.0, 35.0)), 50,
+                                        {"Small": 6.0}), 50)["c_main_sentence"]
+    assert "40.0% (sd 6.0 across seeds): a Superbloom model" in level and level.endswith(
+        "would come about level with that baseline, within its spread across seeds")
     # the diagnosis, alpha decreasing: 50 lets 42 through, 1.25% covered; 2 lets 65 through, 25% covered
     assert q["c_sweep_dataset"] == "Big"
     assert q["c_sweep"] == "α = 50: 42.0% through the hash, 1% covered; α = 2: 65.0% through the hash, 25% covered"
@@ -102,7 +111,7 @@ def test_ceiling_quoted_readings_turn_with_the_numbers():
         "a finer hash lets more of the counts' recall through, and the model (larger at each finer alpha) covers a "
         "larger share of the gap; at α = 2 it covers most of it")
     little = quoted(big50=(1.0, 30.0))                                  # Big: (2 - 1) / 29 = 3%
-    assert little["c_reading"].startswith("there the model has covered under a tenth of the gap")
+    assert little["c_reading"].startswith("there the model (2.0% at rec@100) has covered under a tenth of the gap")
     flat = quoted(big50=(2.0, 2.0), big2=(5.0, 1.0))                     # counts never ahead on Big
     assert flat["c_reading"].startswith("there the counts through the hash are not ahead of popularity")
     assert flat["c_sweep"] == ("α = 50: 2.0% through the hash, counts not ahead; "

@@ -4,9 +4,12 @@ reach when Superbloom's decoding sees them through hash maps like the model's, a
 two the model has covered (:func:`ceiling_view`, :func:`ceiling_quoted`)."""
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 import pandas as pd
 
+from hashlib_core.papers.superbloom.data import DATASET_NAMES
 from hashlib_core.papers.superbloom.tables_datasets import datasets_table, top_cutoff
 from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
 from hashlib_core.papers.superbloom.yardsticks_hashed import COOCCURRENCE_HASHED, POPULARITY_HASHED
@@ -20,7 +23,8 @@ LARGE_IDS = 40_000
 
 
 def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: pd.DataFrame | None,
-                 hashed: pd.DataFrame, profile_alpha: int) -> pd.DataFrame:
+                 hashed: pd.DataFrame, profile_alpha: int, spread: Mapping[str, float] | None = None
+                 ) -> pd.DataFrame:
     """One row per trained Superbloom model: on its dataset and at its alpha, at the largest cut-off, the popularity
     ranking through the hash, the model, the co-occurrence ranking through the hash (both averaged over the hash
     maps of the seeds measured; the counts' chosen powers) and without it, the unhashed baseline trained with the model (the deep pair's, of
@@ -31,8 +35,11 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
     ``view``: the deep pair on every id set with the unhashed counts' rows
     (:func:`~hashlib_core.papers.superbloom.tables_datasets.datasets_table`), its Superbloom rows at
     ``profile_alpha``; ``alpha``/``alpha_models``: the coarseness diagnosis's recall and models (or None);
-    ``hashed``: the rankings through the hash (``yardsticks_hashed``)."""
+    ``hashed``: the rankings through the hash (``yardsticks_hashed``); ``spread``: per dataset, the standard deviation
+    across seeds of its deep baseline's recall at the largest cut-off, where it was trained with several (a column,
+    blank elsewhere)."""
     top = top_cutoff(view)
+    spread = spread or {}
 
     def baseline(frame: pd.DataFrame, dataset: str) -> float:
         rows = frame[(frame["dataset"] == dataset) & frame["name"].astype(str).str.startswith("baseline")]
@@ -59,6 +66,7 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
                      f"counts via hash {top}": kept,
                      "counts' power": powers.get((dataset, a), "") if powers is not None else "",
                      f"unhashed baseline {top}": base,
+                     f"baseline sd {top}": spread.get(dataset, np.nan) if name == _deep_name(view, dataset) else np.nan,
                      f"counts, no hash {top}": counts.get(dataset, np.nan),
                      LEARNED: 100.0 * (model - pop) / (kept - pop) if kept > pop else np.nan})
     if not rows:
@@ -69,20 +77,31 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
     return out
 
 
+def _deep_name(view: pd.DataFrame, dataset: str) -> str | None:
+    names = [n for n in view.loc[view["dataset"] == dataset, "name"] if str(n).startswith("superbloom")]
+    return names[0] if names else None
+
+
 def ceiling_table(shown) -> pd.DataFrame:
     """:func:`ceiling_view` of the shown results (the deep pair on every id set, the coarseness diagnosis when run,
-    the rankings through the hash)."""
+    the rankings through the hash), with the spread across seeds of the main set's deep baseline."""
     has_alpha = shown.has("alpha")
-    return ceiling_view(datasets_table(shown), shown.table("alpha") if has_alpha else None,
+    view = datasets_table(shown)
+    top = top_cutoff(view)
+    recall = shown.table("recall").set_index("name")
+    base = shown.profile.roles()["baseline_deep"]
+    spread = ({DATASET_NAMES[shown.profile.dataset]: float(recall.loc[base, f"sd {top}"])}
+              if base in recall.index and f"sd {top}" in recall else {})
+    return ceiling_view(view, shown.table("alpha") if has_alpha else None,
                         shown.table("alpha_models") if has_alpha else None, shown.table("yardsticks_hashed"),
-                        shown.profile.alpha)
+                        shown.profile.alpha, spread)
 
 
 def _share(value: float) -> str:
     return f"{value:.0f}%" if np.isfinite(value) else "(counts not ahead)"
 
 
-def _large_reading(big: pd.DataFrame, kept_share: pd.Series) -> str:
+def _large_reading(big: pd.DataFrame, top: str) -> str:
     """What the large sets' shares say: the model's place between the two rankings through the hash."""
     if not len(big):
         return f"no set here has {LARGE_IDS:,} ids or more"
@@ -90,31 +109,38 @@ def _large_reading(big: pd.DataFrame, kept_share: pd.Series) -> str:
     if not len(shares):
         return ("there the counts through the hash are not ahead of popularity through it, so this measurement does "
                 "not separate the hash from the training")
-    kept = "; ".join(f"{d} {k:.0f}%" for d, k in zip(big["dataset"], kept_share[big.index]))
+    reach = " and ".join(f"{k:.1f}% on {d}" for d, k in zip(big["dataset"], big[f"counts via hash {top}"]))
+    model = " and ".join(f"{k:.1f}%" for k in big[f"Superbloom {top}"])
     most = shares.max()
     if most <= 0:
-        return (f"there the model is below even the popularity ranking through its own hash, while the counts "
-                f"through the same hash keep {kept} of their recall: at this training the hash is not yet what "
-                f"holds the model back")
+        return (f"there the model ({model} at {top}) is below even the popularity ranking through its own hash, while "
+                f"the counts through the same hash reach {reach}: at this training the hash is not yet what holds "
+                f"the model back")
     if most < 10:
-        return (f"there the model has covered under a tenth of the gap, while the counts through the same hash keep "
-                f"{kept} of their recall: at this training the hash is not yet what holds the model back")
+        return (f"there the model ({model} at {top}) has covered under a tenth of the gap, while the counts through "
+                f"the same hash reach {reach}: at this training the hash is not yet what holds the model back")
     return "there the model has covered a part of the gap"
 
 
 def _main_sentence(main: pd.Series, top: str) -> str:
-    """Where the main set's deep model stands, and whether the counts through the hash pass its baseline."""
+    """Where the main set's deep model stands, and whether the counts through the hash pass its baseline (a
+    difference within the baseline's spread across seeds, where known, is read as level)."""
     kept, base, share = main[f"counts via hash {top}"], main[f"unhashed baseline {top}"], main[LEARNED]
+    sd = main.get(f"baseline sd {top}", np.nan)
     head = (f"On {main['dataset']} the model has covered {_share(share)} of the gap"
             if np.isfinite(share) else f"On {main['dataset']} the counts through the hash are not ahead of popularity")
     if not np.isfinite(base):
         return f"{head}; no unhashed baseline was trained beside it"
-    if base > kept:
-        return (f"{head}, and the counts through the hash reach {kept:.1f}% at {top} against {base:.1f}% for the "
-                f"unhashed baseline of its size: at this alpha even a Superbloom model that predicted each hash's "
-                f"distribution as well as the counts do would stay below that baseline")
-    return (f"{head}; the counts through the hash reach {kept:.1f}% at {top}, the unhashed baseline of its size "
-            f"{base:.1f}%: the hash leaves room to pass that baseline")
+    margin = sd if np.isfinite(sd) else 0.0
+    against = (f"the counts through the hash reach {kept:.1f}% at {top}, the unhashed baseline of its size "
+               f"{base:.1f}%" + (f" (sd {sd:.1f} across seeds)" if np.isfinite(sd) else ""))
+    if base - kept > margin:
+        return (f"{head}; {against}: at this alpha even a Superbloom model that predicted each hash's distribution as "
+                f"well as the counts do would stay below that baseline")
+    if kept - base > margin:
+        return f"{head}; {against}: the hash leaves room to pass that baseline"
+    return (f"{head}; {against}: a Superbloom model that predicted each hash's distribution as well as the counts "
+            f"do would come about level with that baseline, within its spread across seeds")
 
 
 def _sweep_quoted(sweep: pd.DataFrame, kept: str) -> dict[str, str]:
@@ -158,4 +184,4 @@ def ceiling_quoted(ceiling: pd.DataFrame, profile_alpha: int) -> dict[str, str]:
     return {**_sweep_quoted(sweep, kept), "c_top": top, "c_alpha": str(profile_alpha), "c_large": f"{LARGE_IDS:,}",
             "c_keep": "; ".join(f"{d} {k:.0f}%" for d, k in zip(at["dataset"], kept_share)),
             "c_learned": "; ".join(f"{d} {_share(v)}" for d, v in zip(at["dataset"], at[LEARNED])),
-            "c_reading": _large_reading(big, kept_share), "c_main_sentence": _main_sentence(ceiling.iloc[0], top)}
+            "c_reading": _large_reading(big, top), "c_main_sentence": _main_sentence(ceiling.iloc[0], top)}
