@@ -131,3 +131,16 @@ def test_ceiling_quoted_edge_cases():
     assert q["c_sweep_reading"] == "one alpha only, so no trend"
     alone = ceiling_quoted(ceiling_view(VIEW, None, None, hashed(), 50), 50)
     assert (alone["c_sweep"], alone["c_sweep_reading"]) == ("not run", "not measured")
+
+
+def test_ceiling_display_names_the_cutoff_once():
+    from hashlib_core.papers.superbloom.tables_ceiling import ceiling_display
+
+    out = ceiling_view(VIEW, ALPHA, ALPHA_MODELS, hashed(), 50)
+    shown, caption = ceiling_display(out)
+    assert shown.columns.tolist() == ["dataset", "model", "alpha", "popularity via hash", "Superbloom",
+                                      "counts via hash", "power", "baseline", "baseline sd", "counts, no hash",
+                                      "covered (%)"]
+    assert "rec@100 (%)" in caption and shown["Superbloom"].tolist() == out["Superbloom rec@100"].tolist()
+    out.attrs.clear()                                                   # the cut-off read back from the columns
+    assert ceiling_display(out)[1] == caption

@@ -14,7 +14,7 @@ from hashlib_core.papers.superbloom.tables_datasets import (  # noqa: F401  (the
     yardsticks_quoted,
 )
 from hashlib_core.papers.superbloom.tables_alpha import alpha_quoted, alpha_view  # noqa: F401
-from hashlib_core.papers.superbloom.tables_ceiling import ceiling_quoted, ceiling_table  # noqa: F401
+from hashlib_core.papers.superbloom.tables_ceiling import ceiling_display, ceiling_quoted, ceiling_table  # noqa: F401
 from hashlib_core.papers.superbloom.tables_train_time import train_time_quoted, train_time_view  # noqa: F401
 from hashlib_core.papers.superbloom.tables_longer import longer_quoted, longer_view  # noqa: F401
 from hashlib_core.papers.superbloom.crowding import crowding_quoted, crowding_view, every_k_quoted  # noqa: F401
@@ -49,8 +49,8 @@ __all__ = ["joined", "decile_segments", "recall_table", "decile_table", "paper_t
            "EXAMPLE_COLUMNS", "example_row", "examples_view", "examples_quoted", "decoding_view", "decoding_quoted",
            "train_time_view", "train_time_quoted", "longer_view", "longer_quoted",
            "crowding_view", "crowding_quoted", "every_k_quoted", "datasets_view", "datasets_quoted", "datasets_table",
-           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_quoted", "shapes_view", "shapes_quoted",
-           "step_caps",
+           "uniform_loss", "yardsticks_quoted", "ceiling_table", "ceiling_display", "ceiling_quoted", "shapes_view",
+           "shapes_quoted", "step_caps",
            "quoted"]
 
 

@@ -14,7 +14,7 @@ from hashlib_core.papers.superbloom.tables_datasets import datasets_table, top_c
 from hashlib_core.papers.superbloom.yardsticks import COOCCURRENCE
 from hashlib_core.papers.superbloom.yardsticks_hashed import COOCCURRENCE_HASHED, POPULARITY_HASHED
 
-__all__ = ["ceiling_view", "ceiling_table", "ceiling_quoted", "LEARNED", "LARGE_IDS"]
+__all__ = ["ceiling_view", "ceiling_table", "ceiling_display", "ceiling_quoted", "LEARNED", "LARGE_IDS"]
 
 #: the column of the share of the gap between the two rankings through the hash a model has covered
 LEARNED = "covered of the gap (%)"
@@ -27,10 +27,10 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
                  ) -> pd.DataFrame:
     """One row per trained Superbloom model: on its dataset and at its alpha, at the largest cut-off, the popularity
     ranking through the hash, the model, the co-occurrence ranking through the hash (both averaged over the hash
-    maps of the seeds measured; the counts' chosen powers) and without it, the unhashed baseline trained with the model (the deep pair's, of
-    the model's size; the coarseness diagnosis's, of the size of its model at ``profile_alpha``; blank when none
-    was), and the share of the gap between the two rankings through the hash the model has covered
-    (``(model - popularity) / (counts - popularity)``, blank when the counts are not ahead).
+    maps of the seeds measured; the counts' chosen powers) and without it, the unhashed baseline trained with the
+    model (the deep pair's, of the model's size; the coarseness diagnosis's, of the size of its model at
+    ``profile_alpha``; blank when none was), and the share of the gap between the two rankings through the hash the
+    model has covered (``(model - popularity) / (counts - popularity)``, blank when the counts are not ahead).
 
     ``view``: the deep pair on every id set with the unhashed counts' rows
     (:func:`~hashlib_core.papers.superbloom.tables_datasets.datasets_table`), its Superbloom rows at
@@ -75,6 +75,26 @@ def ceiling_view(view: pd.DataFrame, alpha: pd.DataFrame | None, alpha_models: p
     out = pd.DataFrame(rows)
     out.attrs["top"] = top
     return out
+
+
+def ceiling_display(ceiling: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The page's form of :func:`ceiling_view`: short column names (every recall at the one cut-off the caption
+    names), without the ids (the other id sets' table gives them); and its caption."""
+    top = ceiling.attrs.get("top") or _top_of(ceiling)
+    names = {f"popularity via hash {top}": "popularity via hash", f"Superbloom {top}": "Superbloom",
+             f"counts via hash {top}": "counts via hash", "counts' power": "power",
+             f"unhashed baseline {top}": "baseline", f"baseline sd {top}": "baseline sd",
+             f"counts, no hash {top}": "counts, no hash", LEARNED: "covered (%)"}
+    caption = (f"Each trained Superbloom model beside the two rankings that train nothing, passed through hash maps "
+               f"like its own (the counts at the power chosen on validation), the unhashed baseline trained with it "
+               f"(its sd across seeds where it has several) and the counts without the hash: {top} (%). The -a<alpha>- "
+               f"rows are the coarseness diagnosis's, at its own cap; their baseline is sized to its model at the "
+               f"chapter's alpha")
+    return ceiling.drop(columns="ids").rename(columns=names), caption
+
+
+def _top_of(ceiling: pd.DataFrame) -> str:
+    return next(c for c in ceiling.columns if c.startswith("counts via hash ")).rsplit()[-1]
 
 
 def _deep_name(view: pd.DataFrame, dataset: str) -> str | None:
@@ -174,7 +194,7 @@ def ceiling_quoted(ceiling: pd.DataFrame, profile_alpha: int) -> dict[str, str]:
     of the gap the deep model covered; a sentence on the main dataset; on the sets of at least :data:`LARGE_IDS` ids,
     a reading of their shares; across the alphas of the coarseness diagnosis (rows named ``-a<alpha>-``), the rankings'
     recall through the hash and the share covered, with a reading."""
-    top = ceiling.attrs.get("top") or next(c for c in ceiling.columns if c.startswith("counts via hash ")).rsplit()[-1]
+    top = ceiling.attrs.get("top") or _top_of(ceiling)
     kept = f"counts via hash {top}"
     at = ceiling[ceiling["alpha"] == profile_alpha].drop_duplicates("dataset")
     kept_share = 100.0 * at[kept] / at[f"counts, no hash {top}"]
