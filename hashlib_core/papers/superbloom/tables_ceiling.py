@@ -87,9 +87,9 @@ def ceiling_display(ceiling: pd.DataFrame) -> tuple[pd.DataFrame, str]:
              f"counts, no hash {top}": "counts, no hash", LEARNED: "covered (%)"}
     caption = (f"Each trained Superbloom model beside the two rankings that train nothing, passed through hash maps "
                f"like its own (the counts at the power chosen on validation), the unhashed baseline trained with it "
-               f"(its sd across seeds where it has several) and the counts without the hash: {top} (%). The -a<alpha>- "
-               f"rows are the coarseness diagnosis's, at its own cap; their baseline is sized to its model at the "
-               f"chapter's alpha")
+               f"(its sd across seeds where it has several) and the counts without the hash: {top} (%). The rows whose "
+               f"model names carry their alpha are the coarseness diagnosis's, at its own cap; their baseline is sized "
+               f"to its model at the chapter's alpha")
     return ceiling.drop(columns="ids").rename(columns=names), caption
 
 
