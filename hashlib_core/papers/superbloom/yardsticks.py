@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from hashlib_core.papers.superbloom.data import expected_masked
+
 __all__ = ["COOCCURRENCE", "pair_counts", "counts_of", "target_ranks", "rank_targets", "recall_row",
            "cooccurrence_recall", "yardstick_rows", "shape_rows"]
 
@@ -52,15 +54,15 @@ def pair_counts(sets: Sequence[np.ndarray], num_ids: int) -> tuple[sp.csr_matrix
 
 
 def target_ranks(segments: Sequence[np.ndarray], targets: np.ndarray, positions: np.ndarray, c: sp.csr_matrix,
-                 f: np.ndarray, chunk: int = 256, image: Callable[[np.ndarray], np.ndarray] | None = None
-                 ) -> np.ndarray:
+                 f: np.ndarray, chunk: int = 256, image: Callable[..., np.ndarray] | None = None) -> np.ndarray:
     """The 0-based rank of each segment's target (its id at ``positions``) under the co-occurrence score of the
     segment's other ids (module docstring): ids scored higher, or as high and more popular, or as high, as popular
     and smaller, come before it. The segment's own ids get no score and are never ranked (a set never repeats one).
 
-    ``image``: a map of each chunk's ``(B, N)`` scores to the scores the ids are ranked by (for example their image
-    through Superbloom's hash, :class:`~hashlib_core.papers.superbloom.yardsticks_hashed.HashImage`). The own ids
-    still get no score, but are then ranked, as a trained model ranks every id."""
+    ``image``: a map of each chunk's ``(B, N)`` scores to the scores the ids are ranked by, called as
+    ``image(scores, out=array)`` (for example their image through Superbloom's hash,
+    :class:`~hashlib_core.papers.superbloom.yardsticks_hashed.HashImage`). The own ids still get no score, but are
+    then ranked, as a trained model ranks every id."""
     n_ids = c.shape[0]
     weight = np.where(f > 0, 1.0 / np.maximum(f, 1), 0.0)
     ranks = np.empty(len(segments), dtype=np.int64)
@@ -139,8 +141,6 @@ def shape_rows(datasets: Sequence[str], resources, batch: int) -> pd.DataFrame:
     """What a training step holds on each of ``datasets`` (``resources(name)`` as for :func:`yardstick_rows`): its
     training segments, their mean items, the items the masking predicts per segment
     (:func:`~hashlib_core.papers.superbloom.data.expected_masked`) and per step of ``batch`` segments."""
-    from hashlib_core.papers.superbloom.data import expected_masked
-
     rows = []
     for name in datasets:
         res = resources(name)
