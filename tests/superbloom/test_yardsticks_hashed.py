@@ -149,7 +149,7 @@ def test_hashed_rows_at_alpha_one_equal_the_unhashed_rankings():
     from hashlib_core.papers.superbloom.training import popularity_recall
 
     res = _resources()
-    rows = hashed_rows(res, (1, 2), 2, (0, 1), (1, 2))
+    rows = hashed_rows(res, (1, 2), 2, lambda alpha: (0, 1), (1, 2))
     assert [(r["alpha"], r["seed"], r["name"]) for r in rows] == [
         (a, s, n) for a in (1, 2) for s in (0, 1) for n in (POPULARITY_HASHED, COOCCURRENCE_HASHED)]
     assert [rows[0][k] for k in ("rec@1", "rec@2")] == [popularity_recall(res, (1, 2))[k] for k in ("rec@1", "rec@2")]
@@ -157,7 +157,10 @@ def test_hashed_rows_at_alpha_one_equal_the_unhashed_rankings():
     assert [rows[1][k] for k in ("rec@1", "rec@2")] == [50.0, 100.0]
     assert rows[4]["tokens_per_map"] == 3 and rows[4]["num_hashes"] == 2 and rows[5]["segments"] == 2
     assert all(r["power"] in (0.5, 1.0, 2.0, 4.0, 8.0) for r in rows)
-    frame = hashed_yardstick_rows(["toy"], lambda name: res, (1, 2), lambda name: (2,), lambda name: (0,), 2)
+    frame = hashed_yardstick_rows(["toy"], lambda name: res, (1, 2), lambda name: (2, 3),
+                                  lambda name, alpha: (0, 1) if alpha == 2 else (0,), 2)
+    assert frame["alpha"].tolist() == [2, 2, 2, 2, 3, 3] and frame["seed"].tolist() == [0, 0, 1, 1, 0, 0]
+    frame = frame[frame["alpha"] == 2].iloc[:2]
     assert frame["name"].tolist() == [POPULARITY_HASHED, COOCCURRENCE_HASHED] and frame["alpha"].tolist() == [2, 2]
     assert frame["dataset"].tolist() == ["toy", "toy"] and frame["seed"].tolist() == [0, 0]
 
@@ -173,4 +176,4 @@ def test_the_power_is_chosen_on_validation_and_ties_go_to_the_first():
     with pytest.raises(ValueError, match="powers must name at least one"):
         _chosen(lambda im: np.zeros(1), image, (), (1,))
     res = _resources()
-    assert [r["power"] for r in hashed_rows(res, (2,), 2, (0,), (1, 2), powers=(2.0,))] == [2.0, 2.0]
+    assert [r["power"] for r in hashed_rows(res, (2,), 2, lambda a: (0,), (1, 2), powers=(2.0,))] == [2.0, 2.0]

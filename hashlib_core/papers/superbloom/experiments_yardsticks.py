@@ -6,8 +6,8 @@ On the main set, every other set and the coarseness diagnosis's set:
   (:mod:`~hashlib_core.papers.superbloom.yardsticks`);
 * ``yardsticks_hashed``: both through the hash maps of the Superbloom models trained on the set
   (:mod:`~hashlib_core.papers.superbloom.yardsticks_hashed`): at the profile's ``alpha`` on the main and other sets,
-  at each of ``alphas`` on the diagnosis's; with the maps of each of the ``seeds`` on the main set (its claims' rows
-  have that many), of ``seed`` elsewhere;
+  at each of ``alphas`` on the diagnosis's; with the maps of each of the ``seeds`` on the main set at ``alpha`` (its
+  claims' rows have that many), of ``seed`` elsewhere (the diagnosis trains one seed);
 * ``set_shapes``: what a training step of ``batch`` segments holds on each set.
 
 Each set is loaded and counted once.
@@ -42,8 +42,8 @@ def yardsticks_experiment(ctx: RunContext) -> dict:
         return tuple(dict.fromkeys([*(p.alphas if name == p.alpha_dataset else ()),
                                     *((p.alpha,) if name in (p.dataset, *p.other_datasets) else ())]))
 
-    def seeds(name: str) -> tuple[int, ...]:
-        return tuple(range(p.seed, p.seed + (p.seeds if name == p.dataset else 1)))
+    def seeds(name: str, alpha: int) -> tuple[int, ...]:
+        return tuple(range(p.seed, p.seed + (p.seeds if name == p.dataset and alpha == p.alpha else 1)))
 
     return {"yardsticks": yardstick_rows(names, resources, p.recall_at, counts),
             "yardsticks_hashed": hashed_yardstick_rows(names, resources, p.recall_at, alphas, seeds, p.num_hashes,

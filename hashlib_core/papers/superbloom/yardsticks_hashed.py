@@ -141,16 +141,16 @@ def _chosen(ranks_at: Callable[[HashImage], np.ndarray], image: HashImage, power
     return image.with_power(max(scored)[2])
 
 
-def hashed_rows(res: Any, alphas: Sequence[int], num_hashes: int, seeds: Sequence[int], ks: Sequence[int],
-                counts: tuple[sp.csr_matrix, np.ndarray] | None = None, powers: Sequence[float] = POWERS
-                ) -> list[dict[str, Any]]:
+def hashed_rows(res: Any, alphas: Sequence[int], num_hashes: int, seeds: Callable[[int], Sequence[int]],
+                ks: Sequence[int], counts: tuple[sp.csr_matrix, np.ndarray] | None = None,
+                powers: Sequence[float] = POWERS) -> list[dict[str, Any]]:
     """Recall@k (%) of the popularity and co-occurrence rankings through the hash maps of a Superbloom model at each
-    of ``alphas`` (``num_hashes`` maps drawn with each of ``seeds``) on ``res``'s test segments, each at the power
-    of ``powers`` chosen on ``res``'s validation segments; one row per alpha, seed and ranking."""
+    of ``alphas`` (``num_hashes`` maps drawn with each of ``seeds(alpha)``) on ``res``'s test segments, each at the
+    power of ``powers`` chosen on ``res``'s validation segments; one row per alpha, seed and ranking."""
     c, f = counts or counts_of(res)
     test, val, rows = res.test, res.validation, []
     for alpha in alphas:
-        for seed in seeds:
+        for seed in seeds(alpha):
             maps = BloomHashMaps(res.sets.num_ids, alpha, num_hashes, seed)
             image = HashImage(maps.table.numpy())
             head = {"alpha": alpha, "num_hashes": num_hashes, "tokens_per_map": maps.tokens_per_map, "seed": seed}
@@ -167,16 +167,17 @@ def hashed_rows(res: Any, alphas: Sequence[int], num_hashes: int, seeds: Sequenc
 
 
 def hashed_yardstick_rows(datasets: Sequence[str], resources, ks: Sequence[int],
-                          alphas: Callable[[str], Sequence[int]], seeds: Callable[[str], Sequence[int]],
+                          alphas: Callable[[str], Sequence[int]], seeds: Callable[[str, int], Sequence[int]],
                           num_hashes: int, counts: Callable[[str], tuple[sp.csr_matrix, np.ndarray]] | None = None,
                           powers: Sequence[float] = POWERS) -> pd.DataFrame:
     """:func:`hashed_rows` on each of ``datasets`` (``resources(name)``: its
-    :class:`~hashlib_core.papers.superbloom.training.Resources`) at ``alphas(name)`` and ``seeds(name)`` (those of
-    the Superbloom models trained on it; ``counts(name)``: its pair counts, built here when not given)."""
+    :class:`~hashlib_core.papers.superbloom.training.Resources`) at ``alphas(name)`` and ``seeds(name, alpha)``
+    (those of the Superbloom models trained on it; ``counts(name)``: its pair counts, built here when not given)."""
     rows = []
     for name in datasets:
         res = resources(name)
         head = {"dataset": res.sets.name, "ids": res.sets.num_ids, "train_pages": len(res.pages[0])}
         built = counts(name) if counts is not None else counts_of(res)
-        rows += [{**head, **r} for r in hashed_rows(res, alphas(name), num_hashes, seeds(name), ks, built, powers)]
+        rows += [{**head, **r} for r in hashed_rows(res, alphas(name), num_hashes, lambda a: seeds(name, a), ks,
+                                                    built, powers)]
     return pd.DataFrame(rows)
