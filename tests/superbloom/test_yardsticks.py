@@ -50,32 +50,43 @@ def _slow_rank(segment, position, sets, num_ids):
     return order.index(int(segment[position]))
 
 
+def draw_sets(data) -> tuple[int, list[np.ndarray]]:
+    """Hypothesis: ``n`` ids (3 to 12) and 1 to 8 training sets of them."""
+    n = data.draw(st.integers(3, 12))
+    return n, [np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n))))
+               for _ in range(data.draw(st.integers(1, 8)))]
+
+
+def draw_segment(data, n: int) -> tuple[np.ndarray, int]:
+    """Hypothesis: a segment of 2 to ``n`` distinct ids and the position of its masked id."""
+    seg = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=n, unique=True)))
+    return seg, data.draw(st.integers(0, len(seg) - 1))
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_target_ranks_equal_a_slow_reference(data):
-    n = data.draw(st.integers(3, 12))
-    sets = [np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n))))
-            for _ in range(data.draw(st.integers(1, 8)))]
+    n, sets = draw_sets(data)
     segs, targets, positions = [], [], []
     for _ in range(data.draw(st.integers(1, 5))):
-        seg = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=n, unique=True)))
-        where = data.draw(st.integers(0, len(seg) - 1))
+        seg, where = draw_segment(data, n)
         segs.append(seg), targets.append(int(seg[where])), positions.append(where)
     c, f = pair_counts(sets, n)
     fast = target_ranks(segs, np.array(targets), np.array(positions), c, f, chunk=2)
     assert fast.tolist() == [_slow_rank(s, w, sets, n) for s, w in zip(segs, positions)]
 
 
-def _resources():
+def toy_resources():
+    """Six ids, training pages ``TRAIN``, two test segments (also the validation segments)."""
     sets = IdSets("toy", [str(i) for i in range(6)], [*TRAIN, np.array([1, 2]), np.array([4, 0])])
     test = HeldOut([np.array([1, 2]), np.array([4, 0])], np.array([2, 0]), np.array([1, 1]))
     return SimpleNamespace(sets=sets, pages=([0, 1, 2, 3], [], [4, 5]), test=test, validation=test)
 
 
 def test_recall_and_rows_on_fixed_data():
-    row = cooccurrence_recall(_resources(), (1, 2))
+    row = cooccurrence_recall(toy_resources(), (1, 2))
     assert row == {"name": COOCCURRENCE, "rec@1": 50.0, "rec@2": 100.0, "segments": 2, "pairs": 5}
-    rows = yardstick_rows(["toy"], lambda name: _resources(), (1, 2))
+    rows = yardstick_rows(["toy"], lambda name: toy_resources(), (1, 2))
     assert rows["name"].tolist() == ["popularity (no model)", COOCCURRENCE]
     # popularity ranks 0, 1 (3 pages each), then 2, 3, 4: target 2 at rank 2, target 0 at rank 0
     assert rows["rec@1"].tolist() == [50.0, 50.0] and rows["rec@2"].tolist() == [50.0, 100.0]
@@ -164,7 +175,7 @@ def test_shape_rows_on_fixed_data():
     from hashlib_core.papers.superbloom.data import expected_masked
     from hashlib_core.papers.superbloom.yardsticks import shape_rows
 
-    res = _resources()
+    res = toy_resources()
     res.train_segments = SimpleNamespace(segments=[np.array([0, 1, 2]), np.array([3, 4])])
     rows = shape_rows(["toy"], lambda name: res, 8)
     row = rows.iloc[0]

@@ -4,7 +4,6 @@ validation, and the rows at alpha 1 equal to the unhashed rankings."""
 from __future__ import annotations
 
 from fractions import Fraction
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,16 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hashlib_core.hashing.bloom import BloomHashMaps
-from hashlib_core.papers.superbloom.data import IdSets
-from hashlib_core.papers.superbloom.data import TestSegments as HeldOut
 from hashlib_core.papers.superbloom.yardsticks import pair_counts, target_ranks
 from hashlib_core.papers.superbloom.yardsticks_hashed import (COOCCURRENCE_HASHED, POPULARITY_HASHED, HashImage,
                                                               hashed_popularity_ranks, hashed_rows,
                                                               hashed_yardstick_rows)
+from tests.superbloom.test_yardsticks import draw_segment, draw_sets, toy_resources
 
 # Two maps of 4 ids into 2 tokens: hash 0 sends {0, 1} -> 0 and {2, 3} -> 1, hash 1 sends {0, 2} -> 0, {1, 3} -> 1.
 TABLE = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
-TRAIN = [np.array([0, 1, 2]), np.array([0, 1]), np.array([1, 3]), np.array([4, 0])]
 
 
 def test_the_image_by_hand():
@@ -113,11 +110,8 @@ def _exact_hashed_ranks(segment, position, sets, num_ids, table):
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_hashed_target_ranks_equal_an_exact_reference(data):
-    n = data.draw(st.integers(3, 12))
-    sets = [np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n))))
-            for _ in range(data.draw(st.integers(1, 8)))]
-    seg = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=n, unique=True)))
-    where = data.draw(st.integers(0, len(seg) - 1))
+    n, sets = draw_sets(data)
+    seg, where = draw_segment(data, n)
     table = BloomHashMaps(n, data.draw(st.integers(1, n)), data.draw(st.integers(1, 3)),
                           data.draw(st.integers(0, 5))).table.numpy()
     c, f = pair_counts(sets, n)
@@ -139,16 +133,10 @@ def test_hashed_target_ranks_on_a_coincidental_tie():
     assert lo <= target_ranks([seg], np.array([1]), np.array([1]), c, f, image=HashImage(table))[0] <= hi
 
 
-def _resources(validation=None):
-    sets = IdSets("toy", [str(i) for i in range(6)], [*TRAIN, np.array([1, 2]), np.array([4, 0])])
-    test = HeldOut([np.array([1, 2]), np.array([4, 0])], np.array([2, 0]), np.array([1, 1]))
-    return SimpleNamespace(sets=sets, pages=([0, 1, 2, 3], [], [4, 5]), test=test, validation=validation or test)
-
-
 def test_hashed_rows_at_alpha_one_equal_the_unhashed_rankings():
     from hashlib_core.papers.superbloom.training import popularity_recall
 
-    res = _resources()
+    res = toy_resources()
     rows = hashed_rows(res, (1, 2), 2, lambda alpha: (0, 1), (1, 2))
     assert [(r["alpha"], r["seed"], r["name"]) for r in rows] == [
         (a, s, n) for a in (1, 2) for s in (0, 1) for n in (POPULARITY_HASHED, COOCCURRENCE_HASHED)]
@@ -175,5 +163,5 @@ def test_the_power_is_chosen_on_validation_and_ties_go_to_the_first():
     assert chosen.power == 4.0 and chosen.table is image.table          # 8 ties with 4: the earlier wins
     with pytest.raises(ValueError, match="powers must name at least one"):
         _chosen(lambda im: np.zeros(1), image, (), (1,))
-    res = _resources()
+    res = toy_resources()
     assert [r["power"] for r in hashed_rows(res, (2,), 2, lambda a: (0,), (1, 2), powers=(2.0,))] == [2.0, 2.0]
