@@ -219,12 +219,19 @@ def test_table2_counts_hold_when_they_round_to_the_print():
     assert table.loc["add-params", "reason"] == "Add is not among the counted models"
 
 
-def fixed_timing() -> pd.DataFrame:
+def fixed_timing(canine_ms: float | None = 0.9) -> pd.DataFrame:
+    """Table 3's six models and (unless ``canine_ms`` is None) CANINE-C, timed at inference only."""
     names = ["BERT-MLM", "BERT-S+R", "MD-Emb (50K)", "MD-Pool", "MD-Add", "MD-Proj"]
+    groups = ["BERT"] * 2 + ["HASHFORMERS (Ours)"] * 4
     pt = [40.0, 2.0, 2.1, 2.5, 1.9, 2.0]
     infer = [0.5, 0.4, 0.2, 0.45, 0.4, 0.25]
-    return pd.DataFrame({"name": names, "device": "cpu", "pt_ms_per_sample": pt, "infer_ms_per_sample": infer,
-                         "infer_mean_tokens": [40.0, 40.0, 22.0, 22.0, 22.0, 22.0],
+    tokens = [40.0, 40.0, 22.0, 22.0, 22.0, 22.0]
+    keys = ["-MLM", "-S+R", "-Emb", "-Pool", "-Add", "-Proj"]
+    if canine_ms is not None:
+        names, groups, keys, pt, infer, tokens = (names + ["CANINE-C"], groups + ["-"], keys + ["CANINE-C"],
+                                                  pt + [float("nan")], infer + [canine_ms], tokens + [120.0])
+    return pd.DataFrame({"group": groups, "model": keys, "name": names, "device": "cpu", "pt_ms_per_sample": pt,
+                         "infer_ms_per_sample": infer, "infer_mean_tokens": tokens,
                          "pt_speedup": [40.0 / t for t in pt], "infer_speedup": [0.5 / t for t in infer]})
 
 
@@ -247,6 +254,38 @@ def test_timing_claims_are_one_measurement_each():
     assert "BERT-base (12 x 768)" in at_base.loc["sr-pt", "method"]
     no_sr = CLAIMS.evaluate(evidence(timing=fixed_timing().iloc[[0, 2]])).set_index("id")
     assert no_sr.loc["sr-pt", "reason"] == "the timing table lacks BERT-S+R"
+    # CANINE-C (no pre-training time) is neither an S+R model nor a HashFormer: the readings above ignore it
+    assert table.loc["sr-pt", "estimate"] == CLAIMS.evaluate(
+        evidence(timing=fixed_timing(None))).set_index("id").loc["sr-pt", "estimate"]
+
+
+def test_canine_claim_reads_its_time_over_the_slowest_other_models():
+    table = CLAIMS.evaluate(evidence(timing=fixed_timing(0.9))).set_index("id")
+    r = table.loc["canine-infer"]
+    assert r["estimate"] == pytest.approx(0.9 / 0.5)                  # BERT-MLM is the slowest other model
+    assert r["verdict"] == "holds in direction" and math.isnan(r["low"])
+    assert "CANINE-C 0.9 ms/sample: 1.80x the slowest other model's time (BERT-MLM, 0.5)" in r["ours"]
+    assert "4.50x the fastest's (MD-Emb (50K))" in r["ours"] and "120 characters" in r["ours"]
+    # faster than BERT-MLM but slower than the rest: the claim fails
+    mid = CLAIMS.evaluate(evidence(timing=fixed_timing(0.42))).set_index("id").loc["canine-infer"]
+    assert mid["estimate"] == pytest.approx(0.42 / 0.5) and mid["verdict"] == "does not hold in direction"
+    old = CLAIMS.evaluate(evidence(timing=fixed_timing(None))).set_index("id").loc["canine-infer"]
+    assert old["verdict"] == "not testable here" and "no CANINE-C row" in old["reason"]
+
+
+def test_timing_quoted_gives_canine_against_the_other_models():
+    from hashlib_core.papers.hashformers.table3 import timing_quoted
+
+    profile = fixed_timing().assign(scale="profile", shape="profile (2 x 64)")
+    base = fixed_timing(3.0).assign(scale="paper", shape="BERT-base (12 x 768)")
+    out = timing_quoted(pd.concat([profile, base]))
+    assert out["canine_width"] == "BERT-base (12 x 768)" and out["canine_chars"] == "120"
+    assert out["canine_slowest"] == "6.00x (BERT-MLM)" and out["canine_fastest"] == "15.00x (MD-Emb (50K))"
+    assert (out["paper_canine_ms"], out["paper_bert_ms"], out["paper_canine_speedup"]) == ("6.9", "4.6", "0.6x")
+    # the HashFormers' range leaves CANINE-C out
+    assert out["infer_speedups_base"] == f"{0.5 / 0.45:.2f}x to {0.5 / 0.2:.2f}x"
+    no_canine = timing_quoted(fixed_timing(None).assign(scale="profile", shape="profile (2 x 64)"))
+    assert no_canine["canine_slowest"] == "-" and no_canine["paper_canine_ms"] == "6.9"
 
 
 def test_table6_compares_word_and_subword_units_item_by_item():
@@ -269,7 +308,7 @@ def test_table6_compares_word_and_subword_units_item_by_item():
 def test_every_claim_is_listed_headlines_first():
     ids = [c.id for c in CLAIMS.claims]
     assert ids[:3] == ["proj-glue", "proj-params", "retention"] and len(ids) >= 4
-    assert {c.id for c in CLAIMS.claims if c.untestable} == {"proformer", "canine-infer"}
+    assert {c.id for c in CLAIMS.claims if c.untestable} == {"proformer"}
 
 
 # ------------------------------------------------------------------------------------------------ committed results
@@ -284,8 +323,8 @@ def test_the_committed_results_answer_every_claim_they_should():
     table = CLAIMS.evaluate(Shown(profile, store, "committed", ""))
     assert list(table["id"]) == [c.id for c in CLAIMS.claims]
     untested = table[table["verdict"] == "not testable here"].set_index("id")["reason"]
-    # CoLA: every model at MCC 0 in the cpu profile; ProFormer and CANINE-C are never trained or timed here
-    assert sorted(untested.index) == ["canine-infer", "cola-add", "proformer"]
+    # CoLA: every model at MCC 0 in the cpu profile; ProFormer is never trained here
+    assert sorted(untested.index) == ["cola-add", "proformer"]
     assert untested["cola-add"].startswith("every model stays at the majority class on the held-out part of CoLA")
     assert table["scale"].str.contains("cpu profile").any()
 

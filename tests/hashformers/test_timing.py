@@ -148,8 +148,8 @@ def two_shapes(mirror) -> tuple[pd.DataFrame, object]:
 
 def test_timing_table_times_every_model_at_both_sizes_with_speedups_within_each(two_shapes):
     table, profile = two_shapes
-    names = [name for _, _, name in timing.TIMING_ROWS]
-    assert len(table) == 2 * len(timing.TIMING_ROWS)
+    names = [name for _, _, name in (*timing.TIMING_ROWS, timing.CANINE_ROW)]
+    assert len(table) == 2 * len(names)
     assert list(table["scale"]) == ["profile"] * len(names) + ["paper"] * len(names)
     assert list(table["name"]) == names * 2
     assert list(table["shape"]) == ["profile (1 x 16)"] * len(names) + ["stand-in (1 x 32)"] * len(names)
@@ -157,12 +157,14 @@ def test_timing_table_times_every_model_at_both_sizes_with_speedups_within_each(
     assert list(table["pt_batch"]) == [2] * len(names) + [3] * len(names)
     assert list(table["repeats"]) == [1] * len(names) + [2] * len(names)
     assert set(table["infer_batch"]) == {profile.timing_batch} and set(table["device"]) == {"cpu"}
-    assert (table["pt_ms_per_sample"] > 0).all() and (table["infer_ms_per_sample"] > 0).all()
+    trained = table["name"] != "CANINE-C"
+    assert (table.loc[trained, "pt_ms_per_sample"] > 0).all() and (table["infer_ms_per_sample"] > 0).all()
+    assert table.loc[~trained, "pt_ms_per_sample"].isna().all() and table.loc[~trained, "pt_speedup"].isna().all()
     for scale in timing.SCALES:
         rows = timing_at(table, scale).set_index("name")
         assert rows.loc["BERT-MLM", "pt_speedup"] == 1.0 and rows.loc["BERT-MLM", "infer_speedup"] == 1.0
-        assert np.array_equal(rows["pt_speedup"],
-                              rows.loc["BERT-MLM", "pt_ms_per_sample"] / rows["pt_ms_per_sample"])
+        assert np.array_equal(rows["pt_speedup"], rows.loc["BERT-MLM", "pt_ms_per_sample"] / rows["pt_ms_per_sample"],
+                              equal_nan=True)
         assert np.array_equal(rows["infer_speedup"],
                               rows.loc["BERT-MLM", "infer_ms_per_sample"] / rows["infer_ms_per_sample"])
     # inference reads the same sentences with the same tokenisation at both sizes
@@ -172,7 +174,7 @@ def test_timing_table_times_every_model_at_both_sizes_with_speedups_within_each(
 
 def test_timing_table_without_base_repeats_has_the_profile_rows_only(mirror):
     table = timing_table(Resources(micro_profile()), torch.device("cpu"))
-    assert list(table["name"]) == [name for _, _, name in timing.TIMING_ROWS]
+    assert list(table["name"]) == [name for _, _, name in (*timing.TIMING_ROWS, timing.CANINE_ROW)]
     assert set(table["scale"]) == {"profile"}
     with pytest.raises(ValueError, match="base_repeats=0"):
         timing_at(table, "paper")
@@ -192,3 +194,44 @@ def test_timing_at_reads_a_table_without_the_scale_column_and_rejects_bad_argume
         timing_table(res, torch.device("cpu"), base_repeats=1, base_batch=0)
     with pytest.raises(TypeError, match="base_shape must be an EncoderShape"):
         timing_table(res, torch.device("cpu"), base_repeats=1, base_shape=(12, 768))
+
+
+# ------------------------------------------------------------------------------------------ CANINE-C
+def test_canine_at_bert_base_is_the_released_architecture_and_follows_other_shapes():
+    from transformers import CanineConfig
+
+    released = CanineConfig()
+    model = timing.canine_classifier(BERT_BASE)
+    fields = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "num_hash_functions",
+              "num_hash_buckets", "downsampling_rate", "local_transformer_stride", "max_position_embeddings")
+    assert {f: getattr(model.config, f) for f in fields} == {f: getattr(released, f) for f in fields}
+    assert model.config.num_labels == 2
+    small = timing.canine_classifier(STAND_IN, num_labels=3).config
+    assert (small.num_hidden_layers, small.hidden_size, small.num_attention_heads, small.intermediate_size,
+            small.num_labels) == (1, 32, 2, 64, 3)
+    assert small.num_hash_buckets == released.num_hash_buckets
+    with pytest.raises(ValueError, match="multiple of 8"):
+        timing.canine_classifier(EncoderShape("odd", 1, 12, 2, 16, 16))
+
+
+def test_canine_reads_code_points_padded_to_whole_blocks():
+    batches = timing._canine_inputs(["ab", "hello", "é" * 9], 2, torch.device("cpu"))
+    assert [b["input_ids"].shape for b in batches] == [(2, 8), (1, 12)]
+    first = batches[0]
+    # [CLS] a b [SEP] (CANINE's private-use code points), then padding; "hello": 7 characters padded to 8
+    assert first["input_ids"][0, :4].tolist() == [0xE000, ord("a"), ord("b"), 0xE001]
+    assert first["attention_mask"].sum(1).tolist() == [4, 7]
+    assert batches[1]["input_ids"][0, 1:10].tolist() == [ord("é")] * 9
+    long = timing._canine_inputs(["x" * 3000], 1, torch.device("cpu"))[0]
+    assert long["input_ids"].shape == (1, timing.CANINE_MAX_CHARS)
+    with pytest.raises(TypeError, match="every text must be a str"):
+        timing._canine_inputs([("a", "b")], 1, torch.device("cpu"))
+
+
+def test_hashformer_rows_are_the_hashformers_group_only():
+    table = pd.DataFrame({"group": ["BERT", "-", "HASHFORMERS (Ours)"], "name": ["BERT-MLM", "CANINE-C", "MD-Proj"]})
+    assert list(timing.hashformer_rows(table)["name"]) == ["MD-Proj"]
+    assert list(timing.hashformer_rows(table.set_index("name")).index) == ["MD-Proj"]
+    old = pd.DataFrame({"name": ["BERT-MLM", "BERT-S+R", "MD-Proj"]})           # written before the group column
+    assert list(timing.hashformer_rows(old)["name"]) == ["MD-Proj"]
+    assert list(timing.hashformer_rows(old.set_index("name")).index) == ["MD-Proj"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from hashlib_core.papers.hashformers.timing import SCALES, timing_at
+from hashlib_core.papers.hashformers.timing import CANINE_ROW, SCALES, hashformer_rows, timing_at
 from hashlib_core.results import load_paper_table
 
 __all__ = ["table3_comparison", "timing_quoted"]
@@ -45,7 +45,8 @@ def _table3_at(timing: pd.DataFrame) -> pd.DataFrame:
 
 def timing_quoted(table: pd.DataFrame) -> dict[str, str]:
     """Table 3's numbers for the prose: S+R's pre-training speed-up at the profile's width and, when timed, at
-    BERT-base's; the paper's; the units per SST-2 sentence of each tokenisation."""
+    BERT-base's; the paper's; the units per SST-2 sentence of each tokenisation; CANINE-C's inference time against
+    the slowest and the fastest other model at the widest size timed ("-" where CANINE-C was not timed)."""
     timing = timing_at(table, "profile").set_index("name")
     t3 = table3_comparison(table)
     paper_sr = t3.loc[t3["timed variant"] == "BERT-S+R", "paper PT speed-up"].iloc[0]
@@ -54,10 +55,31 @@ def timing_quoted(table: pd.DataFrame) -> dict[str, str]:
            "tokens_bpe": f"{timing.loc['BERT-MLM', 'infer_mean_tokens']:.1f}",
            "tokens_word": f"{timing.loc['MD-Proj', 'infer_mean_tokens']:.1f}",
            "sr_speedup_base": "-", "hf_speedups_base": "-", "infer_speedups_base": "-"}
-    if "scale" in table.columns and (table["scale"] == "paper").any():
+    at_base = "scale" in table.columns and (table["scale"] == "paper").any()
+    out.update(_canine_quoted(timing_at(table, "paper" if at_base else "profile").set_index("name")))
+    if at_base:
         base = timing_at(table, "paper").set_index("name")
-        hf = base[~base.index.str.startswith("BERT")]
+        hf = hashformer_rows(base)
         out.update(sr_speedup_base=f"{base.loc['BERT-S+R', 'pt_speedup']:.2f}x",
                    hf_speedups_base=f"{hf['pt_speedup'].min():.2f}x to {hf['pt_speedup'].max():.2f}x",
                    infer_speedups_base=f"{hf['infer_speedup'].min():.2f}x to {hf['infer_speedup'].max():.2f}x")
     return out
+
+
+def _canine_quoted(timing: pd.DataFrame) -> dict[str, str]:
+    """CANINE-C's inference time over the slowest and the fastest of the other models (BERT's and the HashFormers'),
+    its characters per sentence and the size timed; the paper's printed CANINE-C and BERT-MLM inference times."""
+    paper = load_paper_table("hashformers_table3").set_index("model")
+    printed = {"paper_canine_ms": str(paper.loc[CANINE_ROW[1], "Infer_Time_ms_per_sample"]),
+               "paper_bert_ms": str(paper.loc["-MLM", "Infer_Time_ms_per_sample"]),
+               "paper_canine_speedup": str(paper.loc[CANINE_ROW[1], "Infer_Speed-up_Rate"])}
+    name = CANINE_ROW[2]
+    if name not in timing.index:
+        return {**printed, "canine_width": "-", "canine_slowest": "-", "canine_fastest": "-", "canine_chars": "-"}
+    others = pd.concat([timing.loc[["BERT-MLM", "BERT-S+R"], "infer_ms_per_sample"],
+                        hashformer_rows(timing)["infer_ms_per_sample"]])
+    ms = timing.loc[name, "infer_ms_per_sample"]
+    return {**printed, "canine_width": str(timing.loc[name, "shape"]),
+            "canine_slowest": f"{ms / others.max():.2f}x ({others.idxmax()})",
+            "canine_fastest": f"{ms / others.min():.2f}x ({others.idxmin()})",
+            "canine_chars": f"{timing.loc[name, 'infer_mean_tokens']:.0f}"}

@@ -7,6 +7,12 @@ not depend on their values) and hashing/tokenisation happen before the clock sta
 full MLM head, scoring every position over RoBERTa's 50,265 tokens, as the paper (and Hugging Face's
 ``BertForMaskedLM``) compute it, even where pre-training uses the masked-only head
 (:class:`~hashlib_core.papers.hashformers.baselines.RobertaForMaskedOnlyLM`).
+
+CANINE-C, which the paper times at inference only, is timed beside them (:func:`canine_classifier`): Hugging Face's
+``CanineForSequenceClassification`` with the released google/canine-c architecture (``CanineConfig()``) at
+BERT-base's size, and the same architecture at the profile's layers and width, on the same SST-2 sentences as
+Unicode code points (``CanineTokenizer``, truncated at :data:`CANINE_MAX_CHARS`). Its hashing of code points happens
+inside the model and is timed, as it is part of CANINE's forward pass.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
+from transformers import CanineConfig, CanineForSequenceClassification, CanineTokenizer
 
 from hashlib_core.bpe import NUM_SPECIAL_TOKENS
 from hashlib_core.papers.hashformers.baselines import baseline_config, build_baseline
@@ -29,8 +36,9 @@ from hashlib_core.papers.hashformers.profiles import MODELS, PROFILES, HashForme
 from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID
 from hashlib_core.profiles import synchronize
 
-__all__ = ["TIMING_ROWS", "TIMING_VOCAB", "TIMING_BUCKETS", "SCALES", "EncoderShape", "BERT_BASE",
-           "timing_pretraining_model", "timing_table", "timing_at"]
+__all__ = ["TIMING_ROWS", "CANINE_ROW", "CANINE_MAX_CHARS", "HASHFORMERS_GROUP", "TIMING_VOCAB", "TIMING_BUCKETS",
+           "SCALES", "EncoderShape", "BERT_BASE", "canine_classifier", "hashformer_rows", "timing_pretraining_model",
+           "timing_table", "timing_at"]
 
 
 def _pretraining_step(model: nn.Module, batch: dict[str, torch.Tensor]) -> None:
@@ -69,6 +77,12 @@ def _time_in_turn(calls: list[Callable[[], Any]], repeats: int, device: torch.de
 TIMING_ROWS = (("BERT", "-MLM", "BERT-MLM"), ("BERT", "-S+R", "BERT-S+R"),
                ("HASHFORMERS (Ours)", "-Emb", "MD-Emb (50K)"), ("HASHFORMERS (Ours)", "-Pool", "MD-Pool"),
                ("HASHFORMERS (Ours)", "-Add", "MD-Add"), ("HASHFORMERS (Ours)", "-Proj", "MD-Proj"))
+#: The group of Table 3's HashFormer rows.
+HASHFORMERS_GROUP = "HASHFORMERS (Ours)"
+#: Table 3's CANINE-C row (inference only: the paper prints no pre-training time for it).
+CANINE_ROW = ("-", "CANINE-C", "CANINE-C")
+#: CANINE's input length in characters (Clark et al., 2022: sequences of 2,048 code points).
+CANINE_MAX_CHARS = 2048
 #: The paper's vocabulary and bucket sizes, used for timing whatever the profile (weights are random: timing only).
 TIMING_VOCAB, TIMING_BUCKETS = 50265, 50260
 #: The ``scale`` column's values: the profile's encoder, and the paper's (BERT-base, or a stand-in in tests).
@@ -139,6 +153,43 @@ def timing_pretraining_model(spec: ModelSpec, profile: HashFormersProfile, num_b
     return pretraining_model(spec, profile, TIMING_VOCAB, num_buckets)
 
 
+def canine_classifier(shape: EncoderShape, num_labels: int = 2) -> CanineForSequenceClassification:
+    """CANINE-C at ``shape`` with random weights (a timing does not depend on them): ``CanineConfig()``, the released
+    google/canine-c architecture (8 hash functions into 16,384 buckets, downsampling by 4, one local character layer
+    before and one after the deep stack), with the shape's layers, width, heads and FFN width. At
+    :data:`BERT_BASE` this is ``CanineConfig()`` itself (12 x 768, 12 heads, FFN 3,072)."""
+    hashes = CanineConfig().num_hash_functions
+    if shape.hidden % hashes:
+        raise ValueError(f"CANINE-C splits its width among {hashes} hash embeddings, so the shape's hidden "
+                         f"({shape.hidden}) must be a multiple of {hashes}")
+    config = CanineConfig(num_hidden_layers=shape.layers, hidden_size=shape.hidden, num_attention_heads=shape.heads,
+                          intermediate_size=shape.intermediate, num_labels=num_labels)
+    return CanineForSequenceClassification(config)
+
+
+def _canine_inputs(texts: list[str], batch: int, device: torch.device) -> list[dict[str, torch.Tensor]]:
+    """The sentences as CANINE reads them (code points between its [CLS] and [SEP], truncated at
+    :data:`CANINE_MAX_CHARS`), in batches of ``batch`` padded to the longest, rounded up to a multiple of the
+    downsampling rate (CANINE pools every 4 characters into one position and needs at least one such block)."""
+    if not all(isinstance(text, str) for text in texts):
+        raise TypeError("CANINE-C is timed on single sentences (SST-2): every text must be a str")
+    tokenizer = CanineTokenizer(model_max_length=CANINE_MAX_CHARS)
+    rate = CanineConfig().downsampling_rate
+    return [{k: v.to(device) for k, v in tokenizer(texts[i : i + batch], padding="longest", truncation=True,
+                                                   max_length=CANINE_MAX_CHARS, pad_to_multiple_of=rate,
+                                                   return_tensors="pt").items()}
+            for i in range(0, len(texts), batch)]
+
+
+def hashformer_rows(timing: pd.DataFrame) -> pd.DataFrame:
+    """The HashFormers' rows of a timing table (group :data:`HASHFORMERS_GROUP`; a table written before the
+    ``group`` column held them under names not starting with "BERT")."""
+    if "group" in timing.columns:
+        return timing[timing["group"] == HASHFORMERS_GROUP]
+    names = timing["name"] if "name" in timing.columns else timing.index.to_series()
+    return timing[~names.astype(str).str.startswith("BERT").to_numpy()]
+
+
 def _pretraining_batch(spec: ModelSpec, shape: tuple[int, int], gen: torch.Generator) -> dict[str, torch.Tensor]:
     batch: dict[str, torch.Tensor] = {"attention_mask": torch.ones(shape, dtype=torch.long)}
     if spec.is_baseline:
@@ -157,7 +208,7 @@ def _pretraining_batch(spec: ModelSpec, shape: tuple[int, int], gen: torch.Gener
 def _time_shape(res: Resources, shape: EncoderShape, scale: str, repeats: int, pt_batch: int, texts: list[Any],
                 gen: torch.Generator, device: torch.device) -> pd.DataFrame:
     """Table 3's rows at one encoder size, speed-ups over that size's BERT-MLM: the pre-training models timed in
-    turn, then the classifiers."""
+    turn, then the classifiers and CANINE-C."""
     profile = shape.apply(res.profile)
     by_name = {m.name: m for m in MODELS}
     specs = [by_name[name] for _, _, name in TIMING_ROWS]
@@ -171,17 +222,20 @@ def _time_shape(res: Resources, shape: EncoderShape, scale: str, repeats: int, p
     del models, batches
 
     clfs = [classifier(spec, profile, TIMING_VOCAB, 2, n).to(device).eval() for spec, n in zip(specs, buckets)]
+    clfs.append(canine_classifier(shape).to(device).eval())
     inputs = []
     for spec, n in zip(specs, buckets):
         encoder = Encoder(spec, res, profile.ft_max_len, n)
         inputs.append([{k: v.to(device) for k, v in encoder(texts[i : i + profile.timing_batch]).items()}
                        for i in range(0, len(texts), profile.timing_batch)])
+    inputs.append(_canine_inputs(texts, profile.timing_batch, device))
     inf = _time_in_turn([partial(_inference_pass, c, b) for c, b in zip(clfs, inputs)], repeats, device,
                         warmups=[partial(_inference_pass, c, b[:1]) for c, b in zip(clfs, inputs)])
     del clfs
 
     rows = []
-    for (group, model_key, name), pt_s, inf_s, batches_in in zip(TIMING_ROWS, pt, inf, inputs):
+    for (group, model_key, name), pt_s, inf_s, batches_in in zip((*TIMING_ROWS, CANINE_ROW), (*pt, float("nan")),
+                                                                 inf, inputs):
         mean_len = float(np.mean([b["attention_mask"].sum(1).float().mean().item() for b in batches_in]))
         rows.append({"group": group, "model": model_key, "name": name, "shape": shape.description, "scale": scale,
                      "layers": shape.layers, "hidden": shape.hidden, "pt_seq_len": shape.seq_len,
@@ -202,7 +256,10 @@ def timing_table(res: Resources, device: torch.device, base_repeats: int = 0, ba
     of ``timing_batch``, each model with its own tokenisation truncated to ``ft_max_len`` and padded to the longest
     in the batch), every model of :data:`TIMING_ROWS` timed in turn in this process (all pre-training models
     built, one warm-up step each, then rounds of one step of each; the same for the classifiers, warmed up on their
-    first batch); each time is the mean over the rounds. Hashing/tokenisation is not timed.
+    first batch); each time is the mean over the rounds. Hashing/tokenisation is not timed. CANINE-C
+    (:data:`CANINE_ROW`, :func:`canine_classifier`) is timed at inference only, in the same rounds as the classifiers,
+    on the same sentences as code points (its hashing of them is inside the model, so timed); its pre-training
+    columns are NaN.
 
     Rows at the profile's encoder size come first (``scale`` "profile"; pre-training batch ``timing_batch`` x
     ``seq_len``, ``timing_repeats`` repetitions). With ``base_repeats`` > 0 the same models follow at
