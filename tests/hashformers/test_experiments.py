@@ -34,7 +34,8 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
     groups = {m.group for m in profile.selected()}
     parts = {f"{n}_{kind}" for n, group in GLUE_PARTS.items() if group in groups
              for kind in ("summary", "runs", "predictions")}
-    assert parts and {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves",
+    parts |= {f"glue_proformer_{kind}" for kind in ("summary", "runs", "predictions")}    # the micro profile's
+    assert profile.proformer and parts and {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves",
                       "glue_runs", "glue", "glue_predictions", "add_parts", "add_codebooks", "table6",
                       "table6_predictions", "trend_runs", "trend_predictions", "timing", "claims", "majority_floor",
                       "majority_runs", "majority_bags"} | parts == set(names)
@@ -44,6 +45,28 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
         assert store.exists(name), name
         meta = store.read_meta(name)
         assert meta["config"] == json.loads(json.dumps(profile.to_dict())) and meta["seed"] == profile.seed
+
+
+def test_proformer_is_fine_tuned_from_random_weights_with_the_same_protocol(micro_run):
+    profile, root, _ = micro_run
+    summary = read(root, "glue_proformer_summary")
+    assert list(summary["name"]) == ["ProFormer"] and summary.loc[0, "steps"] == 0
+    assert summary.loc[0, "objective"] == "none" and summary.loc[0, "emb_params"] == 420 * profile.hidden
+    runs = read(root, "glue_proformer_runs")
+    assert set(runs["task"]) == set(profile.task_keys()) and set(runs["seed"]) == set(profile.ft_seeds)
+    merged = read(root, "glue").set_index("name")
+    assert "ProFormer" in merged.index and merged.loc["ProFormer", "group"] == "-"
+    # its weights are drawn with each run's seed: the model differs between seeds, the same for a seed
+    from hashlib_core.papers.hashformers.pretraining import classifier
+    from hashlib_core.papers.hashformers.profiles import PROFORMER
+    from hashlib_core.profiles import seed_everything
+
+    def weights(seed: int) -> torch.Tensor:
+        seed_everything(seed)
+        return classifier(PROFORMER, profile, 0, 2).hashformer.encoder.layer[0].attention.self.query.weight
+
+    assert torch.equal(weights(0), weights(0)) and not torch.equal(weights(0), weights(1))
+    assert classifier(PROFORMER, profile, 0, 2).config.num_hidden_layers == 2
 
 
 def test_every_model_is_tuned_on_held_out_training_data_and_keeps_its_dev_predictions(micro_run):
@@ -79,7 +102,10 @@ def test_the_trend_repeats_the_headline_pair_after_shorter_pre_training(micro_ru
 def test_glue_table_has_every_variant_task_and_retention(micro_run):
     _, root, _ = micro_run
     table = read(root, "glue")
-    assert list(table["name"]) == [v.name for v in MODELS if v.name in MICRO_VARIANTS]
+    # Table 1's order: the BERT baselines, ProFormer (not pre-trained), the HashFormers
+    variants = [v.name for v in MODELS if v.name in MICRO_VARIANTS]
+    baselines = [v for v in variants if v.startswith("BERT")]
+    assert list(table["name"]) == baselines + ["ProFormer"] + variants[len(baselines):]
     for column in ("STS", "RTE", "Avg", "PRR_STS", "PRR_RTE", "PRR_Avg", "emb_params", "split", "RTE_majority",
                    "STS_majority", "RTE_std"):
         assert column in table.columns, column

@@ -7,7 +7,7 @@ import pytest
 
 from hashlib_core.papers.hashformers.experiments import CHAPTER
 from hashlib_core.papers.hashformers.jobs import NO_TRAINING, parallel_jobs
-from hashlib_core.papers.hashformers.profiles import MODELS, PROFILES, TABLE6_MODELS, TREND_MODELS
+from hashlib_core.papers.hashformers.profiles import MODELS, PROFILES, PROFORMER, TABLE6_MODELS, TREND_MODELS
 
 from tests.hashformers.conftest import read
 
@@ -29,7 +29,8 @@ def test_every_model_gets_one_job_and_the_whole_run_trains_nothing_new():
     profile = PROFILES.get("small")
     jobs, final = parallel_jobs(profile)
     glue = [_split(j.args) for j in jobs if _split(j.args)[0].startswith("glue_")]
-    assert [overrides["only_models"] for _, overrides in glue] == [m.name for m in MODELS]
+    assert [overrides["only_models"] for _, overrides in glue] == [m.name for m in MODELS] + [PROFORMER.name]
+    assert [only for only, o in glue if o["only_models"] == PROFORMER.name] == ["glue_proformer"]
     assert sum(j.name.startswith("table6") for j in jobs) == len(TABLE6_MODELS)
     assert sum(j.name.startswith("add") for j in jobs) == sum(m.embedding_type == "add" for m in MODELS)
     assert sum(j.name.startswith("trend") for j in jobs) == len(TREND_MODELS)
@@ -37,7 +38,8 @@ def test_every_model_gets_one_job_and_the_whole_run_trains_nothing_new():
     assert [only for only, o in glue if o["only_models"] == "BERT-MLM"] == ["glue_baselines,majority"]
     assert final[0] == "--only"
     whole = final[1].split(",")
-    assert not set(whole) & {*NO_TRAINING, "claims"} and {"pretraining", "glue", "majority", "timing"} <= set(whole)
+    assert not set(whole) & {*NO_TRAINING, "claims"}
+    assert {"pretraining", "glue", "glue_proformer", "majority", "timing"} <= set(whole)
     assert len({j.name for j in jobs}) == len(jobs)
 
 

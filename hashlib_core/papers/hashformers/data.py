@@ -115,15 +115,18 @@ class Resources(GlueSplits):
         ids = [i for line in self.corpus for i in self.baseline_bpe.encode(line, add_special_tokens=False).ids]
         return np.asarray(ids, dtype=np.int64)
 
-    def hasher(self, hash_type: str, num_buckets: int | None) -> Any:
-        """The token hasher of a variant: an index hasher for Emb (``num_buckets``), else a 128-bit one."""
-        key = (hash_type, num_buckets)
+    def hasher(self, hash_type: str, num_buckets: int | None, num_bits: int = 128) -> Any:
+        """The token hasher of a variant: an index hasher for Emb (``num_buckets``), else a ``num_bits``-bit one
+        (128; ProFormer's LSH: 420)."""
+        key = (hash_type, num_buckets, num_bits)
         cache = self.__dict__.setdefault("_hashers", {})
         if key not in cache:
             if hash_type == "md5":
+                if num_bits != 128:
+                    raise ValueError(f"MD5 codes have 128 bits, got num_bits={num_bits}")
                 cache[key] = KeyedMD5Hasher() if num_buckets is None else KeyedMD5Hasher(num_buckets=num_buckets)
             elif num_buckets is None:
-                cache[key] = LSHBitHasher(self.feature_bpe)
+                cache[key] = LSHBitHasher(self.feature_bpe, num_bits=num_bits)
             elif self.released_bpe:       # the released eta: 50,260 numbers, whatever N (the released N is 50,260)
                 cache[key] = LSHBucketHasher(self.feature_bpe, num_buckets=num_buckets)
             else:

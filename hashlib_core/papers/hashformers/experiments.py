@@ -18,8 +18,11 @@ Each experiment writes ``results/hashformers/<profile>/<name>.csv``; run them wi
     fine-tuned and scored on GLUE dev sets with the paper's metrics (:mod:`~hashlib_core.papers.hashformers.
     finetuning`): early stopping and the learning rate chosen on a held-out part of each task's training split,
     several seeds, per-item predictions.
+``glue_proformer``
+    Table 1's ProFormer (setting ``proformer``), not pre-trained: fine-tuned from random weights with the same
+    protocol.
 ``glue``
-    Table 1 and the PRR columns of Table 2, scaled down: the three groups' runs merged (no training).
+    Table 1 and the PRR columns of Table 2, scaled down: the fine-tuning parts' runs merged (no training).
 ``add_diagnosis``
     Why Add stored as the paper's codebooks stays at the majority class at our learning rates: the norms of its
     shared and word parts, how far Adam moves the shared part against the hashed-word marker, and the codebook
@@ -55,8 +58,8 @@ from hashlib_core.papers.hashformers.finetuning import (finetune_tasks, glue_run
 from hashlib_core.papers.hashformers.majority import bag_reference, diagnosis_runs, mlm_floor
 from hashlib_core.papers.hashformers.pretraining import pretrain
 from hashlib_core.papers.hashformers.profiles import (ADD_DIAGNOSIS_MODELS, LSH_GROUP, MD_GROUP, MODELS,
-                                                      PRETRAINING_SETTINGS, PROFILES, TABLE6_MODELS, TREND_MODELS,
-                                                      HashFormersProfile)
+                                                      PRETRAINING_SETTINGS, PROFILES, PROFORMER, TABLE6_MODELS,
+                                                      TREND_MODELS, HashFormersProfile)
 from hashlib_core.profiles import RUN_SETTINGS
 from hashlib_core.papers.hashformers.table2 import hashformers_table2
 from hashlib_core.papers.hashformers.timing import timing_table
@@ -131,15 +134,33 @@ for name, group in GLUE_PARTS.items():
                        when=lambda profile, group=group: any(m.group == group for m in profile.selected()))(
         _glue_part(name, group))
 
-_GLUE_PART_OUTPUTS = tuple(f"{n}_{kind}" for n in GLUE_PARTS for kind in ("summary", "runs", "predictions"))
+
+@CHAPTER.experiment("glue_proformer", outputs=("glue_proformer_summary", "glue_proformer_runs",
+                                               "glue_proformer_predictions"),
+                    when=lambda profile: profile.proformer and bool(profile.selected((PROFORMER,))),
+                    owns=("proformer",))
+def _glue_proformer(ctx: RunContext) -> dict:
+    """Table 1's ProFormer, not pre-trained: fine-tuned from random weights on every task with the same protocol as
+    the pre-trained models (every run draws its own weights with its seed)."""
+    summary, _, runs, predictions = glue_runs([PROFORMER], ctx.resources, ctx, ctx.profile.task_keys())
+    return {"glue_proformer_summary": summary, "glue_proformer_runs": runs,
+            "glue_proformer_predictions": predictions}
+
+
+#: every fine-tuning part the merge reads, in Table 1's order: the baselines, ProFormer (where the profile trains
+#: it), the HashFormers
+_MERGED_PARTS = ("glue_baselines", "glue_proformer", "glue_md", "glue_lsh")
+assert set(_MERGED_PARTS) == {*GLUE_PARTS, "glue_proformer"}
+_GLUE_PART_OUTPUTS = tuple(f"{n}_{kind}" for n in _MERGED_PARTS for kind in ("summary", "runs", "predictions"))
 
 
 @CHAPTER.experiment("glue", outputs=("glue_runs", "glue", "glue_predictions"), reads=_GLUE_PART_OUTPUTS)
 def _glue(ctx: RunContext) -> dict:
-    """Table 1 and Table 2's PRR columns from the three groups' fine-tuning (merged in the models' order): every
-    run, the table of mean scores, and the dev predictions."""
+    """Table 1 and Table 2's PRR columns from the three groups' fine-tuning and ProFormer's (merged in the models'
+    order): every run, the table of mean scores, and the dev predictions."""
     evidence = ctx.evidence()
-    parts = [n for n in GLUE_PARTS if evidence.has(f"{n}_runs")]
+    parts = [n for n in _MERGED_PARTS if evidence.has(f"{n}_runs")
+             and (n != "glue_proformer" or ctx.profile.proformer)]
     if not parts:
         raise RuntimeError(f"no fine-tuning runs to merge: run the experiments {', '.join(GLUE_PARTS)} first (for "
                            "example --only " + ",".join(GLUE_PARTS) + ", which also reruns glue)")

@@ -20,7 +20,7 @@ from torch import nn
 from hashlib_core.chapter import RunContext
 from hashlib_core.glue import TokenizerEncoder, finetune, num_labels, per_task_scores
 from hashlib_core.papers.hashformers.data import Resources
-from hashlib_core.papers.hashformers.pretraining import classifier, pretrain
+from hashlib_core.papers.hashformers.pretraining import classifier, pretrain, untrained_row
 from hashlib_core.papers.hashformers.profiles import ModelSpec
 from hashlib_core.papers.hashformers.tokenization import HashFormerTokenizer, SubwordHashFormerTokenizer
 from hashlib_core.profiles import seed_everything
@@ -43,7 +43,7 @@ class Encoder:
         if self.baseline:
             self.tokenizer = TokenizerEncoder(res.baseline_tokenizer, max_length)
         else:
-            hasher = res.hasher(spec.hash_type, num_buckets or spec.num_buckets(res.profile))
+            hasher = res.hasher(spec.hash_type, num_buckets or spec.num_buckets(res.profile), spec.num_bits)
             mode = "index" if spec.embedding_type == "emb" else "bits"
             if spec.unit == "word":
                 self.tokenizer = HashFormerTokenizer(hasher, mode=mode, max_length=max_length)
@@ -54,9 +54,10 @@ class Encoder:
         return self.tokenizer(texts)
 
 
-def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task: str, seed: int, lr: float,
+def finetune_model(spec: ModelSpec, pretrained: nn.Module | None, res: Resources, task: str, seed: int, lr: float,
                    ctx: RunContext, pretrained_steps: int | None = None) -> tuple[dict[str, Any], np.ndarray]:
-    """Fine-tune a copy of ``pretrained``'s encoder on ``task`` with ``seed`` and learning rate ``lr``: at most
+    """Fine-tune a copy of ``pretrained``'s encoder (None: a model of random weights drawn with ``seed``, for
+    ProFormer) on ``task`` with ``seed`` and learning rate ``lr``: at most
     ``ft_epochs`` epochs on the training part of the task's training split, the best epoch on its held-out part
     (``ft_validation_examples``; stopping after ``ft_patience`` epochs without improvement), scored on the dev split.
     Returns the run's row and its per-item dev predictions. ``pretrained_steps``: the encoder comes from a shorter
@@ -65,7 +66,10 @@ def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task:
     seed_everything(seed)
     vocab = len(res.baseline_tokenizer) if spec.is_baseline else 0
     model = classifier(spec, profile, vocab, num_labels(task))
-    model.base_model.load_state_dict(pretrained.base_model.state_dict())
+    if pretrained is not None:
+        model.base_model.load_state_dict(pretrained.base_model.state_dict())
+    elif spec.pretrained:
+        raise ValueError(f"{spec.name} is a pre-trained model: pass its pre-trained weights")
     parts = (spec.name, lr) if pretrained_steps is None else (spec.name, lr, pretrained_steps)
     out = ctx.checkpoint_dir(f"{spec.slug}-{task}-seed{seed}-lr{lr:g}", *parts)
     train, validation = res.held_out(task)
@@ -77,7 +81,7 @@ def finetune_model(spec: ModelSpec, pretrained: nn.Module, res: Resources, task:
     return {"name": spec.name, "learning_rate": lr, **row}, preds
 
 
-def finetune_tasks(spec: ModelSpec, model: nn.Module, res: Resources, ctx: RunContext, tasks: Sequence[str],
+def finetune_tasks(spec: ModelSpec, model: nn.Module | None, res: Resources, ctx: RunContext, tasks: Sequence[str],
                    pretrained_steps: int | None = None) -> tuple[list[dict[str, Any]], dict[tuple, np.ndarray]]:
     """One model on every task (:func:`hashlib_core.tuning.tuned_tasks`): the learning-rate sweep on each task,
     or (``ft_sweep_task`` set) on that task only, its chosen rate then used on the others; every seed at the chosen
@@ -99,7 +103,10 @@ def glue_runs(specs: Sequence[ModelSpec], res: Resources, ctx: RunContext, tasks
     counts towards its time (``pretrain``'s ``count_reuse``)."""
     summary, curves, scores, preds = [], [], [], {}
     for spec in specs:
-        model, row, curve = pretrain(spec, res, ctx, count_reuse=owns_pretraining)
+        if spec.pretrained:
+            model, row, curve = pretrain(spec, res, ctx, count_reuse=owns_pretraining)
+        else:                                           # ProFormer: every run starts from its own random weights
+            model, row, curve = None, untrained_row(spec, res), []
         summary.append(row)
         curves += curve
         rows, by_task = finetune_tasks(spec, model, res, ctx, tasks)

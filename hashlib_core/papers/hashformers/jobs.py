@@ -2,7 +2,7 @@
 
 ``python -m hashlib_core.parallel hashformers --profile small --device cuda`` runs, at once and each in its own
 process sharing the checkpoint folder: every Table 1 model's pre-training and fine-tuning (its group's GLUE
-experiment with ``--only_models=<name>``), every Table 6 model's, the trend's two models, the Add diagnosis per hash,
+experiment with ``--only_models=<name>``; ProFormer's fine-tuning alone), every Table 6 model's, the trend's two models, the Add diagnosis per hash,
 and the experiments with no training (Table 2, the hashes) straight into the results folder; BERT-MLM's job also runs
 the majority diagnosis (which reads that model's chosen learning rate). The whole chapter run then reads every
 pre-training and fine-tuning back from the checkpoints, merges the groups, and times Table 3 alone on the machine.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hashlib_core.parallel import Job
 from hashlib_core.papers.hashformers.experiments import CHAPTER, GLUE_PARTS
-from hashlib_core.papers.hashformers.profiles import TABLE6_MODELS, TREND_MODELS, HashFormersProfile
+from hashlib_core.papers.hashformers.profiles import PROFORMER, TABLE6_MODELS, TREND_MODELS, HashFormersProfile
 
 __all__ = ["CHAPTER", "parallel_jobs", "NO_TRAINING"]
 
@@ -35,6 +35,8 @@ def parallel_jobs(profile: HashFormersProfile) -> tuple[list[Job], list[str]]:
     for m in profile.selected():
         only = part_of[m.group] + (",majority" if majority and m.name == "BERT-MLM" else "")
         jobs.append(Job(_job_name(m.name), ("--only", only, f"--only_models={m.name}")))
+    if CHAPTER.experiments["glue_proformer"].enabled(profile):
+        jobs.append(Job(_job_name(PROFORMER.name), ("--only", "glue_proformer", f"--only_models={PROFORMER.name}")))
 
     jobs += [Job(_job_name("add", m.name), ("--only", "add_diagnosis", f"--only_models={m.name}"))
              for m in profile.selected() if m.embedding_type == "add"]

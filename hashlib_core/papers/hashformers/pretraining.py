@@ -17,7 +17,7 @@ from hashlib_core.chapter import RunContext
 from hashlib_core.modeling import embedding_parameter_count
 from hashlib_core.papers.hashformers.baselines import baseline_config, build_baseline
 from hashlib_core.papers.hashformers.data import PretrainCollator, Resources, Sequences, unit_table
-from hashlib_core.papers.hashformers.configuration import HashFormerConfig
+from hashlib_core.papers.hashformers.configuration import HashFormerConfig, proformer_config
 from hashlib_core.papers.hashformers.modeling import HashFormerForSequenceClassification, HashFormerForShuffleRandom
 from hashlib_core.papers.hashformers.objectives import MLMObjective, ShuffleRandomCollator
 from hashlib_core.papers.hashformers.profiles import PRETRAINING_SETTINGS, HashFormersProfile, ModelSpec
@@ -25,7 +25,8 @@ from hashlib_core.params import count_parameters
 from hashlib_core.profiles import seed_everything
 from hashlib_core.training import TrainConfig, train
 
-__all__ = ["encoder_fields", "hashformer_config", "pretraining_model", "classifier", "pretrain"]
+__all__ = ["encoder_fields", "hashformer_config", "pretraining_model", "classifier", "pretrain",
+           "untrained_row"]
 
 
 def encoder_fields(profile: HashFormersProfile) -> dict[str, Any]:
@@ -36,8 +37,12 @@ def encoder_fields(profile: HashFormersProfile) -> dict[str, Any]:
 def hashformer_config(spec: ModelSpec, profile: HashFormersProfile, num_buckets: int | None = None,
                        **extra: Any) -> HashFormerConfig:
     buckets = num_buckets or spec.num_buckets(profile)
-    fields = dict(embedding_type=spec.embedding_type, hash_type=spec.hash_type, num_bits=128,
+    fields = dict(embedding_type=spec.embedding_type, hash_type=spec.hash_type, num_bits=spec.num_bits,
                   **encoder_fields(profile), **extra)
+    if spec.layers:
+        fields["num_hidden_layers"] = spec.layers
+    if spec.embedding_type == "linear":     # ProFormer: its dense projection of the code, sinusoidal positions
+        return proformer_config(**fields)
     if spec.embedding_type == "add":
         fields["add_storage"] = spec.add_storage or profile.add_storage
     if not spec.add_shared_gradient:
@@ -126,3 +131,15 @@ def pretrain(spec: ModelSpec, res: Resources, ctx: RunContext, steps: int | None
     }
     curve = [{"name": spec.name, "step": s, "loss": loss} for s, loss in result.losses]
     return model, row, curve
+
+
+def untrained_row(spec: ModelSpec, res: Resources) -> dict:
+    """The summary row of a model fine-tuned from random weights (ProFormer), shaped as :func:`pretrain`'s: no
+    pre-training, its sizes counted on a two-class classifier (what Table 2 counts)."""
+    if spec.pretrained:
+        raise ValueError(f"{spec.name} is pre-trained: its row comes from pretrain()")
+    model = classifier(spec, res.profile, 0, 2)
+    return {"name": spec.name, "group": spec.group, "model": spec.model, "unit": spec.unit, "objective": "none",
+            "num_buckets": spec.num_buckets(res.profile), "corpus_units": 0, "distinct_units": 0, "steps": 0,
+            "resumed_from_step": 0, "final_loss": float("nan"), "wall_time_s": 0.0,
+            "total_params": count_parameters(model), "emb_params": embedding_parameter_count(model)}

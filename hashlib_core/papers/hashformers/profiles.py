@@ -12,8 +12,8 @@ from hashlib_core.glue import check_finetuning_settings, normalize_task
 from hashlib_core.profiles import Profile, ProfileSet
 from hashlib_core.tuning import check_protocol
 
-__all__ = ["ModelSpec", "MODELS", "TABLE6_MODELS", "TREND_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP", "LSH_GROUP",
-           "HashFormersProfile", "PROFILES", "PRETRAINING_SETTINGS"]
+__all__ = ["ModelSpec", "MODELS", "PROFORMER", "TABLE6_MODELS", "TREND_MODELS", "ADD_DIAGNOSIS_MODELS", "MD_GROUP",
+           "LSH_GROUP", "HashFormersProfile", "PROFILES", "PRETRAINING_SETTINGS"]
 
 
 @dataclass(frozen=True)
@@ -28,17 +28,24 @@ class ModelSpec:
     unit: str = "word"            # "word" (Table 1's HashFormers) or "subword" (BPE: the baselines, Table 6)
     add_shared_gradient: bool = True  # False: the chapter's Add diagnostic (see AdditiveEmbedding)
     add_storage: str | None = None    # Add's storage; None: the profile's ``add_storage`` (see AdditiveEmbedding)
+    pretrained: bool = True           # False: fine-tuned from random weights (ProFormer; objective "none")
+    num_bits: int = 128               # T of an LSH or MD5 bit code (ProFormer: 420)
+    layers: int = 0                   # encoder layers; 0: the profile's (ProFormer: 2)
 
     def __post_init__(self) -> None:
         if self.unit not in ("word", "subword"):
             raise ValueError(f"{self.model}: unit must be 'word' or 'subword', got {self.unit!r}")
+        if (self.objective == "none") == self.pretrained:
+            raise ValueError(f"{self.model}: a model fine-tuned from random weights has objective 'none' and "
+                             f"pretrained=False; a pre-trained one 'mlm' or 'sr', got {self.objective!r} and "
+                             f"pretrained={self.pretrained}")
         if self.hash_type is None and self.unit != "subword":
             raise ValueError(f"{self.model}: a BPE baseline's units are BPE subwords (unit='subword'), got "
                              f"{self.unit!r}")
 
     @property
     def name(self) -> str:
-        if self.hash_type is None:
+        if self.hash_type is None or not self.pretrained:
             return self.model
         prefix = "MD" if self.hash_type == "md5" else "LSH"
         suffix = "" if self.unit == "word" else " [BPE]"
@@ -74,6 +81,10 @@ MODELS: tuple[ModelSpec, ...] = (
     *(ModelSpec(group, model, "sr", hash_type, etype)
       for hash_type, group in (("md5", MD_GROUP), ("lsh", LSH_GROUP)) for model, etype in _HASHFORMER_TYPES),
 )
+#: ProFormer (Sankar et al., 2021b), Table 1's baseline that is not pre-trained: 420-bit LSH codes of the words
+#: through a dense projection, two encoder layers at the profile's width, sinusoidal positions
+#: (:func:`~hashlib_core.papers.hashformers.configuration.proformer_config`), fine-tuned from random weights.
+PROFORMER = ModelSpec("-", "ProFormer", "none", "lsh", "linear", pretrained=False, num_bits=420, layers=2)
 #: Table 6: the Emb (50K) and Proj HashFormers with BPE subwords as units (Appendix C).
 TABLE6_MODELS: tuple[ModelSpec, ...] = tuple(
     ModelSpec(group.replace(" (Ours)", ""), model, "sr", hash_type, etype, unit="subword")
@@ -180,6 +191,9 @@ class HashFormersProfile(Profile):
     diag_train_examples: tuple[int, ...] = ()
     diag_epochs: float = 10.0
     diag_patience: int = 3
+    #: Table 1's ProFormer (:data:`PROFORMER`): fine-tuned from random weights on ``tasks`` with the same protocol
+    #: (learning-rate sweep, seeds, early stopping) as the pre-trained models
+    proformer: bool = False
     #: Table 3: repetitions per measurement, batch size, dev examples for inference; and the same models at
     #: BERT-base's width (12 x 768, sequence 512, random weights): repetitions (0: not timed there) and pre-training
     #: batch
@@ -240,7 +254,7 @@ class HashFormersProfile(Profile):
         unknown = sorted(set(self.models) - {m.name for m in MODELS})
         if unknown:
             raise ValueError(f"unknown model(s) {unknown}; known: {[m.name for m in MODELS]}")
-        known = [m.name for m in (*MODELS, *TABLE6_MODELS)]
+        known = [m.name for m in (*MODELS, *TABLE6_MODELS, PROFORMER)]
         unknown = sorted(set(self.only_models) - set(known))
         if unknown:
             raise ValueError(f"only_models names unknown model(s) {unknown}; known: {known}")
@@ -271,7 +285,7 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     smoke=HashFormersProfile(name="smoke", corpus_max_words=40_000, budget_minutes=1.0, seq_len=32, pt_batch=8,
                              pt_steps=20, ft_train_examples=128, ft_eval_examples=128, ft_max_len=48,
                              timing_repeats=2, diag_tasks=("sst2",), diag_train_examples=(64, 128), diag_epochs=2.0,
-                             diag_patience=1),
+                             diag_patience=1, proformer=True),
     # Two CPU cores, at most three hours for the chapter (each experiment under an hour): a 4 x 128 encoder,
     # roberta-base's BPE (50,265 pieces) for the baselines and the LSH features, Emb (50K) at the paper's N = 50,260,
     # pt_steps pre-training steps of 32 x 64 units on Penn Treebank's train split and WikiText-2's validation split
@@ -290,7 +304,7 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
         ft_lrs=(1e-4, 3e-4, 1e-3), ft_sweep_task="sst2", ft_max_len=64, ft_seeds=(0, 1, 2), table6_tasks=("sst2",),
         trend_pt_steps=(150, 400), trend_tasks=("sst2",), diag_tasks=("cola", "mrpc"), diag_train_examples=(1500, 0),
         diag_epochs=10.0, diag_patience=3, timing_repeats=3, timing_batch=8, timing_examples=64,
-        timing_base_repeats=3, timing_base_batch=1,
+        timing_base_repeats=3, timing_base_batch=1, proformer=True,
     ),
     # One GPU, about 10 minutes for the chapter, run as parallel jobs (python -m hashlib_core.parallel hashformers
     # --profile small --device cuda: one process per model sharing the GPU and the checkpoints, then the whole run
@@ -314,7 +328,7 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
         ft_batch=32, ft_lrs=(1e-4, 3e-4, 1e-3), ft_sweep_task="sst2", ft_max_len=128, ft_seeds=(0, 1, 2),
         table6_tasks=("sst2",), trend_pt_steps=(250, 500), trend_tasks=("sst2",), diag_tasks=("cola", "mrpc"),
         diag_train_examples=(1500, 0), diag_epochs=4.0, diag_patience=2, timing_repeats=3, timing_batch=32,
-        timing_examples=256, timing_base_repeats=3, timing_base_batch=8, mixed_precision="bf16",
+        timing_examples=256, timing_base_repeats=3, timing_base_batch=8, mixed_precision="bf16", proformer=True,
     ),
     # Appendix A: 12 x 768, sequence 512, batch 128 (16 x 8 GPUs), 500K steps, peak lr 1e-4 (MLM) / 5e-5, linear,
     # 10K warm-up, Adam beta2 0.9999; fine-tuning 5 epochs, batch 32, lr 3e-5, 3 seeds, max length 128.
@@ -326,6 +340,6 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
         tasks=("cola", "sst2", "mrpc", "stsb", "rte"), ft_train_examples=0, ft_validation_examples=1000,
         ft_eval_examples=0, ft_epochs=5.0, ft_batch=32, ft_lrs=(3e-5,), ft_max_len=128, ft_seeds=(0, 1, 2),
         timing_repeats=20, timing_batch=16,
-        timing_examples=872, mixed_precision="bf16", checkpoint_every=10_000,
+        timing_examples=872, mixed_precision="bf16", checkpoint_every=10_000, proformer=True,
     ),
 )
