@@ -291,8 +291,8 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     # pt_steps pre-training steps of 32 x 64 units on Penn Treebank's train split and WikiText-2's validation split
     # (about 1.1M words: S+R's loss has flattened by then, measured on LSH-Proj and MD-Emb, and is still falling at
     # the trend's 150 and 400 steps); fine-tuning on 1,500 training examples per task with 500 more held out for early
-    # stopping (at most 5 epochs, patience 2), three learning rates swept on SST-2 for every model, three seeds at
-    # the chosen rate, scored on the whole dev splits. The majority diagnosis fine-tunes BERT-MLM on CoLA and MRPC
+    # stopping (at most 5 epochs, patience 2), three learning rates swept on SST-2 for every model (ProFormer, not
+    # pre-trained, included), three seeds at the chosen rate, scored on the whole dev splits. The majority diagnosis fine-tunes BERT-MLM on CoLA and MRPC
     # with 1,500 and with every training example, from its pre-trained and from random weights (at most 10 epochs,
     # patience 3). The wall time of the committed run is in its meta files.
     cpu=HashFormersProfile(
@@ -317,7 +317,8 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     # H100 (the committed run): the 21 jobs keep the GPU busy throughout and all but BERT-MLM's finish in about seven
     # minutes; BERT-MLM's job also runs the majority diagnosis (about three minutes more), then the whole run reads
     # everything back in about a minute and Table 3 needs a few more: about 12 minutes in all, over one 10-minute
-    # call (the committed Table 3 was timed on CPU). Per-experiment compute is in the meta files.
+    # call (the committed Table 3 was timed on CPU, and ProFormer, added after that run, fine-tuned on two CPU
+    # cores). Per-experiment compute is in the meta files.
     small=HashFormersProfile(
         name="small", accelerator="gpu", budget_minutes=10.0, corpus="ptb-train+wikitext2-validation",
         corpus_max_words=0, bpe_vocab=0, emb_buckets=50260, emb_buckets_small=1000,
