@@ -35,7 +35,8 @@ def test_micro_run_writes_every_result_with_metadata(micro_run):
     parts = {f"{n}_{kind}" for n, group in GLUE_PARTS.items() if group in groups
              for kind in ("summary", "runs", "predictions")}
     parts |= {f"glue_proformer_{kind}" for kind in ("summary", "runs", "predictions")}    # the micro profile's
-    assert profile.proformer and parts and {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves",
+    assert profile.proformer
+    assert parts and {"table2", "md5_example", "bucket_sharing", "morphology", "pretraining", "pretraining_curves",
                       "glue_runs", "glue", "glue_predictions", "add_parts", "add_codebooks", "table6",
                       "table6_predictions", "trend_runs", "trend_predictions", "timing", "claims", "majority_floor",
                       "majority_runs", "majority_bags"} | parts == set(names)
@@ -203,6 +204,8 @@ def test_timing_table_has_table3_rows_and_ratios(micro_run):
     assert len(t3) == len(rows) == len(paper)
     assert list(t3["paper PT speed-up"]) == [str(x).replace("x", "").strip() for x in paper["PT_Speed-up_Rate"]]
     assert list(t3["timed variant"]) == [dict((m, n) for _, m, n in rows)[m] for m in paper["model"]]
+    labels = dict(zip(t3["timed variant"], t3["model"]))
+    assert (labels["CANINE-C"], labels["BERT-MLM"], labels["MD-Proj"]) == ("CANINE-C", "BERT -MLM", "HASHFORMERS -Proj")
 
 
 def test_rerun_resumes_from_checkpoints_and_a_fresh_run_reproduces_scores(mirror, tmp_path):

@@ -41,7 +41,8 @@ def _timed(evidence: Any, ratio_: float, ours: str, why: str = "") -> Effect:
     """A timing effect: one measurement (the mean of the repetitions), at BERT-base's width when timed there."""
     t = _timing(evidence)
     device = str(t["device"].iloc[0]).upper()
-    where = str(t["shape"].iloc[0]) if "shape" in t.columns else f"{evidence.profile.layers} x {evidence.profile.hidden}"
+    profile = evidence.profile
+    where = str(t["shape"].iloc[0]) if "shape" in t.columns else f"{profile.layers} x {profile.hidden}"
     at_base = "scale" in t.columns and t["scale"].iloc[0] == "paper"
     return Effect(Interval(ratio_, method="one measurement (mean of repetitions, spread not kept): no interval"),
                   ours, unit="x", note=f"timed on {device} at {where}" + ("" if at_base else why))

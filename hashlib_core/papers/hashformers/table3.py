@@ -29,7 +29,8 @@ def _table3_at(timing: pd.DataFrame) -> pd.DataFrame:
     width = merged["shape"] if "shape" in merged.columns else pd.Series(["profile"] * len(merged))
     return pd.DataFrame({
         "our width": width,
-        "model": merged["group"].str.replace(" (Ours)", "", regex=False) + " " + merged["model"],
+        "model": [m if g == "-" else f"{g.replace(' (Ours)', '')} {m}"
+                  for g, m in zip(merged["group"], merged["model"])],
         "timed variant": merged["name"],
         "paper PT speed-up": merged["PT_Speed-up_Rate"].map(_speedup),
         "ours PT speed-up": merged["pt_speedup"].round(2),
@@ -61,8 +62,7 @@ def timing_quoted(table: pd.DataFrame) -> dict[str, str]:
         base = timing_at(table, "paper").set_index("name")
         hf = hashformer_rows(base)
         out.update(sr_speedup_base=f"{base.loc['BERT-S+R', 'pt_speedup']:.2f}x",
-                   hf_speedups_base=f"{hf['pt_speedup'].min():.2f}x to {hf['pt_speedup'].max():.2f}x",
-                   infer_speedups_base=f"{hf['infer_speedup'].min():.2f}x to {hf['infer_speedup'].max():.2f}x")
+                   hf_speedups_base=_range(hf["pt_speedup"]), infer_speedups_base=_range(hf["infer_speedup"]))
     return out
 
 
@@ -75,11 +75,18 @@ def _canine_quoted(timing: pd.DataFrame) -> dict[str, str]:
                "paper_canine_speedup": str(paper.loc[CANINE_ROW[1], "Infer_Speed-up_Rate"])}
     name = CANINE_ROW[2]
     if name not in timing.index:
-        return {**printed, "canine_width": "-", "canine_slowest": "-", "canine_fastest": "-", "canine_chars": "-"}
+        return {**printed, **{k: "-" for k in ("canine_width", "canine_slowest", "canine_slowest_name",
+                                               "canine_fastest", "canine_fastest_name", "canine_chars")}}
     others = pd.concat([timing.loc[["BERT-MLM", "BERT-S+R"], "infer_ms_per_sample"],
                         hashformer_rows(timing)["infer_ms_per_sample"]])
     ms = timing.loc[name, "infer_ms_per_sample"]
     return {**printed, "canine_width": str(timing.loc[name, "shape"]),
-            "canine_slowest": f"{ms / others.max():.2f}x ({others.idxmax()})",
-            "canine_fastest": f"{ms / others.min():.2f}x ({others.idxmin()})",
+            "canine_slowest": f"{ms / others.max():.2f}x", "canine_slowest_name": str(others.idxmax()),
+            "canine_fastest": f"{ms / others.min():.2f}x", "canine_fastest_name": str(others.idxmin()),
             "canine_chars": f"{timing.loc[name, 'infer_mean_tokens']:.0f}"}
+
+
+def _range(values: pd.Series) -> str:
+    """``"1.61x to 1.70x"``, or one ratio when both ends print alike."""
+    low, high = f"{values.min():.2f}x", f"{values.max():.2f}x"
+    return low if low == high else f"{low} to {high}"
