@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from hashlib_core.claims import Effect, Interval, NotTestable
-from hashlib_core.papers.hashformers.timing import CANINE_ROW, TIMING_VOCAB, hashformer_rows
+from hashlib_core.papers.hashformers.timing import (CANINE_ROW, TIMING_VOCAB, hashformer_rows, other_inference_ms,
+                                                    timing_at)
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["table3_pt_spread", "sr_pt", "hf_vs_sr", "infer", "canine_infer"]
@@ -26,8 +27,6 @@ def table3_pt_spread() -> float:
 def _timing(evidence: Any) -> pd.DataFrame:
     """The timing rows the claims read: at BERT-base's width when the profile timed it (comparable with the paper's),
     else at the profile's."""
-    from hashlib_core.papers.hashformers.timing import timing_at
-
     table = evidence.table("timing")
     paper_width = "scale" in table.columns and (table["scale"] == "paper").any()
     t = timing_at(table, "paper" if paper_width else "profile").set_index("name")
@@ -83,8 +82,7 @@ def canine_infer(evidence: Any) -> Effect:
     if canine not in t.index:
         raise NotTestable("this timing table has no CANINE-C row (written before CANINE-C was timed): recompute "
                           "the timing experiment")
-    others = pd.concat([t.loc[["BERT-MLM", "BERT-S+R"], "infer_ms_per_sample"],
-                        hashformer_rows(t)["infer_ms_per_sample"]])
+    others = other_inference_ms(t)
     slowest, ms = others.idxmax(), t.loc[canine, "infer_ms_per_sample"]
     return _timed(evidence, float(ms / others[slowest]),
                   f"CANINE-C {ms:.1f} ms/sample: {ms / others[slowest]:.2f}x the slowest other model's time "

@@ -159,8 +159,7 @@ def _glue(ctx: RunContext) -> dict:
     """Table 1 and Table 2's PRR columns from the three groups' fine-tuning and ProFormer's (merged in the models'
     order): every run, the table of mean scores, and the dev predictions."""
     evidence = ctx.evidence()
-    parts = [n for n in _MERGED_PARTS if evidence.has(f"{n}_runs")
-             and (n != "glue_proformer" or ctx.profile.proformer)]
+    parts = [n for n in _MERGED_PARTS if CHAPTER.experiments[n].enabled(ctx.profile) and evidence.has(f"{n}_runs")]
     if not parts:
         raise RuntimeError(f"no fine-tuning runs to merge: run the experiments {', '.join(GLUE_PARTS)} first (for "
                            "example --only " + ",".join(GLUE_PARTS) + ", which also reruns glue)")

@@ -2,10 +2,11 @@
 
 ``python -m hashlib_core.parallel hashformers --profile small --device cuda`` runs, at once and each in its own
 process sharing the checkpoint folder: every Table 1 model's pre-training and fine-tuning (its group's GLUE
-experiment with ``--only_models=<name>``; ProFormer's fine-tuning alone), every Table 6 model's, the trend's two models, the Add diagnosis per hash,
-and the experiments with no training (Table 2, the hashes) straight into the results folder; BERT-MLM's job also runs
-the majority diagnosis (which reads that model's chosen learning rate). The whole chapter run then reads every
-pre-training and fine-tuning back from the checkpoints, merges the groups, and times Table 3 alone on the machine.
+experiment with ``--only_models=<name>``; ProFormer's fine-tuning alone), every Table 6 model's, the trend's two
+models, the Add diagnosis per hash, and the experiments with no training (Table 2, the hashes) straight into the
+results folder; BERT-MLM's job also runs the majority diagnosis (which reads that model's chosen learning rate). The
+whole chapter run then reads every pre-training and fine-tuning back from the checkpoints, merges the groups, and
+times Table 3 alone on the machine.
 The claims are derived from the results alone (``--only claims``, anywhere).
 """
 from __future__ import annotations

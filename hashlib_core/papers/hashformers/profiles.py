@@ -292,9 +292,9 @@ PROFILES: ProfileSet[HashFormersProfile] = ProfileSet(
     # (about 1.1M words: S+R's loss has flattened by then, measured on LSH-Proj and MD-Emb, and is still falling at
     # the trend's 150 and 400 steps); fine-tuning on 1,500 training examples per task with 500 more held out for early
     # stopping (at most 5 epochs, patience 2), three learning rates swept on SST-2 for every model (ProFormer, not
-    # pre-trained, included), three seeds at the chosen rate, scored on the whole dev splits. The majority diagnosis fine-tunes BERT-MLM on CoLA and MRPC
-    # with 1,500 and with every training example, from its pre-trained and from random weights (at most 10 epochs,
-    # patience 3). The wall time of the committed run is in its meta files.
+    # pre-trained, included), three seeds at the chosen rate, scored on the whole dev splits. The majority diagnosis
+    # fine-tunes BERT-MLM on CoLA and MRPC with 1,500 and with every training example, from its pre-trained and from
+    # random weights (at most 10 epochs, patience 3). The wall time of the committed run is in its meta files.
     cpu=HashFormersProfile(
         name="cpu", budget_minutes=180.0, corpus="ptb-train+wikitext2-validation", corpus_max_words=0, bpe_vocab=0,
         emb_buckets=50260, emb_buckets_small=1000, sharing_buckets=(1000, 4096, 16384, 50260), sharing_words=0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from hashlib_core.papers.hashformers.timing import CANINE_ROW, SCALES, hashformer_rows, timing_at
+from hashlib_core.papers.hashformers.timing import CANINE_ROW, SCALES, hashformer_rows, other_inference_ms, timing_at
 from hashlib_core.results import load_paper_table
 
 __all__ = ["table3_comparison", "timing_quoted"]
@@ -57,11 +57,11 @@ def timing_quoted(table: pd.DataFrame) -> dict[str, str]:
            "tokens_word": f"{timing.loc['MD-Proj', 'infer_mean_tokens']:.1f}",
            "sr_speedup_base": "-", "hf_speedups_base": "-", "infer_speedups_base": "-"}
     at_base = "scale" in table.columns and (table["scale"] == "paper").any()
-    out.update(_canine_quoted(timing_at(table, "paper" if at_base else "profile").set_index("name")))
+    widest = timing_at(table, "paper").set_index("name") if at_base else timing
+    out.update(_canine_quoted(widest))
     if at_base:
-        base = timing_at(table, "paper").set_index("name")
-        hf = hashformer_rows(base)
-        out.update(sr_speedup_base=f"{base.loc['BERT-S+R', 'pt_speedup']:.2f}x",
+        hf = hashformer_rows(widest)
+        out.update(sr_speedup_base=f"{widest.loc['BERT-S+R', 'pt_speedup']:.2f}x",
                    hf_speedups_base=_range(hf["pt_speedup"]), infer_speedups_base=_range(hf["infer_speedup"]))
     return out
 
@@ -77,8 +77,7 @@ def _canine_quoted(timing: pd.DataFrame) -> dict[str, str]:
     if name not in timing.index:
         return {**printed, **{k: "-" for k in ("canine_width", "canine_slowest", "canine_slowest_name",
                                                "canine_fastest", "canine_fastest_name", "canine_chars")}}
-    others = pd.concat([timing.loc[["BERT-MLM", "BERT-S+R"], "infer_ms_per_sample"],
-                        hashformer_rows(timing)["infer_ms_per_sample"]])
+    others = other_inference_ms(timing)
     ms = timing.loc[name, "infer_ms_per_sample"]
     return {**printed, "canine_width": str(timing.loc[name, "shape"]),
             "canine_slowest": f"{ms / others.max():.2f}x", "canine_slowest_name": str(others.idxmax()),

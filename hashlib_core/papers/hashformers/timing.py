@@ -37,8 +37,8 @@ from hashlib_core.papers.hashformers.tokenization import HASHED_TOKEN_ID
 from hashlib_core.profiles import synchronize
 
 __all__ = ["TIMING_ROWS", "CANINE_ROW", "CANINE_MAX_CHARS", "HASHFORMERS_GROUP", "TIMING_VOCAB", "TIMING_BUCKETS",
-           "SCALES", "EncoderShape", "BERT_BASE", "canine_classifier", "hashformer_rows", "timing_pretraining_model",
-           "timing_table", "timing_at"]
+           "SCALES", "EncoderShape", "BERT_BASE", "canine_classifier", "hashformer_rows", "other_inference_ms",
+           "timing_pretraining_model", "timing_table", "timing_at"]
 
 
 def _pretraining_step(model: nn.Module, batch: dict[str, torch.Tensor]) -> None:
@@ -188,6 +188,13 @@ def hashformer_rows(timing: pd.DataFrame) -> pd.DataFrame:
         return timing[timing["group"] == HASHFORMERS_GROUP]
     names = timing["name"] if "name" in timing.columns else timing.index.to_series()
     return timing[~names.astype(str).str.startswith("BERT").to_numpy()]
+
+
+def other_inference_ms(timing: pd.DataFrame) -> pd.Series:
+    """Inference ms per sample of the models CANINE-C is compared with (the BERT baselines and the HashFormers),
+    from a timing table indexed by name."""
+    return pd.concat([timing.loc[["BERT-MLM", "BERT-S+R"], "infer_ms_per_sample"],
+                      hashformer_rows(timing)["infer_ms_per_sample"]])
 
 
 def _pretraining_batch(spec: ModelSpec, shape: tuple[int, int], gen: torch.Generator) -> dict[str, torch.Tensor]:
