@@ -151,10 +151,12 @@ def glue_split(task: str, split: str, limit: int = 0, seed: int = 0) -> tuple[li
     order = np.random.default_rng(seed).permutation(len(data))
     if limit:
         order = order[:limit]
-    data = data.select(order.tolist())
-    columns = GLUE_TEXT_COLUMNS[key]
-    texts: list[Any] = list(data[columns[0]]) if len(columns) == 1 else list(zip(data[columns[0]], data[columns[1]]))
-    return texts, np.asarray(data["label"])
+    table = data.with_format("arrow")[:]          # the columns at once (a row-by-row select is 100x slower)
+    columns = [table.column(c).to_pylist() for c in GLUE_TEXT_COLUMNS[key]]
+    texts: list[Any] = ([columns[0][i] for i in order] if len(columns) == 1
+                        else [(columns[0][i], columns[1][i]) for i in order])
+    labels = np.asarray(table.column("label").to_pylist())      # as Python numbers: float64 for STS-B's scores
+    return texts, labels[order]
 
 
 class GlueSplits:

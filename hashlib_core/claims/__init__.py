@@ -12,8 +12,10 @@ verdict goes stale when its evidence is rewritten, and a run that rewrites evide
 the verdicts with it. The page opens with :func:`hashlib_core.book.claims_table`; the book's scorecard gathers
 every chapter's (:mod:`hashlib_core.claims.scorecard`).
 
-Modules: :mod:`~hashlib_core.claims.core` (claims, regions, verdicts), :mod:`~hashlib_core.claims.statistics`
-(intervals across seeds, the paired bootstrap, Kendall's tau).
+Modules: :mod:`~hashlib_core.claims.core` (claims, regions, the five verdicts, power and flags),
+:mod:`~hashlib_core.claims.statistics` (intervals across seeds, the vectorised two-level bootstrap, Kendall's tau),
+:mod:`~hashlib_core.claims.glue` (GLUE comparisons and the rule for tasks that learn), :mod:`~hashlib_core.claims.html`
+(the claims tables), :mod:`~hashlib_core.claims.scorecard` (the book's scorecard).
 """
 from __future__ import annotations
 
@@ -24,16 +26,21 @@ import pandas as pd
 
 from hashlib_core.claims.core import (
     CLAIM_COLUMNS,
+    EVIDENCE,
+    FLAGS,
     KINDS,
     VERDICTS,
     Claim,
     Effect,
     Evidence,
+    NoSignal,
     NotTestable,
     Region,
     better,
     evaluate_claims,
+    lean,
     ordering,
+    power,
     printed_region,
     ratio,
     value,
@@ -43,22 +50,27 @@ from hashlib_core.claims.core import (
 from hashlib_core.claims.statistics import (
     Interval,
     auc_interval,
+    bootstrap_means,
+    combined,
     correlation_difference,
     correlation_interval,
     kendall_tau,
     paired_bootstrap,
     proportion_interval,
     ratio_of_means,
+    resolving_factor,
+    seed_contrast,
     seed_difference,
     seed_interval,
     stratified_bootstrap,
 )
 
-__all__ = ["ClaimSet", "Claim", "Effect", "Evidence", "Interval", "NotTestable", "Region", "VERDICTS", "KINDS",
-           "CLAIM_COLUMNS", "better", "within", "ordering", "ratio", "value", "printed_region", "verdict",
-           "evaluate_claims",
-           "seed_interval", "seed_difference", "paired_bootstrap", "kendall_tau", "correlation_interval",
-           "correlation_difference", "auc_interval", "proportion_interval", "ratio_of_means", "stratified_bootstrap", "RESULT"]
+__all__ = ["ClaimSet", "Claim", "Effect", "Evidence", "Interval", "NotTestable", "NoSignal", "Region", "VERDICTS",
+           "KINDS", "FLAGS", "EVIDENCE", "CLAIM_COLUMNS", "better", "within", "ordering", "ratio", "value",
+           "printed_region", "verdict", "lean", "power", "evaluate_claims", "seed_interval", "seed_difference",
+           "paired_bootstrap", "bootstrap_means", "kendall_tau", "correlation_interval", "correlation_difference",
+           "auc_interval", "proportion_interval", "ratio_of_means", "resolving_factor", "stratified_bootstrap",
+           "seed_contrast", "combined", "RESULT"]
 
 #: The result name every chapter's verdicts are written under.
 RESULT = "claims"
@@ -69,15 +81,17 @@ class ClaimSet:
     """A paper's claims, in the order the page lists them (the abstract's headline claims first).
 
     ``scale(profile)`` says what the verdicts were tested at (profile, model size, data, steps): one sentence
-    recorded with every verdict.
+    recorded with every verdict; ``brief(profile)`` the same in a few words (the scorecard's headline table).
     """
 
     slug: str
     paper: str
     claims: tuple[Claim, ...]
     scale: Callable[[Any], str]
+    brief: Callable[[Any], str]
 
-    def __init__(self, slug: str, paper: str, claims: Sequence[Claim], *, scale: Callable[[Any], str]) -> None:
+    def __init__(self, slug: str, paper: str, claims: Sequence[Claim], *, scale: Callable[[Any], str],
+                 brief: Callable[[Any], str] | None = None) -> None:
         claims = tuple(claims)
         if not claims:
             raise ValueError(f"{slug}: a claim set needs at least one claim")
@@ -92,6 +106,7 @@ class ClaimSet:
         object.__setattr__(self, "paper", paper)
         object.__setattr__(self, "claims", claims)
         object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "brief", brief or (lambda profile: f"{getattr(profile, 'name', '?')} profile"))
 
     @property
     def reads(self) -> tuple[str, ...]:
@@ -100,7 +115,8 @@ class ClaimSet:
 
     def evaluate(self, evidence: Evidence) -> pd.DataFrame:
         """The claims table of ``evidence`` (one row per claim, columns :data:`CLAIM_COLUMNS`)."""
-        return evaluate_claims(self.paper, self.claims, evidence, self.scale(evidence.profile))
+        return evaluate_claims(self.paper, self.claims, evidence, self.scale(evidence.profile),
+                               self.brief(evidence.profile))
 
     def register(self, chapter: Any) -> None:
         """Add the ``claims`` experiment to ``chapter`` (after the experiments whose results it reads)."""

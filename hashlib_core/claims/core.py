@@ -2,22 +2,28 @@
 
 A :class:`Claim` holds a paper's statement (its source and the sentence quoted, the paper's number where printed),
 the **region** of effects that agree with it, and a function that computes our effect with its uncertainty from a
-chapter's results. The verdict is computed, never written by hand, from where our interval lies against the region:
+chapter's results. The verdict is computed, never written by hand, from where our interval lies against the region,
+in five words that cannot be misread:
 
-==============================  =========================================================================
-verdict                         when
-==============================  =========================================================================
-``holds``                       the whole interval lies in the paper's region
-``holds in direction``          the estimate lies in the region, the interval reaches outside it (for A
-                                better than B: the paper's sign, but the interval includes no effect)
-``does not hold in direction``  the estimate lies outside the region, the interval still reaches into it
-``does not hold``               the interval excludes the paper's region
-``not testable here``           the evidence cannot exist here (data not public, needs a GPU, ...) or is
-                                missing; the reason is recorded, the claim is never dropped
-==============================  =========================================================================
+=====================  ===================================================================================
+verdict                when
+=====================  ===================================================================================
+``holds``              the whole interval lies in the paper's region (for a tolerance claim: inside the
+                       tolerance)
+``does not hold``      the whole interval lies outside it
+``inconclusive``       the interval reaches both sides, or there is none (one measurement); the side the
+                       estimate leans to is given as secondary text (``lean``), never as a verdict, and an
+                       interval wider than the paper's effect says *underpowered* and what size would resolve it
+``no signal``          tested, but a compared model is at its floor (it learned nothing measurable), so the
+                       comparison cannot be read at this scale; the reason names the floor
+``not testable here``  the evidence cannot be produced here (data not public, needs a GPU, ...) or is missing;
+                       the reason is recorded, the claim is never dropped
+=====================  ===================================================================================
 
-An exact effect (a parameter count, a byte size: deterministic) is its own interval. A stochastic effect measured
-once (one seed, no items kept) has no interval, so it can at best hold *in direction*.
+An exact effect (a parameter count, a byte size: deterministic) is its own interval. Every verdict also carries its
+**power** (the interval's half-width, the smallest effect the test resolves, beside the paper's effect or tolerance:
+:attr:`Claim.resolve`) and its **flags** (:data:`FLAGS`: a run stopped at its cap, a model at its floor, a model
+trained once, an interval over items only, ...), which the claims tables and the scorecard mark.
 
 The kinds of statement (:data:`KINDS`) and the constructors that set their regions:
 
@@ -28,6 +34,9 @@ The kinds of statement (:data:`KINDS`) and the constructors that set their regio
 * :func:`ratio` -- A a stated number of times B (region an interval of ratios);
 * :func:`value` -- a number the paper prints (region: the values that round to it, :func:`printed_region`, or a
   stated range).
+
+The statistic follows the statement's quantifier: a claim about *each* or *every* model reads the worst of them, a
+claim *on average* the mean.
 """
 from __future__ import annotations
 
@@ -40,11 +49,12 @@ import pandas as pd
 
 from hashlib_core.claims.statistics import Interval
 
-__all__ = ["VERDICTS", "KINDS", "Region", "Effect", "NotTestable", "Claim", "Evidence", "verdict", "better",
-           "within", "ordering", "ratio", "value", "printed_region", "evaluate_claims", "CLAIM_COLUMNS"]
+__all__ = ["VERDICTS", "KINDS", "FLAGS", "EVIDENCE", "Region", "Effect", "NotTestable", "NoSignal", "Claim", "Evidence",
+           "verdict", "lean", "power", "better", "within", "ordering", "ratio", "value", "printed_region",
+           "evaluate_claims", "CLAIM_COLUMNS"]
 
-#: The verdicts, from best to worst agreement with the paper, then the untestable.
-VERDICTS = ("holds", "holds in direction", "does not hold in direction", "does not hold", "not testable here")
+#: The verdicts: the three an interval gives, then the two that say why there is no reading.
+VERDICTS = ("holds", "does not hold", "inconclusive", "no signal", "not testable here")
 
 #: Kinds of statement and how the claims table names them.
 KINDS = {
@@ -55,10 +65,29 @@ KINDS = {
     "value": "a printed value",
 }
 
+#: What a verdict rests on: an exact count or arithmetic (its own interval), or a measurement with chance in it.
+EVIDENCE = ("exact", "empirical")
+
+#: The flags a verdict can carry: code -> (the mark the tables show, the legend's sentence).
+FLAGS = {
+    "cap": ("cap", "a compared run was best at its step or epoch cap: it may still have been improving"),
+    "floor": ("floor", "a compared model is at its floor (learned nothing measurable) on part of what the claim reads"),
+    "one-run": ("1 run", "a compared model was trained once: retraining it could move the effect, and the interval "
+                         "does not say by how much"),
+    "items-only": ("items only", "the interval resamples the test items only, not the training runs"),
+    "pt-once": ("PT once", "each model was pre-trained once: the interval covers fine-tuning runs and test items, not "
+                           "pre-training"),
+    "no-interval": ("no interval", "one measurement, or a statistic without an interval: it cannot settle the claim"),
+    "not-recomputable": ("not recomputable", "the per-item scores are not committed: the interval cannot be "
+                                             "recomputed from the results alone"),
+    "underpowered": ("underpowered", "the interval's half-width exceeds the paper's effect: the test cannot resolve "
+                                     "it"),
+}
+
 #: Columns of a chapter's ``claims`` result, in order.
-CLAIM_COLUMNS = ("paper", "id", "headline", "statement", "where", "quote", "kind", "paper_value", "ours",
-                 "estimate", "low", "high", "level", "method", "region", "verdict", "reason", "scale", "section",
-                 "reads")
+CLAIM_COLUMNS = ("paper", "id", "headline", "statement", "where", "quote", "kind", "evidence", "paper_value", "ours",
+                 "estimate", "low", "high", "level", "method", "half_width", "resolve", "power", "region", "verdict",
+                 "lean", "flags", "reason", "scale", "brief", "section", "reads")
 
 
 class Evidence(Protocol):
@@ -76,6 +105,12 @@ class Evidence(Protocol):
 class NotTestable(Exception):
     """Raised by an effect function when the evidence cannot answer the claim here; the message is the reason a
     reader sees ("CoLA is not fine-tuned in this profile", "needs the paper's 1B model")."""
+
+
+class NoSignal(Exception):
+    """Raised by an effect function when the claim was tested but cannot be read at this scale: a compared model is
+    at its floor (it learned nothing measurable). The message names the floor and the measured scores. An effect
+    that has numbers worth showing returns an :class:`Effect` with ``no_signal`` set instead."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +171,10 @@ class Effect:
 
     ``ours`` is the reader's version (``"Proj 70 vs BERT-MLM 72 (-2 points)"``); ``unit`` names the effect's
     unit (``"points"``, ``"x"``); ``scale`` overrides the chapter's scale sentence for this claim (a claim tested on
-    another profile's models, say); ``note`` is anything a reader must know to read the number.
+    another profile's models, say) and ``brief`` its few words; ``note`` is anything a reader must know to read the
+    number. ``flags`` are codes of :data:`FLAGS`; ``no_signal`` (a reason) makes the verdict *no signal* while the
+    numbers are still shown; ``resolve`` overrides the claim's effect to resolve (a chapter that reads the paper's
+    gap at the profile's own tasks, say).
     """
 
     interval: Interval
@@ -145,6 +183,15 @@ class Effect:
     exact: bool = False
     scale: str = ""
     note: str = ""
+    flags: tuple[str, ...] = ()
+    no_signal: str = ""
+    brief: str = ""
+    resolve: float | None = None
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.flags) - set(FLAGS))
+        if unknown:
+            raise ValueError(f"unknown flag(s) {unknown}; flags: {sorted(FLAGS)}")
 
     @classmethod
     def exactly(cls, value: float, ours: str, *, unit: str = "", method: str = "exact (deterministic)",
@@ -158,14 +205,70 @@ def verdict(region: Region, effect: Effect | None) -> str:
     """The verdict of ``effect`` against ``region`` (see the module docstring); ``None`` is not testable."""
     if effect is None:
         return "not testable here"
+    if effect.no_signal:
+        return "no signal"
     iv = effect.interval
-    inside = region.contains(iv.estimate)
     if iv.has_interval:
         if region.covers(iv.low, iv.high):
             return "holds"
         if region.misses(iv.low, iv.high):
             return "does not hold"
-    return "holds in direction" if inside else "does not hold in direction"
+    return "inconclusive"
+
+
+def lean(region: Region, effect: Effect | None) -> str:
+    """For an inconclusive verdict, the side the estimate leans to (``"leans to the paper"``, ``"leans against the
+    paper"``): secondary text, never a verdict. Empty for every other verdict."""
+    if verdict(region, effect) != "inconclusive":
+        return ""
+    return "leans to the paper" if region.contains(effect.interval.estimate) else "leans against the paper"
+
+
+def _count(x: float) -> str:
+    return f"{math.ceil(x):,}"
+
+
+def power(effect: Effect | None, resolve: float | None, resolve_note: str = "", decided: bool = False
+          ) -> tuple[str, bool]:
+    """``(sentence, underpowered)``: the interval's half-width (the smallest effect this test resolves) beside the
+    paper's effect or tolerance ``resolve``, and, where the half-width is larger, how many test items (and training
+    runs) would resolve it at the variance the interval shows
+    (:func:`~hashlib_core.claims.statistics.resolving_factor`). ``decided``: the interval lies wholly on one side of
+    the paper's region, which settles the claim however wide it is; such a test is not called underpowered."""
+    from hashlib_core.claims.statistics import resolving_factor
+
+    if effect is None or effect.exact:
+        return "", False
+    iv = effect.interval
+    unit = effect.unit if effect.unit.startswith("%") or effect.unit == "x" else (f" {effect.unit}" if effect.unit
+                                                                                   else "")
+    if not iv.has_interval:
+        return "no interval: the power of a single measurement is unknown", False
+    hw = iv.half_width
+    half = f"half-width {_number(hw)}{unit}"
+    target = effect.resolve if effect.resolve is not None else resolve
+    if target is None or not target > 0:
+        return f"{half}; the paper prints no effect size to resolve", False
+    what = f"the paper's {resolve_note or 'effect'} {_number(target)}{unit}"
+    if hw <= target:
+        return f"{half}, below {what}: the test would resolve an effect of the paper's size", False
+    if decided:
+        return (f"{half}, above {what}, yet the interval lies wholly on one side of the paper's region: the claim is "
+                "settled"), False
+    factor = resolving_factor(iv, target)
+    more = "test items" + (" and training runs" if "seeds" in iv.covers else "")
+    count = f" ({_count(factor * iv.n)} items)" if iv.n else ""
+    return (f"underpowered: {half}, above {what}; at this variance about {factor:,.1f}x as many {more}{count} would "
+            f"resolve it"), True
+
+
+def _number(x: float) -> str:
+    """A half-width or an effect, to about three significant digits."""
+    x = float(x)
+    for limit, decimals in ((100, 0), (10, 1), (1, 2)):
+        if abs(x) >= limit:
+            return f"{x:,.{decimals}f}"
+    return "0" if x == 0 else f"{x:.3g}"
 
 
 @dataclass(frozen=True)
@@ -174,6 +277,11 @@ class Claim:
 
     ``reads`` names the results the effect reads; one that is missing makes the claim *not testable here* with a
     reason naming it. ``section`` is the label (a MyST target) of the page section that holds the evidence.
+    ``resolve`` is the effect the test must resolve, in the effect's unit (the paper's gap, or the tolerance of a
+    :func:`within` claim), named by ``resolve_note``; ``None`` where the paper prints no size. ``evidence``
+    (:data:`EVIDENCE`) says whether the claim is an exact count or arithmetic or an empirical measurement; empty: read
+    from the effect (exact or not), or, for a claim not testable here, ``"exact"`` for a printed value and
+    ``"empirical"`` otherwise.
     """
 
     id: str
@@ -189,6 +297,9 @@ class Claim:
     untestable: str = ""
     headline: bool = False
     unit: str = ""
+    resolve: float | None = None
+    resolve_note: str = ""
+    evidence: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -199,9 +310,23 @@ class Claim:
             raise ValueError(f"claim {self.id!r} needs exactly one of an effect function or an 'untestable' reason")
         if self.effect is not None and not self.reads:
             raise ValueError(f"claim {self.id!r} must name the results it reads (reads=...)")
+        if self.evidence and self.evidence not in EVIDENCE:
+            raise ValueError(f"claim {self.id!r}: evidence must be one of {EVIDENCE}, got {self.evidence!r}")
+        if self.resolve is not None and not (math.isfinite(self.resolve) and self.resolve > 0):
+            raise ValueError(f"claim {self.id!r}: resolve must be a positive effect size (or None), got "
+                             f"{self.resolve!r}")
+
+    def evidence_kind(self, effect: Effect | None) -> str:
+        """``"exact"`` or ``"empirical"`` (see :attr:`evidence`)."""
+        if self.evidence:
+            return self.evidence
+        if effect is not None:
+            return "exact" if effect.exact else "empirical"
+        return "exact" if self.kind == "value" else "empirical"
 
     def evaluate(self, evidence: Evidence) -> tuple[Effect | None, str]:
-        """``(effect, reason)``: the effect, or ``None`` and why the claim is not testable here."""
+        """``(effect, reason)``: the effect, or ``None`` and why the claim is not testable here; an effect that
+        raised :class:`NoSignal` comes back as ``(None, "no signal: <reason>")``."""
         if self.untestable:
             return None, self.untestable
         missing = [name for name in self.reads if not evidence.has(name)]
@@ -219,17 +344,24 @@ class Claim:
             return self.effect(evidence), ""
         except NotTestable as why:
             return None, str(why)
+        except NoSignal as why:
+            return None, _NO_SIGNAL + str(why)
+
+
+_NO_SIGNAL = "no signal: "
 
 
 def _claim(kind: str, region: Region, id: str, statement: str, *, where: str, quote: str,
            effect: Callable[[Evidence], Effect] | None = None, reads: Sequence[str] = (), paper_value: str = "",
-           section: str = "", untestable: str = "", headline: bool = False, unit: str = "") -> Claim:
+           section: str = "", untestable: str = "", headline: bool = False, unit: str = "",
+           resolve: float | None = None, resolve_note: str = "", evidence: str = "") -> Claim:
     return Claim(id, statement, where, quote, kind, region, effect, tuple(reads), paper_value, section, untestable,
-                 headline, unit)
+                 headline, unit, resolve, resolve_note, evidence)
 
 
 def better(id: str, statement: str, *, margin: float = 0.0, **kw: Any) -> Claim:
-    """A better than B: the effect is A - B (oriented so that positive favours A), the region ``> margin``."""
+    """A better than B: the effect is A - B (oriented so that positive favours A), the region ``> margin``; pass
+    the paper's own gap as ``resolve`` (and ``resolve_note``) where it prints one."""
     return _claim("better", Region(low=margin, low_open=True), id, statement, **kw)
 
 
@@ -239,6 +371,9 @@ def within(id: str, statement: str, *, tolerance: float, one_sided: bool = False
     if tolerance < 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance}")
     region = Region(low=-tolerance) if one_sided else Region(low=-tolerance, high=tolerance)
+    if tolerance > 0:
+        kw.setdefault("resolve", float(tolerance))
+        kw.setdefault("resolve_note", "tolerance")
     return _claim("within", region, id, statement, **kw)
 
 
@@ -295,8 +430,10 @@ def value(id: str, statement: str, *, printed: str | None = None, between: tuple
     return _claim("value", region, id, statement, **kw)
 
 
-def evaluate_claims(paper: str, claims: Sequence[Claim], evidence: Evidence, scale: str) -> pd.DataFrame:
-    """One row per claim (never fewer: an untestable claim gets its reason), columns :data:`CLAIM_COLUMNS`."""
+def evaluate_claims(paper: str, claims: Sequence[Claim], evidence: Evidence, scale: str,
+                    brief: str = "") -> pd.DataFrame:
+    """One row per claim (never fewer: an untestable claim gets its reason), columns :data:`CLAIM_COLUMNS`.
+    ``scale`` is the sentence saying what the verdicts were tested at, ``brief`` the same in a few words."""
     ids = [c.id for c in claims]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
@@ -305,18 +442,37 @@ def evaluate_claims(paper: str, claims: Sequence[Claim], evidence: Evidence, sca
     for claim in claims:
         effect, reason = claim.evaluate(evidence)
         iv = effect.interval if effect is not None else None
+        said = verdict(claim.region, effect)
+        if effect is None and reason.startswith(_NO_SIGNAL):
+            said, reason = "no signal", reason[len(_NO_SIGNAL):]
+        elif effect is not None and effect.no_signal:
+            reason = effect.no_signal
+        sentence, weak = power(effect, claim.resolve, claim.resolve_note,
+                               decided=said != "inconclusive")
+        flags = list(effect.flags) if effect is not None and not effect.exact else []
+        if iv is not None and not effect.exact and not iv.has_interval:
+            flags.append("no-interval")
+        if weak:
+            flags.append("underpowered")
+        leaning = lean(claim.region, effect) if said == "inconclusive" else ""
+        if said == "inconclusive" and weak:
+            leaning = "underpowered; " + leaning
         rows.append({
             "paper": paper, "id": claim.id, "headline": claim.headline, "statement": claim.statement,
-            "where": claim.where, "quote": claim.quote, "kind": claim.kind, "paper_value": claim.paper_value,
+            "where": claim.where, "quote": claim.quote, "kind": claim.kind,
+            "evidence": claim.evidence_kind(effect), "paper_value": claim.paper_value,
             "ours": effect.ours if effect is not None else "",
             "estimate": iv.estimate if iv is not None else None,
             "low": iv.low if iv is not None else None, "high": iv.high if iv is not None else None,
             "level": iv.level if iv is not None and iv.has_interval else None,
             "method": (iv.method + (f"; {effect.note}" if effect.note else "")) if iv is not None else "",
+            "half_width": iv.half_width if iv is not None and not effect.exact else None,
+            "resolve": (effect.resolve if effect is not None and effect.resolve is not None else claim.resolve),
+            "power": sentence,
             "region": claim.region.describe(effect.unit if effect is not None else claim.unit),
-            "verdict": verdict(claim.region, effect), "reason": reason,
+            "verdict": said, "lean": leaning, "flags": ",".join(dict.fromkeys(flags)), "reason": reason,
             "scale": (effect.scale if effect is not None and effect.scale else scale),
+            "brief": (effect.brief if effect is not None and effect.brief else brief),
             "section": claim.section, "reads": ",".join(claim.reads),
         })
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
-

@@ -1,15 +1,18 @@
-"""Claims tables as the book shows them: a chapter's (on its page) and every chapter's (the scorecard, grouped by
-paper), and the sentences they quote.
+"""Claims tables as the book shows them: a chapter's (on its page), every chapter's (the scorecard, grouped by
+paper), the scorecard's headline table, and the legend of the flags.
 
-The table is HTML written here (``<table class="hb-table hb-claims">``, styled by ``_static/hashbook.css``) rather
-than a pandas ``Styler``: its four columns wrap at fixed shares of the page's width, and the scorecard groups its rows
+The tables are HTML written here (``<table class="hb-table hb-claims">``, styled by ``_static/hashbook.css``) rather
+than a pandas ``Styler``: their columns wrap at fixed shares of the page's width, and the scorecard groups its rows
 under a full-width row per paper. One row per claim:
 
 * **claim**: the statement (headline claims of the abstract in bold), where the paper makes it, and a link to the
   section holding the evidence;
 * **paper / ours**: the paper's number(s) as printed, and ours;
-* **effect [95% interval]**: our effect, its interval and how it was obtained, or why the claim is not testable here;
-* **verdict**: a coloured badge (:data:`hashlib_core.claims.scorecard.VERDICT_COLOURS`) and the paper's side.
+* **effect [95% interval]**: our effect, its interval and how it was obtained, its power (the half-width beside the
+  paper's effect), or why the claim has no reading here;
+* **verdict**: a coloured badge (:data:`hashlib_core.claims.scorecard.VERDICT_COLOURS`; *inconclusive* in a neutral
+  colour with the side it leans to as small text), the paper's side, and the flags (:data:`FLAGS`), whose legend
+  follows the table.
 """
 from __future__ import annotations
 
@@ -19,7 +22,10 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-__all__ = ["claims_table", "claims_quotes", "effect_number"]
+from hashlib_core.claims.core import FLAGS
+
+__all__ = ["claims_table", "claims_quotes", "effect_number", "verdict_badge", "flag_marks", "flags_legend",
+           "headline_table"]
 
 _COLUMNS = ("claim", "paper / ours", "effect [95% interval]", "verdict")
 
@@ -44,6 +50,54 @@ def _small(text: str) -> str:
     return f'<span class="hb-src">{text}</span>'
 
 
+def _flag_codes(row: Mapping[str, Any]) -> list[str]:
+    return [f for f in _text(row.get("flags")).split(",") if f]
+
+
+def verdict_badge(row: Mapping[str, Any]) -> str:
+    """The verdict as a coloured badge, and for an inconclusive one the side it leans to, in small neutral text."""
+    verdict = str(row["verdict"])
+    badge = f'<span class="hb-verdict hb-v-{verdict.replace(" ", "-")}">{escape(verdict)}</span>'
+    lean = _text(row.get("lean"))
+    return badge + (f'<br><span class="hb-lean">{escape(lean)}</span>' if lean else "")
+
+
+def flag_marks(row: Mapping[str, Any]) -> str:
+    """The row's flags as small marks (their legend sentence on hover)."""
+    codes = _flag_codes(row)
+    return " ".join(f'<span class="hb-flag" title="{escape(FLAGS[c][1])}">{escape(FLAGS[c][0])}</span>'
+                    for c in codes if c in FLAGS)
+
+
+def flags_legend(claims: pd.DataFrame):
+    """The legend of the flags that ``claims`` carries (an ``IPython.display.HTML``; empty when none does)."""
+    from IPython.display import HTML
+
+    seen = list(dict.fromkeys(c for _, r in claims.iterrows() for c in _flag_codes(r)))
+    if not seen:
+        return HTML("")
+    items = "".join(f'<li><span class="hb-flag">{escape(FLAGS[c][0])}</span> {escape(FLAGS[c][1])}</li>'
+                    for c in FLAGS if c in seen)
+    return HTML(f'<div class="hb-legend"><b>Flags</b><ul>{items}</ul></div>')
+
+
+def _effect_cell(row: Mapping[str, Any]) -> str:
+    verdict = row["verdict"]
+    if verdict == "not testable here" or (verdict == "no signal" and pd.isna(row.get("estimate"))):
+        return _small(escape(_text(row["reason"])))
+    effect = effect_number(row["estimate"])
+    if pd.notna(row["low"]) and row["low"] != row["high"]:
+        effect += f" [{effect_number(row['low'])}, {effect_number(row['high'])}]"
+    level = row.get("level")
+    other = pd.notna(level) and abs(float(level) - 0.95) > 1e-9
+    effect += "<br>" + _small(escape(_text(row["method"])) + (f" ({float(level):.1%} interval)" if other else ""))
+    if _text(row.get("power")):
+        effect += "<br>" + _small("<i>power:</i> " + escape(_text(row["power"])))
+    if verdict == "no signal":
+        effect += "<br>" + _small("<i>no signal:</i> " + escape(_text(row["reason"])))
+    return effect
+
+
 def _row(row: Mapping[str, Any], link: str) -> str:
     testable = row["verdict"] != "not testable here"
     statement = escape(_text(row["statement"]))
@@ -53,34 +107,32 @@ def _row(row: Mapping[str, Any], link: str) -> str:
         escape(_text(row["where"])) + evidence)
     numbers = (f"{_small('paper')} {escape(_text(row['paper_value']) or '-')}<br>"
                f"{_small('ours')} {escape(_text(row['ours']) or '-')}")
-    if not testable:
-        effect = _small(escape(_text(row["reason"])))
-    else:
-        effect = effect_number(row["estimate"])
-        if pd.notna(row["low"]) and row["low"] != row["high"]:
-            effect += f" [{effect_number(row['low'])}, {effect_number(row['high'])}]"
-        level = row.get("level")
-        other = pd.notna(level) and abs(float(level) - 0.95) > 1e-9
-        effect += "<br>" + _small(escape(_text(row["method"])) + (f" ({float(level):.1%} interval)" if other else ""))
-    verdict = row["verdict"]
-    badge = f'<span class="hb-verdict hb-v-{verdict.replace(" ", "-")}">{escape(verdict)}</span>'
+    badge = verdict_badge(row)
     if testable:
         badge += "<br>" + _small(f"paper's side: {escape(_text(row['region']))}")
-    return "<tr>" + "".join(f"<td>{cell}</td>" for cell in (claim, numbers, effect, badge)) + "</tr>"
+    marks = flag_marks(row)
+    if marks:
+        badge += f"<br>{marks}"
+    return "<tr>" + "".join(f"<td>{cell}</td>" for cell in (claim, numbers, _effect_cell(row), badge)) + "</tr>"
+
+
+def _check_columns(claims: pd.DataFrame, extra: set[str] = frozenset()) -> None:
+    from hashlib_core.claims import CLAIM_COLUMNS
+
+    missing = sorted((set(CLAIM_COLUMNS) | set(extra)) - set(claims.columns))
+    if missing:
+        raise KeyError(f"not a claims table: columns {missing} are missing (recompute it with the chapter's "
+                       f"`--only claims`)")
 
 
 def claims_table(claims: pd.DataFrame, caption: str | None = None, *, link: str = "", by_paper: bool = False):
-    """The claims table (an ``IPython.display.HTML``): a chapter's, or with ``by_paper`` every chapter's grouped
-    under a row per paper (the rows then need the scorecard's ``chapter`` and ``profile`` columns). ``link`` is the
-    page the evidence links point to (empty: this page; the scorecard links each row to its chapter's page)."""
+    """The claims table (an ``IPython.display.HTML``), followed by the legend of the flags it shows: a chapter's, or
+    with ``by_paper`` every chapter's grouped under a row per paper (the rows then need the scorecard's ``chapter``
+    and ``profile`` columns). ``link`` is the page the evidence links point to (empty: this page; the scorecard links
+    each row to its chapter's page)."""
     from IPython.display import HTML
 
-    from hashlib_core.claims import CLAIM_COLUMNS
-
-    needed = set(CLAIM_COLUMNS) | ({"chapter", "profile"} if by_paper else set())
-    missing = sorted(needed - set(claims.columns))
-    if missing:
-        raise KeyError(f"not a claims table: columns {missing} are missing")
+    _check_columns(claims, {"chapter", "profile"} if by_paper else set())
     head = "".join(f'<th class="hb-c{i}">{escape(c)}</th>' for i, c in enumerate(_COLUMNS))
     body = []
     groups = claims.groupby("paper", sort=False) if by_paper else [(None, claims)]
@@ -92,7 +144,48 @@ def claims_table(claims: pd.DataFrame, caption: str | None = None, *, link: str 
         body += [_row(row, page) for _, row in rows.iterrows()]
     cap = f"<caption>{escape(caption)}</caption>" if caption else ""
     return HTML(f'<table class="hb-table hb-claims">{cap}<thead><tr>{head}</tr></thead>'
-                f'<tbody>{"".join(body)}</tbody></table>')
+                f'<tbody>{"".join(body)}</tbody></table>{flags_legend(claims).data}')
+
+
+_HEADLINE_COLUMNS = ("paper", "claim", "scale", "ours [95% interval]", "the paper's", "verdict")
+
+
+def headline_table(claims: pd.DataFrame, caption: str | None = None):
+    """The scorecard's first table: one row per headline claim about a measured effect (``evidence`` empirical),
+    with the paper, the claim, the scale it was tested at in a few words, our effect with its interval and
+    half-width, the paper's number, and the verdict with its flags."""
+    from IPython.display import HTML
+
+    _check_columns(claims, {"chapter", "profile"})
+    rows = claims[claims["headline"].astype(bool) & (claims["evidence"] == "empirical")]
+    head = "".join(f'<th class="hb-h{i}">{escape(c)}</th>' for i, c in enumerate(_HEADLINE_COLUMNS))
+    body = []
+    for _, r in rows.iterrows():
+        link = f"{r['chapter']}.html#{escape(_text(r['section']))}" if _text(r.get("section")) else \
+            f"{r['chapter']}.html"
+        claim = f'{escape(_text(r["statement"]))} <a href="{escape(link)}">evidence</a>'
+        scale = escape(_text(r.get("brief")) or str(r["profile"])) + "<br>" + _small(f"{escape(str(r['profile']))} "
+                                                                                     "profile")
+        if pd.isna(r["estimate"]):
+            ours = _small(escape(_text(r["reason"])))
+        else:
+            ours = effect_number(r["estimate"])
+            if pd.notna(r["low"]) and r["low"] != r["high"]:
+                ours += f" [{effect_number(r['low'])}, {effect_number(r['high'])}]"
+            if pd.notna(r.get("half_width")):
+                ours += "<br>" + _small(f"± {effect_number(r['half_width'])}"
+                                        + (f" against the paper's {effect_number(r['resolve'])}"
+                                           if pd.notna(r.get("resolve")) else ""))
+        paper = escape(_text(r["paper_value"]) or "-") + "<br>" + _small(f"side: {escape(_text(r['region']))}")
+        verdict = verdict_badge(r)
+        marks = flag_marks(r)
+        if marks:
+            verdict += f"<br>{marks}"
+        cells = (escape(str(r["paper"])), claim, scale, ours, paper, verdict)
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    cap = f"<caption>{escape(caption)}</caption>" if caption else ""
+    return HTML(f'<table class="hb-table hb-claims hb-headline">{cap}<thead><tr>{head}</tr></thead>'
+                f'<tbody>{"".join(body)}</tbody></table>{flags_legend(rows).data}')
 
 
 def claims_quotes(claims: pd.DataFrame, summary: str = "The sentences quoted, and how each claim is tested"):

@@ -16,9 +16,13 @@ from scipy import stats
 from hashlib_core import book
 from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.claims import (
+    FLAGS,
     VERDICTS,
     ClaimSet,
+    NoSignal,
     auc_interval,
+    bootstrap_means,
+    combined,
     correlation_difference,
     correlation_interval,
     Effect,
@@ -34,6 +38,8 @@ from hashlib_core.claims import (
     proportion_interval,
     ratio,
     ratio_of_means,
+    resolving_factor,
+    seed_contrast,
     seed_difference,
     seed_interval,
     stratified_bootstrap,
@@ -70,18 +76,28 @@ def effect_of(estimate, low=None, high=None, exact=False):
 
 
 # ------------------------------------------------------------------------------------------------ verdicts
-@pytest.mark.parametrize("estimate, low, high, expected", [
-    (2.0, 0.5, 3.5, "holds"),
-    (1.0, -0.5, 2.5, "holds in direction"),
-    (-1.0, -2.5, 0.5, "does not hold in direction"),
-    (-2.0, -3.5, -0.5, "does not hold"),
-    (0.0, 0.0, 0.0, "does not hold"),               # a tie is not "better"
+@pytest.mark.parametrize("estimate, low, high, expected, leaning", [
+    (2.0, 0.5, 3.5, "holds", ""),
+    (1.0, -0.5, 2.5, "inconclusive", "leans to the paper"),
+    (-1.0, -2.5, 0.5, "inconclusive", "leans against the paper"),
+    (-2.0, -3.5, -0.5, "does not hold", ""),
+    (0.0, 0.0, 0.0, "does not hold", ""),               # a tie is not "better"
 ])
-def test_every_verdict_of_a_better_claim(estimate, low, high, expected):
+def test_every_verdict_of_a_better_claim(estimate, low, high, expected, leaning):
     claim = better("c", "A beats B", effect=effect_of(estimate, low, high), reads=("t",), **SRC)
     row = evaluate_claims("P", [claim], FakeEvidence({"t": 1}), "scale").iloc[0]
-    assert row["verdict"] == expected
+    assert row["verdict"] == expected and row["lean"] == leaning
     assert row["estimate"] == estimate and row["low"] == low and row["high"] == high
+    assert row["evidence"] == "empirical" and row["half_width"] == pytest.approx((high - low) / 2)
+
+
+def test_the_words_are_five_and_no_verdict_leans():
+    assert VERDICTS == ("holds", "does not hold", "inconclusive", "no signal", "not testable here")
+    assert not any("direction" in v for v in VERDICTS)
+    assert scorecard.VERDICT_COLOURS.keys() == set(VERDICTS)
+    # inconclusive is neutral: never the colour of holds or of does not hold
+    colours = scorecard.VERDICT_COLOURS
+    assert colours["inconclusive"] not in (colours["holds"], colours["does not hold"])
 
 
 def test_not_testable_is_reached_three_ways_and_never_dropped():
@@ -101,12 +117,77 @@ def test_not_testable_is_reached_three_ways_and_never_dropped():
                                         "CoLA is not fine-tuned in this profile"]
 
 
-def test_a_stochastic_effect_without_interval_holds_only_in_direction():
-    assert verdict(Region(low=0, low_open=True), Effect(Interval(3.0, method="one seed"), "")) == "holds in direction"
-    assert verdict(Region(low=0, low_open=True), Effect(Interval(-3.0), "")) == "does not hold in direction"
+def test_no_signal_is_reached_two_ways_and_keeps_the_numbers_it_has():
+    def floored(ev):
+        raise NoSignal("every model stays at the majority class on CoLA")
+
+    def tied(ev):
+        return Effect(Interval(0.0, -0.1, 0.1, "fixed"), "A 50.9 vs B 50.9", no_signal="both at the floor")
+
+    table = evaluate_claims("P", [better("a", "A beats B on CoLA", effect=floored, reads=("t",), **SRC),
+                                  better("b", "A beats B", effect=tied, reads=("t",), **SRC)],
+                            FakeEvidence({"t": 1}), "s").set_index("id")
+    assert table["verdict"].tolist() == ["no signal", "no signal"]
+    assert table.loc["a", "reason"] == "every model stays at the majority class on CoLA"
+    assert pd.isna(table.loc["a", "estimate"])
+    assert table.loc["b", "reason"] == "both at the floor" and table.loc["b", "estimate"] == 0.0
+    assert table.loc["b", "lean"] == ""
+
+
+def test_a_stochastic_effect_without_interval_is_inconclusive_and_flagged():
+    region = Region(low=0, low_open=True)
+    assert verdict(region, Effect(Interval(3.0, method="one seed"), "")) == "inconclusive"
+    assert verdict(region, Effect(Interval(-3.0), "")) == "inconclusive"
     # the same number, exact (a parameter count), is its own interval
-    assert verdict(Region(low=0, low_open=True), Effect.exactly(3.0, "")) == "holds"
-    assert verdict(Region(low=0, low_open=True), Effect.exactly(-3.0, "")) == "does not hold"
+    assert verdict(region, Effect.exactly(3.0, "")) == "holds"
+    assert verdict(region, Effect.exactly(-3.0, "")) == "does not hold"
+    once = better("c", "A beats B", effect=lambda ev: Effect(Interval(3.0), "", flags=("one-run",)), reads=("t",),
+                  **SRC)
+    row = evaluate_claims("P", [once], FakeEvidence({"t": 1}), "s").iloc[0]
+    assert row["flags"] == "one-run,no-interval" and row["lean"] == "leans to the paper"
+    assert row["power"] == "no interval: the power of a single measurement is unknown"
+    exact = evaluate_claims("P", [value("v", "23.4M", printed="23.4M", effect=effect_of(23_440_896, exact=True),
+                                        reads=("t",), **SRC)], FakeEvidence({"t": 1}), "s").iloc[0]
+    assert exact["evidence"] == "exact" and exact["flags"] == "" and exact["power"] == ""
+    assert pd.isna(exact["half_width"])
+    with pytest.raises(ValueError, match="unknown flag"):
+        Effect(Interval(1.0), "", flags=("maybe",))
+
+
+def test_the_underpowered_rule_on_fixed_inputs():
+    """A 0.4-point tolerance against an interval of half-width 2.2 over 1,000 items and the seeds: inconclusive,
+    underpowered, and (2.2 / 0.4)^2 = 30.25 times the items would resolve it."""
+    wide = Interval(-0.5, -2.7, 1.7, "fixed", n=1000, covers=("items", "seeds"))
+    claim = within("w", "A within 0.4 of B", tolerance=0.4, one_sided=True, effect=lambda ev: Effect(wide, "",
+                                                                                                       unit="points"),
+                   reads=("t",), **SRC)
+    row = evaluate_claims("P", [claim], FakeEvidence({"t": 1}), "s").iloc[0]
+    assert row["verdict"] == "inconclusive" and row["lean"] == "underpowered; leans against the paper"
+    assert row["flags"] == "underpowered" and row["resolve"] == 0.4
+    assert row["power"] == ("underpowered: half-width 2.20 points, above the paper's tolerance 0.4 points; at this "
+                            "variance about 30.2x as many test items and training runs (30,250 items) would resolve "
+                            "it")
+    assert resolving_factor(wide, 0.4) == pytest.approx(30.25)
+    # an interval as wide that lies wholly outside a two-sided tolerance settles the claim: not underpowered
+    outside = within("o", "A within 1 of B", tolerance=1.0,
+                     effect=lambda ev: Effect(Interval(-44.0, -45.5, -42.5, "fixed", n=4386), ""), reads=("t",),
+                     **SRC)
+    row = evaluate_claims("P", [outside], FakeEvidence({"t": 1}), "s").iloc[0]
+    assert row["verdict"] == "does not hold" and row["flags"] == "" and "the claim is settled" in row["power"]
+    # narrow enough: the test would resolve the paper's effect
+    narrow = better("n", "A beats B", resolve=3.0, resolve_note="gap",
+                    effect=lambda ev: Effect(Interval(0.5, -0.5, 1.5, "fixed", n=800), ""), reads=("t",), **SRC)
+    row = evaluate_claims("P", [narrow], FakeEvidence({"t": 1}), "s").iloc[0]
+    assert row["verdict"] == "inconclusive" and row["lean"] == "leans to the paper"
+    assert row["power"] == "half-width 1.00, below the paper's gap 3.00: the test would resolve an effect of the " \
+                           "paper's size"
+    # no effect size printed: the half-width alone
+    none = better("x", "A beats B", effect=lambda ev: Effect(Interval(0.5, -0.5, 1.5, "fixed"), ""), reads=("t",),
+                  **SRC)
+    assert evaluate_claims("P", [none], FakeEvidence({"t": 1}), "s").iloc[0]["power"] == \
+        "half-width 1.00; the paper prints no effect size to resolve"
+    with pytest.raises(ValueError, match="resolve must be a positive"):
+        better("bad", "s", resolve=-1.0, untestable="x", **SRC)
 
 
 def test_within_ratio_ordering_and_value_regions():
@@ -116,7 +197,7 @@ def test_within_ratio_ordering_and_value_regions():
     assert two_sided.contains(-1.0) and two_sided.contains(1.0) and not two_sided.contains(1.01)
     assert one_sided.contains(50.0) and not one_sided.contains(-1.01)
     assert verdict(two_sided, Effect(Interval(0.2, -0.5, 0.9), "")) == "holds"
-    assert verdict(two_sided, Effect(Interval(0.2, -1.5, 0.9), "")) == "holds in direction"
+    assert verdict(two_sided, Effect(Interval(0.2, -1.5, 0.9), "")) == "inconclusive"
     assert verdict(two_sided, Effect(Interval(3.0, 2.0, 4.0), "")) == "does not hold"
     assert ratio("r", "2x faster", at_least=2.0, **later).region.describe("x") == ">= 2x"
     assert ratio("r", "about 15x", between=(12, 18), **later).region.describe() == "in [12, 18]"
@@ -160,7 +241,8 @@ def test_bad_claims_are_refused_with_the_fix():
                             better("b", "s", untestable="u", headline=True, **SRC)], scale=str)
 
 
-VERDICT_RANK = {v: i for i, v in enumerate(VERDICTS)}
+#: the verdicts an interval gives, from agreement with the paper to disagreement
+VERDICT_RANK = {"holds": 0, "inconclusive": 1, "does not hold": 2}
 
 
 @settings(max_examples=200, deadline=None)
@@ -234,36 +316,118 @@ def test_paired_bootstrap_known_answers():
     assert boot.low == pytest.approx(diff.mean() - half, abs=0.25 * half)
     assert boot.high == pytest.approx(diff.mean() + half, abs=0.25 * half)
     assert "paired bootstrap over 4,000 items (4,000 resamples)" == boot.method
+    assert boot.covers == ("items",)
 
 
-def test_paired_bootstrap_metric_path_equals_the_fast_path_and_is_reproducible():
-    rng = np.random.default_rng(2)
-    a, b = rng.random(300), rng.random(300)
-    fast = paired_bootstrap(a, b, resamples=500, seed=7)
-    slow = paired_bootstrap(metric=lambda i: a[i].mean(), metric_b=lambda i: b[i].mean(), n_items=300,
-                            resamples=500, seed=7)
-    assert (fast.estimate, fast.low, fast.high) == pytest.approx((slow.estimate, slow.low, slow.high))
-    assert paired_bootstrap(a, b, resamples=500, seed=7) == fast
-    # (seeds, items): seeds are averaged per item before resampling
-    two = paired_bootstrap(np.stack([a, a]), np.stack([b, b]), resamples=500, seed=7)
-    assert (two.low, two.high) == pytest.approx((fast.low, fast.high))
+def test_the_two_level_bootstrap_against_a_hand_computed_case():
+    """Model A's two runs: one right on every item, one wrong on every item; B always wrong. Resampling the items
+    changes nothing (every item alike), so the interval is the seeds' alone: A's mean over two runs drawn with
+    replacement is 0, 0.5 or 1 with chances 1/4, 1/2, 1/4, and the 2.5th and 97.5th percentiles of A - B are 0 and
+    1. Resampling the items only (seeds averaged per item) sees no variation at all."""
+    a = np.stack([np.ones(50), np.zeros(50)])
+    b = np.zeros((3, 50))
+    two = paired_bootstrap(a, b, resamples=4000)
+    assert (two.estimate, two.low, two.high) == (0.5, 0.0, 1.0)
+    assert two.covers == ("items", "seeds")
+    assert two.method == ("paired bootstrap over 50 items (4,000 resamples; each model's seeds resampled too (a: 2 "
+                          "seeds, b: 3 seeds))")
+    one = paired_bootstrap(a, b, resamples=4000, seeds=False)
+    assert (one.estimate, one.low, one.high) == (0.5, 0.5, 0.5) and one.covers == ("items",)
+    # identical runs: the second level changes nothing, so the interval is the items' alone, bit for bit
+    rng = np.random.default_rng(4)
+    x, y = rng.integers(0, 2, 300).astype(float), rng.integers(0, 2, 300).astype(float)
+    stacked = paired_bootstrap(np.stack([x, x, x]), np.stack([y, y]), resamples=500, seed=7)
+    single = paired_bootstrap(x, y, resamples=500, seed=7)
+    assert (stacked.low, stacked.high) == pytest.approx((single.low, single.high))
 
 
-def test_stratified_bootstrap_reduces_to_the_paired_one_and_combines_sets():
+def test_bootstrap_means_combines_several_models_vectorised():
+    rng = np.random.default_rng(6)
+    m = {k: rng.integers(0, 2, (3, 200)).astype(float) for k in ("sd", "ss", "bd", "bs")}
+    iv = bootstrap_means(m, lambda s: (s["sd"] - s["ss"]) - (s["bd"] - s["bs"]), resamples=300)
+    assert iv.estimate == pytest.approx((m["sd"].mean() - m["ss"].mean()) - (m["bd"].mean() - m["bs"].mean()))
+    assert iv.low < iv.estimate < iv.high
+    with pytest.raises(ValueError, match="one value per resample"):
+        bootstrap_means(m, lambda s: float(np.mean(s["sd"])), resamples=300)     # Python's float() of an array
+    with pytest.raises(ValueError, match="different numbers of items"):
+        bootstrap_means({"a": np.ones(3), "b": np.ones(4)}, lambda s: s["a"] - s["b"])
+
+
+def test_the_bootstrap_agrees_with_scipys_on_a_case_both_can_do():
+    """A paired difference of means over 400 items, items only: scipy.stats.bootstrap's percentile interval and ours
+    draw differently but estimate the same quantiles."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(0.3, 1.0, 400)
+    y = x - rng.normal(0.2, 0.5, 400)
+    ours = paired_bootstrap(x, y, resamples=20000, seed=2)
+    theirs = stats.bootstrap((x - y,), np.mean, n_resamples=20000, method="percentile", random_state=3,
+                             confidence_level=0.95).confidence_interval
+    width = theirs.high - theirs.low
+    assert ours.low == pytest.approx(theirs.low, abs=0.03 * width)
+    assert ours.high == pytest.approx(theirs.high, abs=0.03 * width)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 60), st.integers(0, 2 ** 31 - 1))
+def test_metrics_on_counts_equal_the_metrics_on_the_drawn_items(n, seed):
+    """The fast path (a resample as item counts) and the reference path (the drawn items themselves) score alike:
+    accuracy, MCC and Spearman with ties."""
+    from sklearn.metrics import matthews_corrcoef
+
+    from hashlib_core.claims.glue import task_metric, weighted_task_metric
+    from hashlib_core.claims.statistics import item_counts
+
+    rng = np.random.default_rng(seed)
+    gold, pred = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    score, truth = rng.integers(0, 5, n).astype(float), rng.integers(0, 4, n).astype(float)
+    draws = rng.integers(0, n, (5, n))
+    counts = np.stack([np.bincount(d, minlength=n) for d in draws]).astype(float)
+    for task, p, g in (("sst2", pred, gold), ("cola", pred, gold), ("stsb", score, truth)):
+        fast = weighted_task_metric(task, p, g, counts)
+        slow = [task_metric(task, p[d], g[d]) for d in draws]
+        assert fast == pytest.approx(slow, abs=1e-9), task
+    if len(set(gold) | set(pred)) == 2:                # scikit-learn warns on a single label
+        assert task_metric("cola", pred, gold) == pytest.approx(100 * matthews_corrcoef(gold, pred))
+    c = item_counts(np.random.default_rng(seed), n, 7)
+    assert c.shape == (7, n) and (c.sum(axis=1) == n).all()
+
+
+def test_stratified_bootstrap_vectorised_and_combining_sets():
+    from hashlib_core.claims.statistics import resampled_mean
+
     rng = np.random.default_rng(5)
     a, b = rng.random(200), rng.random(200)
-    one = stratified_bootstrap([(200, lambda i: (a[i].mean(), b[i].mean()))], lambda v: v[0][0] - v[0][1],
-                               resamples=500, seed=3)
-    ref = paired_bootstrap(metric=lambda i: a[i].mean(), metric_b=lambda i: b[i].mean(), n_items=200,
-                           resamples=500, seed=3)
+    one = stratified_bootstrap([(200, lambda c, g: (resampled_mean(a[None], c, g), resampled_mean(b[None], c, g)))],
+                               lambda v: v[0][0] - v[0][1], resamples=500, seed=3)
+    ref = paired_bootstrap(a, b, resamples=500, seed=3)
     assert (one.estimate, one.low, one.high) == pytest.approx((ref.estimate, ref.low, ref.high))
     # two item sets where A beats B by exactly 1 and 3 on every item: the mean difference is 2, with no spread
-    parts = [(50, lambda i: (1.0 + 0 * i.sum(), 0.0)), (80, lambda i: (3.0, 0.0))]
-    two = stratified_bootstrap(parts, lambda v: np.mean([x - y for x, y in v]), resamples=200, items="dev items")
+    ones = lambda c, g: (1.0 + 0 * c.sum(axis=1), 0 * c.sum(axis=1))           # noqa: E731
+    threes = lambda c, g: (3.0 + 0 * c.sum(axis=1), 0 * c.sum(axis=1))         # noqa: E731
+    two = stratified_bootstrap([(50, ones), (80, threes)], lambda v: np.mean([x - y for x, y in v], axis=0),
+                               resamples=200, items="dev items")
     assert (two.estimate, two.low, two.high) == (2.0, 2.0, 2.0)
     assert two.method == "paired bootstrap over 50 + 80 dev items (200 resamples, each set resampled on its own)"
     with pytest.raises(ValueError, match="at least 2 items"):
-        stratified_bootstrap([(1, lambda i: (0.0,))], lambda v: 0.0)
+        stratified_bootstrap([(1, ones)], lambda v: v[0][0])
+
+
+def test_seed_contrast_and_combining_items_with_seeds_by_hand():
+    a, b = [70.3, 71.3, 68.9], [68.8, 69.9, 67.1, 70.0]
+    d = seed_contrast([a, b], [1.0, -1.0])
+    welch = seed_difference(a, b)
+    assert (d.estimate, d.low, d.high) == pytest.approx((welch.estimate, welch.low, welch.high))
+    # a difference of differences: four independent groups
+    dd = seed_contrast([[1.0, 2.0], [0.0, 0.5], [3.0, 3.5], [1.0, 1.2]], [1, -1, -1, 1])
+    assert dd.estimate == pytest.approx((1.5 - 0.25) - (3.25 - 1.1)) and dd.covers == ("seeds",)
+    assert not seed_contrast([[1.0], [2.0, 3.0]], [1, -1]).has_interval
+    items = Interval(-5.0, -5.3, -4.6, "paired bootstrap over 994 windows", n=994, covers=("items",))
+    seeds = Interval(-5.1, -6.1, -4.1, "Welch t interval over seeds (3/3)", covers=("seeds",))
+    both = combined(items, seeds)
+    assert both.estimate == -5.0 and both.covers == ("items", "seeds")
+    assert both.low == pytest.approx(-5.0 - math.hypot(0.3, 1.0))
+    assert both.high == pytest.approx(-5.0 + math.hypot(0.4, 1.0))
+    assert "added in quadrature" in both.method
 
 
 def test_paired_bootstrap_refuses_bad_input():
@@ -277,6 +441,10 @@ def test_paired_bootstrap_refuses_bad_input():
         paired_bootstrap(metric=lambda i: 0.0)
     with pytest.raises(ValueError, match="non-finite"):
         paired_bootstrap(metric=lambda i: float("nan"), metric_b=lambda i: 0.0, n_items=10, resamples=100)
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        paired_bootstrap([1, 0], [0, 1], seed=-1)
+    with pytest.raises(ValueError, match="level must be in"):
+        paired_bootstrap([1, 0], [0, 1], level=1.5)
 
 
 def test_kendall_tau():
@@ -448,32 +616,51 @@ def test_scorecard_gathers_what_each_page_shows(tmp_path, monkeypatch):
 # ------------------------------------------------------------------------------------- scorecard, table
 def _claims_frame():
     rows = []
-    for paper, verdicts in (("P1", ["holds", "does not hold", "not testable here"]), ("P2", ["holds in direction"])):
+    for paper, verdicts in (("P1", ["holds", "does not hold", "not testable here"]),
+                            ("P2", ["inconclusive", "no signal", "holds"])):
         for i, v in enumerate(verdicts):
+            exact = paper == "P2" and i == 2
             rows.append({"paper": paper, "id": f"c{i}", "headline": i == 0, "statement": f"claim <{i}>",
-                         "where": "Abstract", "quote": "q & q", "kind": "better", "paper_value": "79.1",
+                         "where": "Abstract", "quote": "q & q", "kind": "better",
+                         "evidence": "exact" if exact else "empirical", "paper_value": "79.1",
                          "ours": "61.0", "estimate": 1.5 if v != "not testable here" else None,
-                         "low": 0.5 if v == "holds" else None, "high": 2.5 if v == "holds" else None,
-                         "level": 0.95, "method": "fixed", "region": "> 0", "verdict": v,
-                         "reason": "no GPU" if v == "not testable here" else "", "scale": "cpu",
-                         "section": "sec-x", "reads": "t", "chapter": paper.lower(), "chapter_title": paper,
-                         "profile": "cpu"})
+                         "low": 0.5 if v in ("holds", "inconclusive") else None,
+                         "high": 2.5 if v in ("holds", "inconclusive") else None,
+                         "level": 0.95, "method": "fixed", "half_width": 1.0 if v == "inconclusive" else None,
+                         "resolve": 0.4 if v == "inconclusive" else None,
+                         "power": "underpowered: half-width 1.00" if v == "inconclusive" else "",
+                         "region": "> 0", "verdict": v,
+                         "lean": "underpowered; leans to the paper" if v == "inconclusive" else "",
+                         "flags": "cap,pt-once" if v == "inconclusive" else "",
+                         "reason": {"not testable here": "no GPU", "no signal": "both at the floor"}.get(v, ""),
+                         "scale": "cpu", "brief": "4 x 128 encoder", "section": "sec-x", "reads": "t",
+                         "chapter": paper.lower(), "chapter_title": paper, "profile": "cpu"})
     return pd.DataFrame(rows)
 
 
-def test_scorecard_counts_and_quotes():
+def test_scorecard_counts_split_by_evidence_and_quotes():
     frame = _claims_frame()
     counts = scorecard.counts(frame)
     assert counts["paper"].tolist() == ["P1", "P2", "all papers"]
     assert counts.loc[0, ["holds", "does not hold", "not testable here", "claims"]].tolist() == [1, 1, 1, 3]
-    assert counts.loc[2, "claims"] == 4 and counts.loc[2, "holds in direction"] == 1
+    assert counts.loc[2, "claims"] == 6 and counts.loc[2, "inconclusive"] == 1 and counts.loc[2, "holds"] == 2
+    empirical, exact = scorecard.counts(frame, "empirical"), scorecard.counts(frame, "exact")
+    assert empirical.loc[2, "claims"] == 5 and exact.loc[2, "claims"] == 1
+    assert exact["paper"].tolist() == ["P1", "P2", "all papers"] and exact.loc[0, "claims"] == 0
     quoted = scorecard.quoted(frame)
-    assert quoted["n_claims"] == "4" and quoted["n_papers"] == "2" and quoted["n_holds"] == "1"
-    assert quoted["n_headline_held"] == "2 of 2"
+    assert quoted["n_claims"] == "6" and quoted["n_papers"] == "2"
+    assert quoted["n_empirical"] == "5" and quoted["n_exact"] == "1" and quoted["n_exact_holds"] == "1"
+    assert quoted["n_empirical_holds"] == "1" and quoted["n_empirical_inconclusive"] == "1"
+    assert quoted["n_headline"] == "2" and quoted["n_headline_holds"] == "1"
+    assert quoted["n_headline_inconclusive"] == "1"
     with pytest.raises(ValueError, match="unknown verdict"):
-        scorecard.counts(frame.assign(verdict="maybe"))
+        scorecard.counts(frame.assign(verdict="holds in direction"))
+    with pytest.raises(ValueError, match="evidence must be one of"):
+        scorecard.counts(frame, "measured")
     fig = scorecard.counts_figure(frame)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["P2", "P1"]
+    assert [ax.get_title() for ax in fig.axes] == [scorecard.EVIDENCE_LABELS["empirical"],
+                                                   scorecard.EVIDENCE_LABELS["exact"]]
 
 
 def test_claims_table_html():
@@ -483,19 +670,40 @@ def test_claims_table_html():
     assert "<b>claim &lt;0&gt;</b>" in html                       # headline in bold, text escaped
     assert "1.50 [0.500, 2.50]" in html and 'href="#sec-x"' in html and "no GPU" in html
     assert html.count("<tr>") == 1 + 3                             # the header and one row per claim
+    assert "hb-legend" not in html                                 # no flag, no legend
     # read back from a CSV, empty cells are NaN: no link, no "nan"
-    untestable = frame.iloc[[2]].assign(section=float("nan"), paper_value=float("nan"), ours=float("nan"))
+    untestable = frame.iloc[[2]].assign(section=float("nan"), paper_value=float("nan"), ours=float("nan"),
+                                        lean=float("nan"), flags=float("nan"), power=float("nan"))
     html_nan = book.claims_table(untestable).data
     assert "nan" not in html_nan and "href" not in html_nan
     grouped = book.claims_table(frame, by_paper=True).data
     assert 'href="p1.html#sec-x"' in grouped and grouped.count('class="hb-group"') == 2
     assert "3 claims, cpu results" in grouped
+    # inconclusive: a neutral badge, its lean in small type, its power and flags, and the legend of those flags
+    assert 'class="hb-verdict hb-v-inconclusive"' in grouped
+    assert '<span class="hb-lean">underpowered; leans to the paper</span>' in grouped
+    assert "<i>power:</i> underpowered: half-width 1.00" in grouped
+    assert f'<span class="hb-flag" title="{FLAGS["cap"][1]}">cap</span>' in grouped
+    assert '<div class="hb-legend">' in grouped and FLAGS["pt-once"][1] in grouped
+    assert "<i>no signal:</i> both at the floor" in grouped
     quotes = book.claims_quotes(frame).data
     assert "<q>q &amp; q</q>" in quotes and "A better than B" in quotes
     with pytest.raises(KeyError, match="not a claims table"):
         book.claims_table(frame.drop(columns=["verdict"]))
     with pytest.raises(KeyError, match="chapter"):
         book.claims_table(frame.drop(columns=["chapter"]), by_paper=True)
+
+
+def test_the_scorecard_headline_table_lists_the_headline_empirical_claims():
+    from hashlib_core.claims import html as claims_html
+
+    frame = _claims_frame()
+    table = claims_html.headline_table(frame, "headline").data
+    # P1's and P2's first claims are headline and empirical; P2's exact claim is not a headline
+    assert table.count("<tr>") == 1 + 2
+    assert "4 x 128 encoder" in table and "cpu profile" in table
+    assert "1.50 [0.500, 2.50]" in table and "± 1.00 against the paper's 0.400" in table
+    assert 'href="p1.html#sec-x"' in table and "hb-v-inconclusive" in table and "hb-legend" in table
 
 
 # ------------------------------------------------------------------------------------ every chapter's claims
@@ -587,6 +795,7 @@ def test_the_book_css_colours_verdicts_as_the_scorecard_figure_does():
     css = (repo_root() / "_static" / "hashbook.css").read_text(encoding="utf-8")
     found = dict(re.findall(r"span\.hb-v-([a-z-]+) \{ background: (#[0-9a-f]{6});", css))
     assert found == {v.replace(" ", "-"): c for v, c in scorecard.VERDICT_COLOURS.items()}
+    assert "span.hb-flag" in css and "span.hb-lean" in css
 
 
 def test_committed_verdicts_are_what_the_claims_compute_today():

@@ -156,8 +156,8 @@ def test_gap_is_a_paired_bootstrap_over_sentences_and_seeds():
     iv = cc.gap(ev, "table1", "projection", "minhash", "binary", "val_intent_acc", "atis")
     assert iv.estimate == pytest.approx(30.0) and iv.n == 20
     assert 0.0 < iv.low < 30.0 < iv.high <= 60.0              # never below 0: A is never wrong where B is right
-    assert iv.method == ("paired bootstrap over 20 ATIS validation sentences (2,000 resamples; each row's seeds "
-                         "(2/1) resampled too)")
+    assert iv.method == ("paired bootstrap over 20 ATIS validation sentences (2,000 resamples; each model's seeds "
+                         "resampled too (MinHash (Ours): 2 seeds, Binary: 1 seed))")
     again = cc.gap(ev, "table1", "projection", "minhash", "binary", "val_intent_acc", "atis")
     assert (again.low, again.high) == (iv.low, iv.high)       # seeded: the same interval every time
     # identical records: no gap, no spread

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from hashlib_core.claims import Interval
-from hashlib_core.claims.glue import GluePredictions, compare, trend_direction
+from hashlib_core.claims.glue import GluePredictions, compare, mean_difference, trend_direction
 from hashlib_core.papers.dynamic_embeddings import tables
 from hashlib_core.papers.dynamic_embeddings.training import trend_name
 
@@ -34,21 +34,21 @@ def relative_gap(preds: GluePredictions, model: str, tasks: Sequence[str], refer
     """``100 (mean(model) / mean(reference) - 1)`` of the scores averaged over ``tasks``, with a paired bootstrap
     over the dev items (stratified by task)."""
     return compare(preds, {"a": [model], "b": [reference]}, tasks,
-                   lambda s: 100.0 * (float(np.mean(s["a"])) / float(np.mean(s["b"])) - 1.0))
+                   lambda s: 100.0 * (np.mean(s["a"], axis=0) / np.mean(s["b"], axis=0) - 1.0))
 
 
 def difference(preds: GluePredictions, a: str, b: str, tasks: Sequence[str]) -> Interval:
     """``mean(a) - mean(b)`` in points over ``tasks``, with the same paired bootstrap."""
-    return compare(preds, {"a": [a], "b": [b]}, tasks, lambda s: float(np.mean(s["a"]) - np.mean(s["b"])))
+    return compare(preds, {"a": [a], "b": [b]}, tasks, mean_difference)
 
 
 def mean_score(preds: GluePredictions, model: str, tasks: Sequence[str]) -> float:
     """The model's score averaged over ``tasks`` (each the mean over its seeds, on every dev item)."""
-    return float(np.mean([preds.group_score([model], t)(np.arange(len(preds.labels[t]))) for t in tasks]))
+    return preds.score([model], tasks)
 
 
 def _learned(shown: Any) -> list[str]:
-    return tables.learning_tasks(shown.table("glue"), shown.profile.task_keys())[0]
+    return tables.learning_tasks(shown)[0]
 
 
 def family_view(shown: Any) -> pd.DataFrame:

@@ -13,12 +13,12 @@ read it) and ``report`` (what the tables print; never read while training or cho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
-__all__ = ["TASKS", "TaskData", "load_task", "encode", "collate", "typo_texts", "frequency_deciles"]
+__all__ = ["TASKS", "TaskData", "load_task", "heldout_size", "encode", "collate", "typo_texts", "frequency_deciles"]
 
 #: task -> (what it is, metric, the report split's name)
 TASKS = {"sst2": ("GLUE SST-2 sentiment (2 classes)", "accuracy", "dev"),
@@ -71,6 +71,18 @@ def _texts_labels(task: str, train_limit: int, heldout: int, seed: int):
             train = ([train[0][i] for i in keep], [train[1][i] for i in keep])
         return {"train": train, "heldout": part("validation"), "report": part("test")}, \
             ds["train"].features["intent"].num_classes
+    raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+
+
+def heldout_size(task: str, profile: Any) -> int:
+    """How many held-out examples choose the learning rate and the step of ``task`` (SST-2: the profile's
+    ``sst2_heldout``; MASSIVE: its validation split)."""
+    if task == "sst2":
+        return int(profile.sst2_heldout)
+    if task == "massive":
+        from hashlib_core.data import load_massive
+
+        return len(load_massive("en")["validation"])
     raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hashlib_core.claims.glue import GluePredictions, compare, trend_direction
+from hashlib_core.claims.glue import GluePredictions, compare, mean_difference, trend_direction
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN, trend_name
 
 __all__ = ["trend_view", "trend_figure", "trend_quoted", "scale_view", "scale_quoted", "SCALE_PROFILES"]
@@ -39,9 +39,8 @@ def trend_view(shown: Any) -> pd.DataFrame:
         if not shown.has(source):
             continue
         preds = GluePredictions.from_records(shown.json(source))
-        iv = compare(preds, {"a": [a], "b": [b]}, tasks, lambda s: float(np.mean(s["a"]) - np.mean(s["b"])))
-        score = {m: float(np.mean([preds.group_score([m], t)(np.arange(len(preds.labels[t]))) for t in tasks]))
-                 for m in (a, b)}
+        iv = compare(preds, {"a": [a], "b": [b]}, tasks, mean_difference)
+        score = {m: preds.score([m], tasks) for m in (a, b)}
         if source == "glue_predictions":
             loss = {_A: pre.get(_A, np.nan), _B: pre.get(_B, np.nan)}
         else:

@@ -5,14 +5,15 @@ the claims of sections 5.1-5.3, 6 and Appendices A-B that the chapter's experime
 parameter counts (Table 1, Figure 3, section 5.3), then the claims that need the paper's benchmarks.
 
 Uncertainty: the headline language-model claims read the scaling curve (several sizes, several seeds each, paired
-bootstrap intervals over the test windows: :mod:`hashlib_core.papers.multihashformer.claims_scaling`), and the
-expansion claims paired bootstraps over held-out sentences. The sweep, Single-ID and LSH models are trained once
-(one seed) and scored without per-token scores, so those claims have no interval and can at best hold *in
-direction*. Card-660
-correlations rest on 660 word pairs: a Pearson r has a Fisher z interval, and two models' correlations are compared
-with Zou's interval for a difference (:mod:`hashlib_core.claims.statistics`). The Appendix B
-word pairs keep both models' per-pair similarities, so they get a paired bootstrap. Parameter counts and numerical
-ranks are exact.
+bootstrap intervals over the test windows widened by the seeds' spread, flagged ``not-recomputable`` because the
+per-window scores are not committed: :mod:`hashlib_core.papers.multihashformer.claims_scaling`), and the expansion
+claims paired bootstraps over held-out sentences. The sweep, Single-ID and LSH models are trained once (one seed) and
+scored without per-token scores, so those claims have no interval and are *inconclusive* whatever their estimate
+(flags ``1 run``, ``no interval``). Card-660 correlations rest on 660 word pairs: a Pearson r has a Fisher z
+interval, and two models' correlations are compared with Zou's interval for a difference
+(:mod:`hashlib_core.claims.statistics`); where the baseline's own correlation is indistinguishable from zero the
+comparison says *no signal*. The Appendix B word pairs keep both models' per-pair similarities, so they get a paired
+bootstrap. Parameter counts and numerical ranks are exact.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from hashlib_core.claims import (
     ClaimSet,
     Effect,
     Interval,
+    NoSignal,
     NotTestable,
     Region,
     better,
@@ -43,6 +45,8 @@ from hashlib_core.results import load_paper_table
 __all__ = ["CLAIMS", "describe_scale"]
 
 ONE_RUN = "one run: no interval (one seed; per-token scores not kept)"
+#: the flags of an effect read from models trained once and scored without per-token scores
+_ONCE = ("one-run", "not-recomputable")
 
 
 # ----------------------------------------------------------------------------------------------- reading results
@@ -82,7 +86,7 @@ def _sweep_all_beat_standard(ev: Any) -> Effect:
     d = float(worst["test_accuracy_%"] - std["test_accuracy_%"])
     return Effect(Interval(d, method=ONE_RUN), f"{above} of {len(mhf)} variants above {_acc(std)}; the lowest, "
                   f"{worst['model']}, {worst['test_accuracy_%']:.2f}%", unit="points",
-                  note="effect: the lowest variant's accuracy minus Standard's")
+                  note="effect: the lowest variant's accuracy minus Standard's", flags=_ONCE)
 
 
 def _card660(mhf: str, baseline: str) -> Callable[[Any], Effect]:
@@ -94,14 +98,14 @@ def _card660(mhf: str, baseline: str) -> Callable[[Any], Effect]:
         m, b = _row(ev, "card660", mhf, card), _row(ev, "card660", baseline, card)
         ib = correlation_interval(float(b["pearson_r"]), int(b["pairs"]))
         if ib.low <= 0.0 <= ib.high:
-            raise NotTestable(f"{b['name']} has no signal at this scale: r = {ib.estimate:.3f}, 95% interval "
-                              f"[{ib.low:.3f}, {ib.high:.3f}] (Fisher z, {ib.n} pairs); {m['name']}: r = "
-                              f"{m['pearson_r']:.3f}")
+            raise NoSignal(f"{b['name']}'s own correlation with human similarity is indistinguishable from zero at "
+                           f"this scale: r = {ib.estimate:.3f}, 95% interval [{ib.low:.3f}, {ib.high:.3f}] (Fisher z, "
+                           f"{ib.n} pairs); {m['name']}: r = {m['pearson_r']:.3f}")
         iv = correlation_difference(float(m["pearson_r"]), int(m["pairs"]), float(b["pearson_r"]), int(b["pairs"]))
         return Effect(iv, f"{m['name']} r = {m['pearson_r']:.3f} vs {b['name']} r = {b['pearson_r']:.3f}",
                       unit="r", note="both correlations are computed on the same pairs, which the interval treats as "
                                      "independent (the per-pair similarities a paired bootstrap needs are not kept): "
-                                     "it is approximate")
+                                     "it is approximate", flags=_ONCE)
     return effect
 
 
@@ -117,7 +121,8 @@ def _equivalent_pairs(ev: Any) -> Effect:
     return Effect(iv, f"mean cosine H4B16K {ex[a].mean():.2f} vs Standard {ex[b].mean():.2f}; higher on {higher} "
                   f"of {len(ex)} pairs", unit="cosine",
                   note="raw cosines, as Table 5 compares them: a model whose cosines run higher on every pair wins "
-                       "such a comparison without telling equivalent pairs apart any better; one trained model each")
+                       "such a comparison without telling equivalent pairs apart any better; one trained model each",
+                  flags=("one-run",))
 
 
 def _single_multi(ev: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -136,7 +141,7 @@ def _multi_beats_single(ev: Any) -> Effect:
     text = "; ".join(f"{b}: H4 {h4.loc[b, 'test_accuracy_%']:.2f}% vs H1 {h1.loc[b, 'test_accuracy_%']:.2f}%"
                      for b in gap.index)
     return Effect(Interval(float(gap.min()), method=ONE_RUN), text, unit="points",
-                  note="effect: the smallest H4 - H1 gap over the bucket sizes")
+                  note="effect: the smallest H4 - H1 gap over the bucket sizes", flags=_ONCE)
 
 
 def _gap_shrinks(ev: Any) -> Effect:
@@ -149,7 +154,7 @@ def _gap_shrinks(ev: Any) -> Effect:
     ours = [float(h4.loc[b, "test_accuracy_%"] - h1.loc[b, "test_accuracy_%"]) for b in shared]
     tau = kendall_tau(paper, ours)
     return Effect(Interval(tau, method=f"Kendall's tau over {len(shared)} bucket sizes; {ONE_RUN}"),
-                  "H4 - H1 gap " + ", ".join(f"{b} {g:.2f}" for b, g in zip(shared, ours)), unit="tau")
+                  "H4 - H1 gap " + ", ".join(f"{b} {g:.2f}" for b, g in zip(shared, ours)), unit="tau", flags=_ONCE)
 
 
 def _multi_beats_buckets(ev: Any) -> Effect:
@@ -161,7 +166,7 @@ def _multi_beats_buckets(ev: Any) -> Effect:
     d = float(small["test_accuracy_%"] - large["test_accuracy_%"])
     return Effect(Interval(d, method=ONE_RUN), f"{small['model']} (B = {int(small['B']):,}) "
                   f"{small['test_accuracy_%']:.2f}% vs {large['model']} (B = {int(large['B']):,}) "
-                  f"{large['test_accuracy_%']:.2f}%", unit="points")
+                  f"{large['test_accuracy_%']:.2f}%", unit="points", flags=_ONCE)
 
 
 def _rank_above(ev: Any) -> Effect:
@@ -242,7 +247,8 @@ def _lsh_trend(ev: Any) -> Effect:
     tau = kendall_tau(lsh["lsh"].astype(float), lsh["test_accuracy_%"])
     return Effect(Interval(tau, method=f"Kendall's tau over {len(lsh)} splits; {ONE_RUN}"),
                   ", ".join(f"{m} {a:.2f}%" for m, a in zip(lsh["mix"], lsh["test_accuracy_%"])), unit="tau",
-                  note="tau between LSH coordinates and accuracy; 1 would be a gain with every added LSH coordinate")
+                  note="tau between LSH coordinates and accuracy; 1 would be a gain with every added LSH coordinate",
+                  flags=_ONCE)
 
 
 # ----------------------------------------------------------------------------------------------- the claims
@@ -276,7 +282,7 @@ _CLAIMS: list[Claim] = [
            where="Abstract", quote="We evaluate our approach at the 100M, 1B and 3B parameter scales, demonstrating "
            "that MULTIHASHFORMER consistently outperforms standard Transformer LMs across multiple benchmarks.",
            paper_value="LAMBADA 35.34 vs 30.41 (1B), 37.26 vs 28.64 (3B)",
-           effect=_scaling.scale_gap(lambda m: m == "H4B16K"), reads=("scaling_gaps",), section="mhf-scaling"),
+           effect=_scaling.scale_gap(lambda m: m == "H4B16K"), reads=("scaling_gaps", "scaling_runs"), section="mhf-scaling"),
     value("headline-expansion", "Expanding MHF's vocabulary adds no parameter", between=(0.0, 0.0), headline=True,
           where="Abstract", quote="Furthermore, we show that our model handles multilingual vocabulary expansion "
           "with a constant parameter footprint without any modifications.", paper_value="0 new parameters",
@@ -285,17 +291,17 @@ _CLAIMS: list[Claim] = [
            "a smaller vocabulary the H3 whose total matches)", where="§5.1",
            quote="Specifically, MHF (H3B10K) and MHF (H4B16K) outperform Standard and Standard+2L baselines on 8 out "
            "of 10 tasks, respectively.", paper_value="8 of 10 tasks (1B)",
-           effect=_scaling.scale_gap(lambda m: m.startswith("H3"), matched=True), reads=("scaling_gaps",),
+           effect=_scaling.scale_gap(lambda m: m.startswith("H3"), matched=True), reads=("scaling_gaps", "scaling_runs"),
            section="mhf-scaling"),
     better("deeper-at-small-scale", "At the smallest scale, a deeper Standard (+kL) beats every MHF", where="§5.1",
            quote="At the 100M scale, the decoder size is more important than the vocabulary representation.",
            paper_value="Standard+4L better on 7 tasks (100M)", effect=_scaling.deeper_at_smallest,
-           reads=("scaling_gaps",), section="mhf-scaling"),
+           reads=("scaling_gaps", "scaling_runs"), section="mhf-scaling"),
     better("embeddings-over-layers", "With scale, MHF's (H4B16K) gain over a deeper Standard (+kL) grows",
            where="§5.1",
            quote="the embeddings improves performance more than adding more layers to the model on larger scales.",
            paper_value="100M: Standard+4L better on 7 tasks; 1B: H4B16K better on 8 of 10",
-           effect=_scaling.gap_trend("H4B16K", deep=True), reads=("scaling_trend", "scaling_gaps"),
+           effect=_scaling.gap_trend("H4B16K", deep=True), reads=("scaling_trend", "scaling_gaps", "scaling_runs"),
            section="mhf-scaling"),
     better("sweep-all-beat-standard", "Every (H, B) variant beats Standard, the smaller embeddings included",
            where="§6, Figure 3", quote="All MULTIHASHFORMER configurations consistently outperform Standard on "
@@ -380,4 +386,10 @@ _CLAIMS: list[Claim] = [
            "neither is staged (the chapter measures bits per byte on Parallel UD instead)"),
 ]
 
-CLAIMS = ClaimSet("multihashformer", "MultiHashFormer", _CLAIMS, scale=describe_scale)
+def brief_scale(p: Any) -> str:
+    """The scale in a few words (the scorecard's headline table)."""
+    sizes = ", ".join(s.split("/")[0] for s in p.scale_sizes) if p.scale_sizes else str(p.hidden_size)
+    return f"Qwen3 LMs d = {sizes}, {p.max_steps:,} steps on {CORPORA[p.corpus]}, {len(p.scale_seeds)} seeds"
+
+
+CLAIMS = ClaimSet("multihashformer", "MultiHashFormer", _CLAIMS, scale=describe_scale, brief=brief_scale)

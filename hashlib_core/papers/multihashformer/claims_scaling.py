@@ -3,9 +3,13 @@ intervals.
 
 The language-model claims read ``scaling_gaps`` and ``scaling_trend``
 (:mod:`hashlib_core.papers.multihashformer.scaling`): every size trained with several seeds, each gap with a paired
-bootstrap interval over the test windows (seeds averaged per window). A claim the paper makes at every scale is read
-at the size where it is weakest. The expansion claims read ``expansion_intervals`` (paired bootstraps over the
-held-out sentences of each language).
+bootstrap interval over the test windows (seeds averaged per window). That interval covers the windows only, and
+the per-window scores of each seed are not committed, so it cannot be recomputed as a two-level bootstrap; the
+claims widen it by the seeds' own spread (a Welch interval over the per-seed accuracies of ``scaling_runs``, added
+in quadrature: :func:`hashlib_core.claims.statistics.combined`) and flag it ``not-recomputable``. Every language model
+trains a fixed number of steps with its loss still falling (flag ``cap``). A claim the paper makes at every scale is
+read at the size where it is weakest. The expansion claims read ``expansion_intervals`` (paired bootstraps over the
+held-out sentences of each language; one model each).
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from hashlib_core.claims import Effect, Interval, NotTestable
+from hashlib_core.claims import Effect, Interval, NotTestable, combined, seed_contrast
 
 __all__ = ["scale_gap", "deeper_at_smallest", "gap_trend", "new_languages", "english_forgetting", "describe_curve"]
 
@@ -38,10 +42,36 @@ def _gaps(ev: Any, mhf: Callable[[str], bool], deep: bool) -> pd.DataFrame:
     return rows
 
 
-def _interval_of(row: pd.Series, sign: float = 1.0, note: str = "") -> Interval:
+#: what every language-model effect of the scaling curve carries: no committed per-window scores, fixed-length runs
+LM_FLAGS = ("cap", "not-recomputable")
+LM_NOTE = ("per-window scores of each seed not committed: the windows' interval widened by the seeds' spread; every "
+           "model trained a fixed number of steps, its loss still falling")
+
+
+def _accuracies(ev: Any, size: str, model: str) -> list[float]:
+    if not ev.has("scaling_runs"):
+        return []
+    runs = ev.table("scaling_runs")
+    rows = runs[(runs["size"] == size) & (runs["model"] == model)]
+    return rows["test_accuracy_%"].astype(float).tolist()
+
+
+def _widened(items: Interval, groups: list[list[float]], signs: list[float]) -> tuple[Interval, tuple[str, ...]]:
+    """``items`` widened by the seeds' spread over ``groups`` of per-seed accuracies, and the flags it carries; a
+    model without per-seed scores leaves the windows' interval alone, flagged ``items-only``."""
+    if any(not g for g in groups):
+        return items, LM_FLAGS + ("items-only",)
+    return combined(items, seed_contrast(groups, signs)), LM_FLAGS
+
+
+def _interval_of(ev: Any, row: pd.Series, sign: float = 1.0, note: str = "") -> tuple[Interval, tuple[str, ...]]:
+    """A gap's committed interval over the test windows, widened by the seeds' spread (per-seed accuracies)."""
     est, low, high = (sign * float(row[c]) for c in ("accuracy_gap", "accuracy_gap_low", "accuracy_gap_high"))
     low, high = min(low, high), max(low, high)
-    return Interval(est, low, high, f"{row['interval']}, {int(row['seeds'])} seeds averaged per window{note}")
+    items = Interval(est, low, high, f"{row['interval']}, {int(row['seeds'])} seeds averaged per window{note}",
+                     covers=("items",))
+    return _widened(items, [_accuracies(ev, row["size"], row["mhf"]), _accuracies(ev, row["size"], row["baseline"])],
+                    [sign, -sign])
 
 
 def _listing(rows: pd.DataFrame) -> str:
@@ -61,9 +91,10 @@ def scale_gap(mhf: Callable[[str], bool], deep: bool = False, *, matched: bool =
                 raise NotTestable(f"no size of the {_profile(ev)} profile's curve has the pair within 5% in "
                                   "parameters")
         worst = rows.loc[rows["accuracy_gap"].idxmin()]
-        iv = _interval_of(worst, note=f"; the smallest gap of {len(rows)} sizes")
+        iv, flags = _interval_of(ev, worst, note=f"; the smallest gap of {len(rows)} sizes")
         return Effect(iv, f"accuracy gap (points) by size: {_listing(rows)}", unit="points",
-                      note="effect: the size where MHF's gap is smallest (the paper claims every scale)")
+                      note=f"effect: the size where MHF's gap is smallest (the paper claims every scale); {LM_NOTE}",
+                      flags=flags)
     return effect
 
 
@@ -72,8 +103,10 @@ def deeper_at_smallest(ev: Any) -> Effect:
     rows = _gaps(ev, lambda m: True, True)
     smallest = rows[rows["size"] == rows["size"].iloc[0]]
     best = smallest.loc[smallest["accuracy_gap"].idxmax()]
-    return Effect(_interval_of(best, -1.0), f"at {best['size']}: {best['baseline']} minus the best MHF, "
-                  f"{best['mhf']} ({_listing(smallest)}: MHF minus {best['baseline']})", unit="points")
+    iv, flags = _interval_of(ev, best, -1.0)
+    return Effect(iv, f"at {best['size']}: {best['baseline']} minus the best MHF, "
+                  f"{best['mhf']} ({_listing(smallest)}: MHF minus {best['baseline']})", unit="points", note=LM_NOTE,
+                  flags=flags)
 
 
 def gap_trend(mhf: str, deep: bool) -> Callable[[Any], Effect]:
@@ -89,10 +122,14 @@ def gap_trend(mhf: str, deep: bool) -> Callable[[Any], Effect]:
             raise NotTestable(f"the {_profile(ev)} profile's curve has fewer than two sizes for {mhf}")
         r = rows.iloc[0]
         iv = Interval(float(r["accuracy_change"]), float(r["accuracy_change_low"]), float(r["accuracy_change_high"]),
-                      str(r["interval"]))
+                      str(r["interval"]), covers=("items",))
+        groups = [_accuracies(ev, r["to_size"], mhf), _accuracies(ev, r["to_size"], r["baseline"]),
+                  _accuracies(ev, r["from_size"], mhf), _accuracies(ev, r["from_size"], r["baseline"])]
+        iv, flags = _widened(iv, groups, [1.0, -1.0, -1.0, 1.0])
         at = _gaps(ev, lambda m: m == mhf, deep)
         return Effect(iv, f"{mhf} minus {r['baseline']} from {r['from_size']} to {r['to_size']}: {_listing(at)}",
-                      unit="points", note="effect: the gap at the largest size minus the gap at the smallest")
+                      unit="points", note=f"effect: the gap at the largest size minus the gap at the smallest; "
+                                          f"{LM_NOTE}", flags=flags)
     return effect
 
 
@@ -118,7 +155,7 @@ def new_languages(ev: Any) -> Effect:
     return Effect(Interval(len(fine) / len(langs), method=f"count over {len(langs)} languages, each judged by a "
                            f"{table['interval'].iloc[0]}"),
                   f"{len(fine)} of {len(langs)} not worse ({table['mhf'].iloc[0]} minus Standard, bits per byte "
-                  f"after CPT, calibrated: {text})", unit="share of languages")
+                  f"after CPT, calibrated: {text})", unit="share of languages", flags=("one-run",))
 
 
 def english_forgetting(ev: Any) -> Effect:
@@ -129,10 +166,10 @@ def english_forgetting(ev: Any) -> Effect:
         raise NotTestable(f"English is not scored in the {_profile(ev)} profile")
     r = table.loc["en"]
     iv = Interval(float(r["change_difference"]), float(r["change_difference_low"]),
-                  float(r["change_difference_high"]), str(r["interval"]))
+                  float(r["change_difference_high"]), str(r["interval"]), covers=("items",))
     return Effect(iv, f"Standard's English change minus {r['mhf']}'s: {r['change_difference']:+.3f} bits per byte "
                   "(calibrated)", unit="bits per byte",
-                  note="effect: Standard's change minus MHF's (positive: MHF forgets less)")
+                  note="effect: Standard's change minus MHF's (positive: MHF forgets less)", flags=("one-run",))
 
 
 def describe_curve(p: Any) -> str:

@@ -9,9 +9,11 @@ latency.
 Uncertainty. Tables 1 and 2 are scored on validation, as the paper's are: MTOP EN for slot exact match, ATIS (the
 sentences of multiATIS EN) for intent accuracy. Every chosen run keeps its per-sentence correctness, so a comparison
 of two rows is a paired bootstrap over the validation sentences, each row's seeds resampled too (a row trained once
-has one seed: its training noise is not covered). Each claim says how many of the runs compared were best at their
-epoch cap. The test table's intent model: Wilson's interval over the test sentences around the mean of its seeds;
-MTOP's test exact match likewise, per language. Counts and bytes are exact.
+has one seed: its training noise is not covered, flag ``1 run``). Each claim says how many of the runs compared were
+best at their epoch cap (flag ``cap``). The test table's intent model: Wilson's interval over the test sentences
+around the mean of its seeds, widened by the seeds' spread (added in quadrature); MTOP's test exact match by Wilson's
+interval per language (one seed each). The test runs kept no per-sentence scores (flag ``not recomputable``). Counts
+and bytes are exact.
 """
 from __future__ import annotations
 
@@ -22,11 +24,11 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, ordering, proportion_interval, ratio,
-                                 value, within)
+from hashlib_core.claims import (ClaimSet, Effect, Interval, NotTestable, better, combined, ordering,
+                                 proportion_interval, ratio, seed_interval, value, within)
 from hashlib_core.papers.pnlp_mixer import tables
 from hashlib_core.papers.pnlp_mixer.claims_comparison import (_TASK_LABEL, _T2, _best_of, _mixer_minus, _paper_gap,
-                                                             _t1_order, convergence)
+                                                             _t1_order, convergence, paper_gap_value)
 from hashlib_core.papers.pnlp_mixer.profiles import MODEL_SHAPE, PNLPMixerProfile
 from hashlib_core.results import load_paper_table, parse_printed
 
@@ -89,13 +91,30 @@ def _intent_seeds(evidence: Any) -> pd.DataFrame:
 
 def _test_accuracy(evidence: Any) -> tuple[Interval, pd.Series]:
     """The 8-bit intent model's English test accuracy: the mean over its seeds, with Wilson's interval over the
-    test sentences (what the choice of test sentences leaves uncertain; the seeds' own spread is in the text)."""
+    test sentences (what the choice of test sentences leaves uncertain) widened by the seeds' own spread (Student's t
+    over the per-seed accuracies, added in quadrature)."""
     acc = _intent_seeds(evidence)["int8"]
     n = int(evidence.table("table3_intent")["test_sentences"].iloc[0])
     iv = proportion_interval(round(float(acc.mean()) * n / 100), n, items="multiATIS EN test sentences")
     seeds = ", ".join(f"{a:.2f}" for a in acc)
-    return Interval(float(acc.mean()), iv.low, iv.high, f"{iv.method}, around the mean of {len(acc)} seed(s) "
-                    f"({seeds})", iv.n), acc
+    items = Interval(float(acc.mean()), iv.low, iv.high, f"{iv.method}, around the mean of {len(acc)} seed(s) "
+                     f"({seeds})", iv.n, covers=("items",))
+    return combined(items, seed_interval(acc.to_numpy(float))), acc
+
+
+def _at_cap(rows: pd.DataFrame) -> bool:
+    """Whether a run of ``rows`` was best at its last allowed epoch (False for a table without the columns)."""
+    if not {"best_epoch", "max_epochs"} <= set(rows.columns):
+        return False
+    return bool((rows["best_epoch"] >= rows["max_epochs"]).any())
+
+
+def _t3_flags(evidence: Any) -> tuple[str, ...]:
+    """``cap`` when an intent model was best at its last epoch; ``one-run`` with one seed; ``not-recomputable``."""
+    t = evidence.table("table3_intent")
+    t = t[t["precision"] == "int8"]
+    return tuple(f for f, on in (("cap", _at_cap(t)),
+                                 ("one-run", t["seed"].nunique() < 2), ("not-recomputable", True)) if on)
 
 
 #: the paper's English ratio of the pNLP-Mixer's intent accuracy to mBERT's (Table 3): the abstract's 97.8% is the
@@ -107,20 +126,21 @@ def _mbert_share(evidence: Any) -> Effect:
     iv, acc = _test_accuracy(evidence)
     mbert = tables.paper_number(_T3.loc["mBERT", "EN"])
     share = Interval(100 * iv.estimate / mbert, 100 * iv.low / mbert, 100 * iv.high / mbert,
-                     iv.method + "; mBERT's accuracy is the paper's, taken as exact", iv.n)
+                     iv.method + "; mBERT's accuracy is the paper's, taken as exact", iv.n, covers=iv.covers)
     return Effect(share, f"8-bit ATIS test intent accuracy {acc.mean():.1f} = {share.estimate:.1f}% of mBERT's "
                          f"{_T3.loc['mBERT', 'EN']} (English)", unit="% of mBERT",
                   note=(f"mBERT is not trained here: its English accuracy is the paper's (Table 3); the abstract's "
                         f"{PAPER_MBERT_SHARE} is the mean over nine languages, the paper's English ratio "
-                        f"{_EN_RATIO:.1f}% is what English is held to"))
+                        f"{_EN_RATIO:.1f}% is what English is held to"), flags=_t3_flags(evidence))
 
 
 def _t3_gap(evidence: Any) -> Effect:
     iv, acc = _test_accuracy(evidence)
     paper = tables.paper_number(_T3.loc["pNLP-Mixer", "EN"])
-    gap = Interval(iv.estimate - paper, iv.low - paper, iv.high - paper, iv.method, iv.n)
+    gap = Interval(iv.estimate - paper, iv.low - paper, iv.high - paper, iv.method, iv.n, covers=iv.covers)
     return Effect(gap, f"8-bit ATIS test intent accuracy {acc.mean():.1f} (mean of {len(acc)} seed(s)) vs the "
-                       f"paper's {_T3.loc['pNLP-Mixer', 'EN']}: {gap.estimate:+.1f} points", unit="points")
+                       f"paper's {_T3.loc['pNLP-Mixer', 'EN']}: {gap.estimate:+.1f} points", unit="points",
+                  flags=_t3_flags(evidence))
 
 
 def _latency(evidence: Any) -> dict[str, Any]:
@@ -174,6 +194,11 @@ def _scale(p: Any) -> str:
             f"the others once")
 
 
+def _brief(p: Any) -> str:
+    train = f"{p.train_examples:,} training sentences" if p.train_examples else "every training sentence"
+    return f"{p.num_mixer_layers} Mixer blocks x {p.hidden_size}, {train}, at most {p.max_epochs} epochs"
+
+
 def _mtop_rows(evidence: Any) -> pd.DataFrame:
     """Table 4's 8-bit rows indexed by language (upper case), with their Wilson intervals; NotTestable without."""
     t4 = evidence.table("table4")
@@ -187,6 +212,14 @@ def _mtop_rows(evidence: Any) -> pd.DataFrame:
     return rows
 
 
+def _t4_flags(rows: pd.DataFrame) -> tuple[str, ...]:
+    """``cap`` when an MTOP model was best at its last epoch; ``one-run`` (one seed per language);
+    ``not-recomputable``."""
+    seeds = rows.groupby(level=0)["seed"].nunique() if "seed" in rows else pd.Series([1])
+    return tuple(f for f, on in (("cap", _at_cap(rows)),
+                                 ("one-run", bool((seeds < 2).any())), ("not-recomputable", True)) if on)
+
+
 def _t4_en(evidence: Any) -> Effect:
     rows = _mtop_rows(evidence)
     if "EN" not in rows.index:
@@ -194,11 +227,12 @@ def _t4_en(evidence: Any) -> Effect:
     r, paper = rows.loc["EN"], tables.paper_number(_T4.loc["pNLP-Mixer", "EN"])
     n = int(r["test_sentences"])
     iv = Interval(r["exact_match"] - paper, r["low"] - paper, r["high"] - paper,
-                  f"Wilson interval over {n:,} MTOP EN test sentences", n)
+                  f"Wilson interval over {n:,} MTOP EN test sentences", n, covers=("items",))
     train = f"trained on {int(r['train_sentences']):,} sentences"
     return Effect(iv, f"8-bit MTOP EN test exact match {r['exact_match']:.1f} vs the paper's "
                       f"{_T4.loc['pNLP-Mixer', 'EN']}: {iv.estimate:+.1f} points", unit="points",
-                  note=f"{train}; best epoch {int(r['best_epoch'])} of at most {int(r['max_epochs'])}")
+                  note=f"{train}; best epoch {int(r['best_epoch'])} of at most {int(r['max_epochs'])}",
+                  flags=_t4_flags(rows.loc[["EN"]]))
 
 
 def _mtop_share(evidence: Any) -> Effect:
@@ -213,10 +247,11 @@ def _mtop_share(evidence: Any) -> Effect:
     n = int(rows["test_sentences"].sum())
     share = Interval(100 * ours / mbert, 100 * (ours - half) / mbert, 100 * (ours + half) / mbert,
                      f"each language's Wilson interval over its test sentences, combined ({n:,} sentences); mBERT's "
-                     f"numbers are the paper's, taken as exact", n)
+                     f"numbers are the paper's, taken as exact", n, covers=("items",))
     return Effect(share, f"8-bit MTOP test exact match {ours:.1f} (mean over {', '.join(langs)}) = "
                          f"{share.estimate:.1f}% of mBERT's {mbert:.1f} on the same languages", unit="% of mBERT",
-                  note=f"mBERT is not fine-tuned here; the abstract's {PAPER_MTOP_SHARE} is over all six languages")
+                  note=f"mBERT is not fine-tuned here; the abstract's {PAPER_MTOP_SHARE} is over all six languages",
+                  flags=_t4_flags(rows))
 
 
 _ABSTRACT_SHARE = ("Our quantized model achieves 99.4% and 97.8% the performance of mBERT on MTOP and multiATIS, "
@@ -233,6 +268,16 @@ _LATENCY = ("To put numbers in perspective, for the non-quantized pNLPN-Mixer mo
 _T1_ROWS, _T2_ROWS = ("table1", "table1_items"), ("table2", "table2_items")
 
 
+def _t2_gap(other: str, metrics: tuple[str, ...]) -> float:
+    """Table 2's MLP-Mixer minus ``other``, the smaller gap over the metrics' columns (as the claims read ours)."""
+    rows = _T2.rename(index={v: k for k, v in tables.ENCODER_LABELS.items()})
+    return min(tables.paper_number(rows.loc["mixer", c]) - tables.paper_number(rows.loc[other, c]) for c in metrics)
+
+
+_T2_GAP = {"transformer": _t2_gap("transformer", ("MTOP_EN_Exact_Match_Acc",)),
+           "projection-only": _t2_gap("projection-only", ("MTOP_EN_Exact_Match_Acc", "multiATIS_EN_Intent_Acc"))}
+
+
 def _avg(model: str) -> float:
     return tables.paper_number(_T4.loc[model, "Avg"])
 
@@ -247,10 +292,12 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
           at_least=round(_EN_RATIO, 1),
           paper_value=f"{PAPER_MBERT_SHARE} (nine languages); {_T3.loc['pNLP-Mixer', 'EN']} / "
                       f"{_T3.loc['mBERT', 'EN']} in English", where="Abstract; Table 3",
-          quote=_ABSTRACT_SHARE, effect=_mbert_share, reads=("table3_intent",), section="pnlp-t3", headline=True),
+          quote=_ABSTRACT_SHARE, effect=_mbert_share, reads=("table3_intent",), section="pnlp-t3", headline=True,
+          resolve=100.0 - round(_EN_RATIO, 1), resolve_note="tolerance below mBERT's 100%"),
     ratio("mbert-mtop", f"The 8-bit model reaches {PAPER_MTOP_SHARE} of mBERT's MTOP exact match",
           at_least=parse_printed(PAPER_MTOP_SHARE).value, paper_value=PAPER_MTOP_SHARE, where="Abstract; Table 4",
-          quote=_ABSTRACT_SHARE, effect=_mtop_share, reads=("table4",), section="pnlp-t4", headline=True),
+          quote=_ABSTRACT_SHARE, effect=_mtop_share, reads=("table4",), section="pnlp-t4", headline=True,
+          resolve=100.0 - parse_printed(PAPER_MTOP_SHARE).value, resolve_note="tolerance below mBERT's 100%"),
     ratio("fewer-params", "mBERT has 170 times the pNLP-Mixer's parameters", between=_FEWER, paper_value="170x",
           where="Abstract", quote=_ABSTRACT_SHARE, effect=_fewer_params, reads=("sizes",), section="pnlp-sizes",
           headline=True),
@@ -264,34 +311,40 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
     better("t1-minhash-intent", "MinHash is the best of the four projections in intent accuracy",
            paper_value=_paper_gap("projection", "minhash", "multiATIS_EN_Intent_Acc"), where="§5.1, Table 1",
            quote=_T1_BEST, effect=_best_of("table1", "projection", "minhash", "val_intent_acc"), reads=_T1_ROWS,
-           section="pnlp-t1"),
-    better("t1-minhash-em", "MinHash is the best of the four projections in MTOP EN slot exact match", paper_value=_paper_gap("projection", "minhash", "MTOP_EN_Exact_Match_Acc"),
+           section="pnlp-t1", resolve=paper_gap_value("projection", "minhash", "multiATIS_EN_Intent_Acc"),
+           resolve_note="gap to its best rival (Table 1)"),
+    better("t1-minhash-em", "MinHash is the best of the four projections in MTOP EN slot exact match",
+           paper_value=_paper_gap("projection", "minhash", "MTOP_EN_Exact_Match_Acc"),
            where="§5.1, Table 1", quote=_T1_BEST,
-           effect=_best_of("table1", "projection", "minhash", "val_exact_match"),
-           reads=_T1_ROWS, section="pnlp-t1"),
+           effect=_best_of("table1", "projection", "minhash", "val_exact_match"), reads=_T1_ROWS,
+           section="pnlp-t1", resolve=paper_gap_value("projection", "minhash", "MTOP_EN_Exact_Match_Acc"),
+           resolve_note="gap to its best rival (Table 1)"),
     ordering("t1-order", "The projections rank as in the paper (Binary and TSP last, MinHash first)",
              paper_value="Binary < TSP < SimHash < MinHash (multiATIS)", where="§5.1, Table 1",
              quote="Binary and TSP obtain the worst performance", effect=_t1_order, reads=_T1_ROWS, section="pnlp-t1"),
     better("t2-mixer-intent", "The MLP-Mixer is the best of the five architectures in intent accuracy",
            paper_value=_paper_gap("encoder", "mixer", "multiATIS_EN_Intent_Acc"), where="§5.2, Table 2",
            quote=_T2_CAPTION, effect=_best_of("table2", "encoder", "mixer", "val_intent_acc"), reads=_T2_ROWS,
-           section="pnlp-t2"),
+           section="pnlp-t2", resolve=paper_gap_value("encoder", "mixer", "multiATIS_EN_Intent_Acc"),
+           resolve_note="gap to its best rival (Table 2)"),
     better("t2-mixer-em", "The MLP-Mixer is the best of the five architectures in MTOP EN slot exact match",
            paper_value=_paper_gap("encoder", "mixer", "MTOP_EN_Exact_Match_Acc"), where="§5.2, Table 2",
            quote=_T2_WORSE, effect=_best_of("table2", "encoder", "mixer", "val_exact_match"), reads=_T2_ROWS,
-           section="pnlp-t2"),
+           section="pnlp-t2", resolve=paper_gap_value("encoder", "mixer", "MTOP_EN_Exact_Match_Acc"),
+           resolve_note="gap to its best rival (Table 2)"),
     better("t2-vs-transformer", "At the same size the MLP-Mixer beats the Transformer in exact match",
-           paper_value="-8.46", where="§5.2, Table 2",
+           paper_value=f"{_T2_GAP['transformer']:+.2f} (Mixer minus Transformer)", where="§5.2, Table 2",
            quote=("This last result is remarkable: for the same number of parameters, the MLP-Mixer outperforms the "
                   "transformer while having a linear complexity on the input length instead of a quadratic one."),
-           effect=_mixer_minus("transformer", ("val_exact_match",)), reads=_T2_ROWS, section="pnlp-t2"),
+           effect=_mixer_minus("transformer", ("val_exact_match",)), reads=_T2_ROWS, section="pnlp-t2",
+           resolve=_T2_GAP["transformer"], resolve_note="gap (Table 2)"),
     better("t2-projection-only", "Without an encoder (projection-only) the model does far worse than the Mixer",
            paper_value=(f"{_T2.loc['Projection-only', 'MTOP_EN_Exact_Match_Acc']} / "
                         f"{_T2.loc['Projection-only', 'multiATIS_EN_Intent_Acc']}"), where="§5.2, Table 2",
            quote=("Table 2 shows that using the projection-layer directly as input to the classification heads "
                   "without a model in between, results in very poor performance."),
            effect=_mixer_minus("projection-only", ("val_intent_acc", "val_exact_match")), reads=_T2_ROWS,
-           section="pnlp-t2"),
+           section="pnlp-t2", resolve=_T2_GAP["projection-only"], resolve_note="smaller gap (Table 2)"),
     value("params-mixer", "The MLP-Mixer has 1.0M parameters", printed=_T2.loc["MLP-Mixer", "#Param."],
           where="§4; Table 2",
           quote=("In our experiments, we aim for model sizes in the order of *one million parameters* (one megabyte "
@@ -326,4 +379,4 @@ CLAIMS = ClaimSet("pnlp_mixer", "pNLP-Mixer", [
           between=(0.0, parse_printed(PAPER_PROJECTION_MS).value / parse_printed(PAPER_TOTAL_MS).value),
           paper_value=f"{PAPER_PROJECTION_MS} of {PAPER_TOTAL_MS} ms", where="§6", quote=_LATENCY,
           effect=_latency_projection, reads=("latency",), section="pnlp-latency"),
-], scale=_scale)
+], scale=_scale, brief=_brief)

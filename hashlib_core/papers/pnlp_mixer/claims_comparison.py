@@ -8,10 +8,10 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from hashlib_core.claims import Effect, Interval, NotTestable, kendall_tau, stratified_bootstrap
+from hashlib_core.claims import Effect, Interval, NotTestable, kendall_tau, paired_bootstrap
 from hashlib_core.papers.pnlp_mixer import tables
 
-__all__ = ["METRICS", "convergence", "gap"]
+__all__ = ["METRICS", "convergence", "flags", "gap", "paper_gap_value"]
 
 #: our validation metrics: what they are, the task they are read on, and the paper's column (Tables 1 and 2)
 METRICS = {"val_intent_acc": ("intent accuracy", "atis", "multiATIS_EN_Intent_Acc"),
@@ -33,6 +33,16 @@ def convergence(rows: pd.DataFrame) -> str:
     if last.any():
         return f"{int(last.sum())} of {len(rows)} runs best at their epoch cap (maybe still improving)"
     return f"none of the {len(rows)} runs was best at its epoch cap"
+
+
+def flags(rows: pd.DataFrame) -> tuple[str, ...]:
+    """``cap`` when a compared run was best at its epoch cap; ``one-run`` when a compared row has one seed."""
+    cap = rows["max_epochs"] if "max_epochs" in rows else rows["epochs"]
+    out = ["cap"] if (rows["best_epoch"] >= cap).any() else []
+    seeds = rows.groupby(level=0).size() if rows.index.name else pd.Series([len(rows)])
+    if (seeds < 2).any():
+        out.append("one-run")
+    return tuple(out)
 
 
 def _labels(which: str) -> dict[str, str]:
@@ -70,20 +80,21 @@ def _item_matrix(evidence: Any, name: str, which: str, row: str, task: str, metr
 
 def gap(evidence: Any, name: str, which: str, a: str, b: str, metric: str, task: str) -> Interval:
     """Row ``a`` minus row ``b`` on ``task``'s validation ``metric`` (points; each the mean over its seeds), with a
-    paired bootstrap over the validation sentences, each row's seeds resampled too."""
+    two-level paired bootstrap over the validation sentences, each row's seeds resampled too."""
     x, y = (_item_matrix(evidence, name, which, r, task, metric) for r in (a, b))
     if x.shape[1] != y.shape[1]:
         raise ValueError(f"{a} and {b} were scored on different validation sentences ({x.shape[1]} vs "
                          f"{y.shape[1]})")
+    labels = _labels(which)
+    return paired_bootstrap(100.0 * x, 100.0 * y, items=f"{_TASK_LABEL.get(task, task)} validation sentences",
+                            names=(labels.get(a, a), labels.get(b, b)))
 
-    def score(m: np.ndarray, idx: np.ndarray, rng: Any) -> float:
-        seeds = np.arange(len(m)) if rng is None else rng.integers(0, len(m), len(m))
-        return 100.0 * float(m[seeds][:, idx].mean())
 
-    seeds = f"{len(x)}/{len(y)}"
-    return stratified_bootstrap([(x.shape[1], lambda idx, rng: [score(x, idx, rng), score(y, idx, rng)])],
-                                lambda v: v[0][0] - v[0][1], items=f"{_TASK_LABEL.get(task, task)} validation "
-                                f"sentences", nested=f"each row's seeds ({seeds})")
+def paper_gap_value(which: str, ours: str, column: str) -> float:
+    """The paper's ``ours`` row minus its best other row in ``column``: the gap a verdict's power is read against."""
+    labels, paper = _labels(which), (_T1 if which == "projection" else _T2)
+    col = paper[column].map(tables.paper_number)
+    return float(col[labels[ours]] - col.drop(labels[ours]).max())
 
 
 def _paper_gap(which: str, ours: str, column: str) -> str:
@@ -116,7 +127,8 @@ def _best_of(name: str, which: str, ours: str, metric: str) -> Callable[[Any], E
         missing = [labels[k] for k in labels if k not in means.index]
         if missing:   # a profile that trains the headline rows alone on this task
             text += f"; {', '.join(missing)} not trained on {_TASK_LABEL[task]} in this profile"
-        return Effect(iv, text, unit="points", note=convergence(rows.loc[[ours, rival]]))
+        return Effect(iv, text, unit="points", note=convergence(rows.loc[[ours, rival]]),
+                      flags=flags(rows.loc[[ours, rival]]))
     return effect
 
 
@@ -129,7 +141,8 @@ def _t1_order(evidence: Any) -> Effect:
     tau = kendall_tau(paper, ours)
     order = " < ".join(f"{tables.PROJECTION_LABELS[n]} {s:.1f}" for s, n in sorted(zip(ours, names)))
     return Effect(Interval(tau, method="a rank statistic of the rows' means over seeds: no interval"),
-                  f"ours (ATIS validation intent): {order}; tau {tau:+.2f}", unit="tau", note=convergence(rows))
+                  f"ours (ATIS validation intent): {order}; tau {tau:+.2f}", unit="tau", note=convergence(rows),
+                  flags=flags(rows))
 
 
 def _mixer_minus(other: str, metrics: tuple[str, ...]) -> Callable[[Any], Effect]:
@@ -137,7 +150,7 @@ def _mixer_minus(other: str, metrics: tuple[str, ...]) -> Callable[[Any], Effect
     with a paired bootstrap."""
     def effect(evidence: Any) -> Effect:
         label = tables.ENCODER_LABELS[other]
-        gaps, texts, notes, params = {}, [], [], ""
+        gaps, texts, notes, params, marks = {}, [], [], "", set()
         trained = evidence.table("table2")
         available = [m for m in metrics
                      if ((trained["task"] == METRICS[m][1]) & (trained["encoder"] == other)).any()]
@@ -151,6 +164,7 @@ def _mixer_minus(other: str, metrics: tuple[str, ...]) -> Callable[[Any], Effect
             texts.append(f"{_TASK_LABEL[task]} {what}: MLP-Mixer {means['mixer']:.1f} vs {label} {means[other]:.1f} "
                          f"({gaps[m].estimate:+.1f})")
             notes.append(f"{_TASK_LABEL[task]}: {convergence(rows.loc[['mixer', other]])}")
+            marks |= set(flags(rows.loc[["mixer", other]]))
             params = (f"parameters as trained ({_TASK_LABEL[task]}): MLP-Mixer "
                       f"{int(rows.loc[['mixer'], 'parameters'].iloc[0]):,}, {label} "
                       f"{int(rows.loc[[other], 'parameters'].iloc[0]):,}")
@@ -162,7 +176,8 @@ def _mixer_minus(other: str, metrics: tuple[str, ...]) -> Callable[[Any], Effect
         if skipped:   # a profile that trains the headline rows alone on a task
             text += "; " + ", ".join(f"{label} not trained on {_TASK_LABEL[METRICS[m][1]]} in this profile"
                                      for m in skipped)
-        return Effect(gaps[worst], text, unit="points", note="; ".join(notes + [params]))
+        return Effect(gaps[worst], text, unit="points", note="; ".join(notes + [params]),
+                      flags=tuple(f for f in ("cap", "one-run") if f in marks))
     return effect
 
 

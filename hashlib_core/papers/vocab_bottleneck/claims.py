@@ -73,4 +73,4 @@ CLAIMS = ClaimSet("vocab_bottleneck", "The vocabulary bottleneck", [
     value(r["id"], r["statement"], printed=r["printed"], where=r["where"], quote=r["quote"],
           effect=_count(r["model"], r["ours_column"]), reads=("embedding_shares",), section="vb-printed")
     for r in claim_rows()
-], scale=_scale)
+], scale=_scale, brief=lambda p: "configurations counted on the meta device")
