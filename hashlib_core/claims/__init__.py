@@ -13,7 +13,8 @@ the verdicts with it. The page opens with :func:`hashlib_core.book.claims_table`
 every chapter's (:mod:`hashlib_core.claims.scorecard`).
 
 Modules: :mod:`~hashlib_core.claims.core` (claims, regions, the five verdicts, power and flags),
-:mod:`~hashlib_core.claims.statistics` (intervals across seeds, the vectorised two-level bootstrap, Kendall's tau),
+:mod:`~hashlib_core.claims.statistics` (the interval, closed-form intervals across seeds, Kendall's tau),
+:mod:`~hashlib_core.claims.bootstrap` (the vectorised two-level paired bootstrap),
 :mod:`~hashlib_core.claims.glue` (GLUE comparisons and the rule for tasks that learn), :mod:`~hashlib_core.claims.html`
 (the claims tables), :mod:`~hashlib_core.claims.scorecard` (the book's scorecard).
 """
@@ -47,22 +48,20 @@ from hashlib_core.claims.core import (
     verdict,
     within,
 )
+from hashlib_core.claims.bootstrap import bootstrap_means, paired_bootstrap, stratified_bootstrap
 from hashlib_core.claims.statistics import (
     Interval,
     auc_interval,
-    bootstrap_means,
     combined,
     correlation_difference,
     correlation_interval,
     kendall_tau,
-    paired_bootstrap,
     proportion_interval,
     ratio_of_means,
     resolving_factor,
     seed_contrast,
     seed_difference,
     seed_interval,
-    stratified_bootstrap,
 )
 
 __all__ = ["ClaimSet", "Claim", "Effect", "Evidence", "Interval", "NotTestable", "NoSignal", "Region", "VERDICTS",

@@ -23,22 +23,24 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from hashlib_core.claims.core import NotTestable
-from hashlib_core.claims.statistics import (DEFAULT_RESAMPLES, Interval, seed_average, weighted_mcc, weighted_ranks,
-                                            weighted_spearman)
+from hashlib_core.claims.bootstrap import (DEFAULT_RESAMPLES, _percentiles, _scalar, _vector, item_counts, seed_average,
+                                           weighted_mcc, weighted_ranks, weighted_spearman)
+from hashlib_core.claims.statistics import Interval, _check_level, _check_resamples, _check_seed
 from hashlib_core.glue import PRIMARY_METRIC, normalize_task
 
 __all__ = ["GluePredictions", "task_metric", "weighted_task_metric", "compare", "mean_difference", "trend_direction",
            "held_out_floor", "floor_margin", "at_floor", "learned_tasks", "capped_runs", "MIN_FLOOR_MARGIN",
            "FLOOR_Z"]
 
-#: the one-sided normal quantile of the floor rule: a held-out score counts as learning when it lies this many
+#: the one-sided 95% normal quantile of the floor rule: a held-out score counts as learning when it lies this many
 #: standard errors (of a model that learned nothing, on that many held-out examples) above the floor
-FLOOR_Z = 1.645
+FLOOR_Z = NormalDist().inv_cdf(0.95)
 #: and at least this many GLUE points above it, however large the held-out set
 MIN_FLOOR_MARGIN = 1.0
 
@@ -137,7 +139,6 @@ def _task_counts(task: str, gold: np.ndarray, resamples: int, seed: int) -> tupl
     the task's name (stable whatever other tasks a claim reads), and their cache key."""
     import zlib
 
-    from hashlib_core.claims.statistics import item_counts
 
     key = (task, len(gold), resamples, seed, _digest(gold))
     if key not in _COUNTS:
@@ -178,9 +179,6 @@ def compare(predictions: GluePredictions, groups: Mapping[str, Sequence[str]], t
     retention ``100 * scores["a"].mean(0) / scores["b"].mean(0)``). Each task's items are resampled on their own,
     the same draw for every model; in every resample each model's runs on a task are drawn with replacement and its
     score is the mean of the drawn runs' metrics; a group's score is the mean over its models."""
-    from hashlib_core.claims.statistics import _check_level, _check_resamples, _check_seed, _percentiles, _scalar, \
-        _vector
-
     _check_resamples(resamples)
     _check_level(level)
     _check_seed(seed)

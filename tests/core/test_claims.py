@@ -375,7 +375,7 @@ def test_metrics_on_counts_equal_the_metrics_on_the_drawn_items(n, seed):
     from sklearn.metrics import matthews_corrcoef
 
     from hashlib_core.claims.glue import task_metric, weighted_task_metric
-    from hashlib_core.claims.statistics import item_counts
+    from hashlib_core.claims.bootstrap import item_counts
 
     rng = np.random.default_rng(seed)
     gold, pred = rng.integers(0, 2, n), rng.integers(0, 2, n)
@@ -393,7 +393,7 @@ def test_metrics_on_counts_equal_the_metrics_on_the_drawn_items(n, seed):
 
 
 def test_stratified_bootstrap_vectorised_and_combining_sets():
-    from hashlib_core.claims.statistics import resampled_mean
+    from hashlib_core.claims.bootstrap import resampled_mean
 
     rng = np.random.default_rng(5)
     a, b = rng.random(200), rng.random(200)

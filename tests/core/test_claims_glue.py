@@ -116,16 +116,20 @@ def test_every_claim_reads_the_same_draws_of_a_task_whatever_else_it_reads():
 
 
 def test_the_floor_rule_on_fixed_inputs(monkeypatch):
-    """A model learns a task when its mean held-out score beats the floor by more than 1.645 standard errors of a
-    model that learned nothing there (and its spread over seeds); a task learns when some model does."""
+    """A model learns a task when its mean held-out score beats the floor by more than one-sided 95% of the standard
+    error of a model that learned nothing there (and its spread over seeds); a task learns when some model does."""
     from types import SimpleNamespace
 
     import pandas as pd
 
     from hashlib_core.claims import glue
 
-    assert glue.floor_margin("sst2", 50.0, 500) == pytest.approx(1.645 * 100 * np.sqrt(0.25 / 500))
-    assert glue.floor_margin("cola", 0.0, 501) == pytest.approx(1.645 * 100 / np.sqrt(500))
+    from scipy import stats
+
+    z = stats.norm.ppf(0.95)                                    # one-sided 95%
+    assert glue.FLOOR_Z == pytest.approx(z)
+    assert glue.floor_margin("sst2", 50.0, 500) == pytest.approx(z * 100 * np.sqrt(0.25 / 500))
+    assert glue.floor_margin("cola", 0.0, 501) == pytest.approx(z * 100 / np.sqrt(500))
     assert glue.floor_margin("sst2", 100.0, 500) == glue.MIN_FLOOR_MARGIN
     monkeypatch.setattr(glue, "held_out_floor", lambda task, *a: {"sst2": 55.0, "cola": 0.0}[task])
     profile = SimpleNamespace(ft_train_examples=100, ft_validation_examples=500, seed=0)

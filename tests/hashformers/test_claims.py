@@ -88,7 +88,7 @@ def bootstrap_diff(a: list[np.ndarray], b: list[np.ndarray], task: str = "sst2")
     """
     import zlib
 
-    from hashlib_core.claims.statistics import DEFAULT_RESAMPLES
+    from hashlib_core.claims.bootstrap import DEFAULT_RESAMPLES
 
     n = a[0].shape[1]
     items = np.random.default_rng([0, zlib.crc32(task.encode())]).integers(0, n, (DEFAULT_RESAMPLES, n))

@@ -154,7 +154,7 @@ def test_missing_models_are_not_testable():
     assert t.loc["depth-gap", "verdict"] == "holds"
     one_depth = FakeEvidence({}, profile=CHAPTER.profiles.get("smoke", depths=(2,)))
     with pytest.raises(NotTestable, match="one depth only"):
-        from hashlib_core.papers.superbloom.claims import _depth
+        from hashlib_core.papers.superbloom.claims_recall import _depth
         _depth(one_depth, "baseline")
     # a larger superbloom than the sampled-softmax model is not the paper's comparison
     big = models_frame({**SIZES, "superbloom_matched": 30_000_000})
