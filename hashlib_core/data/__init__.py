@@ -39,8 +39,8 @@ A file marked ``format: pickle`` (the session datasets) is a Python pickle: it i
 A file marked ``compression: gzip`` in the manifest is kept compressed (checksums are those of the compressed
 file) and unzipped in memory by its loader (the Penn Treebank files).
 
-A file marked ``staged: false`` in the manifest is not part of the staged mirror (the Last.fm artist names): it is
-found in the cache or downloaded, and whatever uses it must work without it.
+A file marked ``staged: false`` in the manifest is not part of the staged mirror: it is found in the cache or
+downloaded, and whatever uses it must work without it (no file of today's manifest is marked so).
 """
 from __future__ import annotations
 

@@ -110,8 +110,8 @@ def _parse_artists(text: str, source: str) -> dict[str, list]:
 
 def load_lastfm_artists(*, verify: bool = True) -> Dataset:
     """The Last.fm HetRec 2011 artists, one row each: ``artist_id`` (int32, the ids of :func:`load_lastfm`),
-    ``name`` and ``url`` (the artist's Last.fm page). The file is not in the staged mirror: it is read from the
-    download cache or downloaded from its pinned source (``HASHLIB_OFFLINE=1``: a clear error instead)."""
+    ``name`` and ``url`` (the artist's Last.fm page), from the staged mirror, the download cache or the pinned
+    source, as every dataset."""
     file = _table("lastfm_artists", "default", None)["file"]
     columns = _parse_artists(_read_text("lastfm_artists", file, verify), file)
     features = Features({"artist_id": Value("int32"), "name": Value("string"), "url": Value("string")})

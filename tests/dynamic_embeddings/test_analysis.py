@@ -36,6 +36,7 @@ def _record(correct: dict[str, tuple[int, ...]]) -> tuple[pd.DataFrame, dict]:
                 preds = _predictions(k) if task == "sst2" else [0] * N
                 rows.append({"name": name, "model": name.split(" @ ")[0], "task": task, "seed": seed,
                              "score": 100.0 * k / N if task == "sst2" else 0.0,
+                             "validation_score": 100.0 * k / N if task == "sst2" else 0.0,
                              "majority_score": 50.0 if task == "sst2" else 0.0, "chosen": True,
                              "learning_rate": 3e-4, "best_epoch": 5 if seed else 3, "max_epochs": 5.0,
                              "total_params": 1, "emb_params": 0, "size_fp32_bytes": 4.0, "size_int8_bytes": 1.0})
@@ -110,8 +111,9 @@ def test_trend_view_reads_each_length_then_the_profiles_own():
     # without the trend's runs only the profile's own length remains; with no task learning, nothing
     assert analysis.trend_view(_shown(trend=False))["pre-training steps"].tolist() == [1000]
     assert analysis.trend_quoted(analysis.trend_view(_shown(trend=False)))["trend_direction"] == "-"
-    empty = analysis.trend_view(FakeShown({**_shown().tables_, "glue": _shown().tables_["glue"].assign(sst2=50.0)},
-                                          jsons=_shown().jsons))
+    # no task learns: every held-out score at the floor (the rule reads the held-out part, not dev)
+    runs = _shown().tables_["glue_runs"].assign(validation_score=0.0)
+    empty = analysis.trend_view(FakeShown({**_shown().tables_, "glue_runs": runs}, jsons=_shown().jsons))
     assert empty.empty and "cannot be read" in analysis.trend_quoted(empty)["trend_direction"]
     assert analysis.trend_figure(empty, 4.0).axes[0].texts
 

@@ -135,8 +135,8 @@ def load_sets(name: str) -> IdSets:
 
 def display_names(sets: IdSets) -> tuple[list[str], str]:
     """How to show each id of ``sets`` to a reader, and where those labels come from: Last.fm's artist names when
-    the names file is at hand (it is not staged: cache or download), otherwise the original ids (FB15k-237's
-    Freebase ids have no names in any staged file)."""
+    the names file is at hand (staged, cached or downloadable), otherwise the original ids (FB15k-237's Freebase ids
+    have no names in any staged file)."""
     from hashlib_core.data import DataError, load_lastfm_artists
 
     if sets.name == DATASET_NAMES["lastfm"]:
