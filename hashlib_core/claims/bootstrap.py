@@ -49,15 +49,18 @@ def item_counts(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
     return np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(float)
 
 
-def resampled_mean(scores: np.ndarray, counts: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+def resampled_mean(scores: np.ndarray, counts: np.ndarray, rng: np.random.Generator | None,
+                   weights: np.ndarray | None = None) -> np.ndarray:
     """One model's mean per-item score on each resample: ``scores`` is ``(runs, items)``; ``counts`` the items'
-    counts ``(resamples, items)``; with a generator ``rng`` the runs are drawn with replacement too (two levels),
+    counts ``(resamples, items)``; with a generator ``rng`` the runs are drawn with replacement too (two levels;
+    ``weights``: those draws already made, ``(resamples, runs)`` counts, shared by several scores of the same runs),
     with ``None`` every run counts once. Returns ``(resamples,)``."""
     runs, n = scores.shape
-    if rng is None or runs == 1:
+    if (rng is None and weights is None) or runs == 1:
         per_item = scores.mean(axis=0)
         return counts @ per_item / n
-    weights = item_counts(rng, runs, counts.shape[0])            # (resamples, runs)
+    if weights is None:
+        weights = item_counts(rng, runs, counts.shape[0])        # (resamples, runs)
     return np.einsum("ri,ri->r", weights @ scores, counts) / (runs * n)
 
 
@@ -157,6 +160,7 @@ def bootstrap_means(
     seed: int = 0,
     items: str = "items",
     seeds: bool = True,
+    runs_of: Mapping[str, str] | None = None,
 ) -> Interval:
     """A statistic of several models' mean per-item scores, all scored on the same items, with a two-level paired
     percentile bootstrap.
@@ -165,7 +169,8 @@ def bootstrap_means(
     hit@k, a loss). A model's score is its mean over runs and items; ``statistic({name: (R,) array})`` combines the
     models' scores on ``R`` resamples at once (vectorised: ``lambda m: m["A"] - m["B"]``). Each resample draws the
     items once for every model (paired) and, with ``seeds``, each model's runs with replacement (two levels; a model
-    with one run contributes only its items)."""
+    with one run contributes only its items). ``runs_of`` maps score names to the model whose runs they come from
+    (a model's hits at several cut-offs, say): scores of one model share its draws of runs in every resample."""
     _check_resamples(resamples)
     _check_level(level)
     _check_seed(seed)
@@ -179,15 +184,26 @@ def bootstrap_means(
     n = next(iter(widths.values()))
     if n < 2:
         raise ValueError(f"a bootstrap needs at least 2 items, got {n}")
+    owner = {k: (runs_of or {}).get(k, k) for k in mats}
+    for model in set(owner.values()):
+        sizes = {mats[k].shape[0] for k in mats if owner[k] == model}
+        if len(sizes) > 1:
+            raise ValueError(f"the scores of {model} have different numbers of runs ({sorted(sizes)})")
     ones = np.ones((1, n))
     estimate = _scalar(statistic({k: resampled_mean(m, ones, None) for k, m in mats.items()}), 1)
     rng, units = np.random.default_rng(seed), (np.random.default_rng([seed, 1]) if seeds else None)
     draws = []
     for size in _chunks(resamples, n):
         counts = item_counts(rng, n, size)
-        draws.append(_vector(statistic({k: resampled_mean(m, counts, units) for k, m in mats.items()}), size))
+        drawn = {}
+        for k in mats:                                            # one draw of runs per model, in the scores' order
+            runs_k = mats[k].shape[0]
+            if units is not None and runs_k > 1 and owner[k] not in drawn:
+                drawn[owner[k]] = item_counts(units, runs_k, size)
+        draws.append(_vector(statistic({k: resampled_mean(m, counts, None, drawn.get(owner[k]))
+                                        for k, m in mats.items()}), size))
     low, high = _percentiles(np.concatenate(draws), estimate, level)
-    runs = {k: m.shape[0] for k, m in mats.items()}
+    runs = {model: mats[k].shape[0] for k, model in owner.items()}
     several = seeds and any(r > 1 for r in runs.values())
     how = f"{resamples:,} resamples" + (f"; each model's seeds resampled too ({_runs_text(runs)})" if several else
                                         (f"; {_runs_text(runs)}, averaged per item" if any(r > 1 for r in

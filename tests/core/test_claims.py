@@ -353,6 +353,21 @@ def test_bootstrap_means_combines_several_models_vectorised():
         bootstrap_means({"a": np.ones(3), "b": np.ones(4)}, lambda s: s["a"] - s["b"])
 
 
+def test_scores_of_one_model_share_its_draws_of_runs():
+    """A model's hits at two cut-offs come from the same training runs: with ``runs_of`` both are averaged over the
+    same drawn runs in every resample, so two identical score sets differ by exactly nothing; drawn apart, they
+    would not."""
+    a = np.stack([np.ones(40), np.zeros(40)])
+    scores = {"A@1": a, "A@10": a.copy()}
+    shared = bootstrap_means(scores, lambda m: m["A@10"] - m["A@1"], runs_of={"A@1": "A", "A@10": "A"},
+                             resamples=500)
+    assert (shared.low, shared.high) == (0.0, 0.0)
+    apart = bootstrap_means(scores, lambda m: m["A@10"] - m["A@1"], resamples=500)
+    assert apart.low < 0.0 < apart.high
+    with pytest.raises(ValueError, match="different numbers of runs"):
+        bootstrap_means({"A@1": a, "A@10": a[:1]}, lambda m: m["A@1"], runs_of={"A@1": "A", "A@10": "A"})
+
+
 def test_the_bootstrap_agrees_with_scipys_on_a_case_both_can_do():
     """A paired difference of means over 400 items, items only: scipy.stats.bootstrap's percentile interval and ours
     draw differently but estimate the same quantiles."""

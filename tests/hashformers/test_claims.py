@@ -103,6 +103,24 @@ def bootstrap_diff(a: list[np.ndarray], b: list[np.ndarray], task: str = "sst2")
     return tuple(np.percentile(d, [2.5, 97.5]))
 
 
+def bootstrap_worst_pair(pairs: list[tuple[str, str]]) -> tuple[float, float]:
+    """The two-level bootstrap's interval of the smallest, over ``pairs``, of a's mean SST-2 accuracy minus b's,
+    recomputed from index draws: each model's seeds drawn once per resample in the order the models first appear."""
+    import zlib
+
+    from hashlib_core.claims.bootstrap import DEFAULT_RESAMPLES
+
+    names = list(dict.fromkeys(n for pair in pairs for n in pair))
+    mats = dict(zip(names, runs(*names)))
+    n = ITEMS
+    items = np.random.default_rng([0, zlib.crc32(b"sst2")]).integers(0, n, (DEFAULT_RESAMPLES, n))
+    units = np.random.default_rng([0, 1])
+    seeds = {m: units.integers(0, 3, (DEFAULT_RESAMPLES, 3)) for m in names}
+    d = [min(100.0 * (mats[a][seeds[a][r]][:, items[r]].mean() - mats[b][seeds[b][r]][:, items[r]].mean())
+             for a, b in pairs) for r in range(DEFAULT_RESAMPLES)]
+    return tuple(np.percentile(d, [2.5, 97.5]))
+
+
 def claim(claim_id: str):
     return next(c for c in CLAIMS.claims if c.id == claim_id)
 
@@ -169,8 +187,9 @@ def test_model_comparisons_follow_their_quantifier():
     reads the worst of them: MD-Pool/Add/Proj (70) over their Emb (1K) (60) is the smallest of the six gaps, while
     the LSH ones (82) are far above."""
     table = CLAIMS.evaluate(evidence()).set_index("id")
-    # Emb (50K) (72, 70) vs Emb (1K) (60, 60): a mean; Pool/Add/Proj vs Emb (1K) and LSH vs MD: the worst pair
-    assert table.loc["emb1k-drop", "estimate"] == pytest.approx(11.0)
+    # Emb (50K) (72, 70) vs Emb (1K) (60, 60) with either hash: the smaller drop; Pool/Add/Proj vs Emb (1K) and LSH
+    # vs MD: the worst pair
+    assert table.loc["emb1k-drop", "estimate"] == pytest.approx(10.0)
     assert table.loc["emb1k-behind", "estimate"] == pytest.approx(10.0)
     assert table.loc["emb1k-behind", "ours"].startswith("smallest: MD-Pool 70.0 vs MD-Emb (1K) 60.0 (+10.0 points)")
     assert "the smallest of 6 gaps, bootstrapped as one" in table.loc["emb1k-behind", "method"]
@@ -178,7 +197,7 @@ def test_model_comparisons_follow_their_quantifier():
     assert table.loc["md-emb", "estimate"] == pytest.approx(2.0)
     assert set(table.loc[["emb1k-drop", "emb1k-behind", "lsh-compressed", "md-emb"], "verdict"]) == {"holds"}
     assert "Emb (N = 4,096, paper's 50K)" in table.loc["md-emb", "ours"]
-    low, high = bootstrap_diff(runs("MD-Emb (50K)", "LSH-Emb (50K)"), runs("MD-Emb (1K)", "LSH-Emb (1K)"))
+    low, high = bootstrap_worst_pair([("MD-Emb (50K)", "MD-Emb (1K)"), ("LSH-Emb (50K)", "LSH-Emb (1K)")])
     assert (table.loc["emb1k-drop", "low"], table.loc["emb1k-drop", "high"]) == pytest.approx((low, high))
 
 

@@ -28,8 +28,8 @@ import numpy as np
 from hashlib_core.claims import ClaimSet, Effect, NotTestable, better, ratio, value, within
 from hashlib_core.claims.glue import held_out_floor
 from hashlib_core.papers.hashformers.claims_glue import (_COMPRESSED, _GROUPS, _beats_proformer, _difference,
-                                                         _emb_label, _names, _table6_effect, _worst_pair,
-                                                         _worst_retention, floors, learned_tasks)
+                                                         _emb_label, _table6_effect, _worst_pair, _worst_retention,
+                                                         floors, learned_tasks)
 from hashlib_core.papers.hashformers.claims_timing import canine_infer, hf_vs_sr, infer, sr_pt, table3_pt_spread
 from hashlib_core.papers.hashformers.finetuning import PAPER_TASK_COLUMN
 from hashlib_core.papers.hashformers.profiles import LSH_GROUP, PROFILES
@@ -116,7 +116,7 @@ _T2 = "hashformers_table2"
 _GLUE = ("glue", "glue_predictions", "glue_runs")
 _PROJ_GAP = round(_avg("-", "BERT-MLM") - _avg("LSH", "Proj"), 1)
 #: the paper's own effects (Table 1 averages), what each verdict's power is read against
-_EMB1K_DROP = float(np.mean([_avg(h, "Emb (50K)") - _avg(h, "Emb (1K)") for h in _GROUPS]))
+_EMB1K_DROP = min(_avg(h, "Emb (50K)") - _avg(h, "Emb (1K)") for h in _GROUPS)
 _EMB1K_BEHIND = min(_avg(h, m) - _avg(h, "Emb (1K)") for h in _GROUPS for m in _COMPRESSED)
 _LSH_OVER_MD = min(_avg("LSH", m) - _avg("MD", m) for m in _COMPRESSED)
 _MD_OVER_LSH = _avg("MD", "Emb (50K)") - _avg("LSH", "Emb (50K)")
@@ -148,12 +148,13 @@ CLAIMS = ClaimSet("hashformers", "HashFormers", [
                 "multiple text classification tasks.", paper_value="94.7-99.5%", effect=_worst_retention,
           reads=_GLUE, section="hf-glue", headline=True, resolve=100.0 - _table2_min_prr(),
           resolve_note="tolerance below 100%"),
-    better("emb1k-drop", "Emb (1K) scores below Emb (50K), with either hash", where="§5.1, Table 1",
+    better("emb1k-drop", "Emb (1K) scores below Emb (50K) with either hash: the smaller of the two drops is above "
+           "zero", where="§5.1, Table 1",
            quote="Reducing the number of embedding vectors in Emb (1K) models is detrimental to performance and "
                  "leads to drastic drops between 11.8% and 13.1%.", paper_value="MD 79.9 vs 66.8, LSH 76.0 vs 64.2",
-           effect=_difference(_names(_GROUPS, ["Emb (50K)"]), _names(_GROUPS, ["Emb (1K)"]),
-                              lambda ev: (f"MD/LSH-{_emb_label(ev)}", "MD/LSH-Emb (1K)")),
-           reads=_GLUE, section="hf-glue", resolve=_EMB1K_DROP, resolve_note="mean drop (Table 1)"),
+           effect=_worst_pair([(f"{h}-Emb (50K)", f"{h}-Emb (1K)") for h in _GROUPS],
+                              "whether Emb (1K) falls behind with either hash"),
+           reads=_GLUE, section="hf-glue", resolve=_EMB1K_DROP, resolve_note="smaller drop (Table 1)"),
     better("emb1k-behind", "Each of Pool, Add and Proj scores above the Emb (1K) of its hash, which has a similar "
            "embedding budget: the smallest of the six gaps is above zero",
            where="§5.2, Table 1", quote=_EMB1K_QUOTE, paper_value="8.5-14.3% (PRR)",
