@@ -335,3 +335,43 @@ def test_claims_tables_open_the_page_and_link_to_their_evidence(name: str, entry
                     ids[path] = {e["id"] for e in BeautifulSoup(path.read_text(encoding="utf-8"),
                                                                 "html.parser").select("[id]")}
                 assert fragment in ids[path], f"{name}: evidence link {link['href']} has no target on its page"
+
+
+@pytest.mark.browser
+def test_the_scorecard_opens_with_the_headline_empirical_claims(browser: Any, site: str) -> None:
+    """The scorecard's first table lists the abstracts' claims about measured effects, one row each with the scale,
+    our interval and its half-width, one verdict badge and its flags, the flags' legend under it; in the reader's
+    browser an inconclusive badge is neither the colour of holds nor of does not hold."""
+    from bs4 import BeautifulSoup
+
+    from hashlib_core.claims import FLAGS, VERDICTS
+
+    entry = next(e for n, e in PAGES if n == "scorecard")
+    page = HTML / f"{entry}.html"
+    if not page.is_file():
+        _missing(f"no built page {page.relative_to(ROOT)}: run `make book` first")
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    headline = soup.select_one("table.hb-headline")
+    assert headline is not None, "the scorecard has no headline table"
+    first_claims = soup.select_one("table.hb-claims")
+    assert first_claims is headline, "the headline table must be the scorecard's first claims table"
+    heads = [th.get_text(strip=True) for th in headline.select("thead th")]
+    assert heads == ["paper", "claim", "scale", "ours [95% interval]", "the paper's", "verdict"]
+    rows = headline.select("tbody tr")
+    assert rows, "an empty headline table"
+    for row in rows:
+        badges = row.select("span.hb-verdict")
+        assert len(badges) == 1 and badges[0].get_text() in VERDICTS, row.get_text(" ")[:120]
+        cells = row.select("td")
+        assert cells[2].get_text(strip=True), "a headline row without its scale"
+    marks = {m.get_text() for m in headline.select("span.hb-flag")}
+    legend = headline.find_next_sibling("div", class_="hb-legend")
+    if marks:
+        assert legend is not None, "flags shown without their legend"
+        assert marks <= {FLAGS[c][0] for c in FLAGS}
+    browser.get(site + f"{entry}.html")
+    colours = browser.execute_script(
+        "const c = {}; for (const v of ['holds', 'does-not-hold', 'inconclusive']) {"
+        "  const s = document.createElement('span'); s.className = 'hb-verdict hb-v-' + v;"
+        "  document.body.appendChild(s); c[v] = getComputedStyle(s).backgroundColor; s.remove(); } return c;")
+    assert colours["inconclusive"] not in (colours["holds"], colours["does-not-hold"]), colours

@@ -121,7 +121,8 @@ class LanguageModels:
         self.test_sets = {name: windows(self.stream(t), self.profile.seq_len, self.profile.max_eval_tokens)
                           for name, t in tests.items()}
         self.test_windows = next(iter(self.test_sets.values()))
-        self.valid_windows = (windows(self.stream(valid_lines), self.profile.seq_len, 0) if valid_lines else None)
+        self.valid_windows = (windows(self.stream(valid_lines), self.profile.seq_len, self.profile.max_valid_tokens)
+                              if valid_lines else None)
         self.sweep_rows: list[dict[str, Any]] = []
         self._rates: dict[str, float] = {}
         self.size_sweep_rows: list[dict[str, Any]] = []

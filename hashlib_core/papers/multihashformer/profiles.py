@@ -62,6 +62,8 @@ class MultiHashFormerProfile(Profile):
     max_train_tokens: int = 0
     #: test-split tokens scored (0: all)
     max_eval_tokens: int = 4096
+    #: validation-split tokens scored to choose a learning rate (0: all)
+    max_valid_tokens: int = 0
     #: optimisation (Table 7: AdamW, cosine schedule with warm-up, clip 1.0, weight decay 0.1)
     batch_size: int = 8
     max_steps: int = 40
@@ -100,7 +102,7 @@ class MultiHashFormerProfile(Profile):
     scale_variants: tuple[str, ...] = ("Standard", "Standard+kL", "H3B8K", "H4B16K")
     scale_seeds: tuple[int, ...] = (0,)
 
-    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"max_train_tokens", "max_eval_tokens"})
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"max_train_tokens", "max_eval_tokens", "max_valid_tokens"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"scale_sizes": "the profile's own size",
                                                                 "lr_sweep": "none: learning_rate"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
@@ -116,6 +118,9 @@ class MultiHashFormerProfile(Profile):
                               or len(set(self.lr_sweep)) != len(self.lr_sweep)):
             raise ValueError(f"lr_sweep {self.lr_sweep} needs distinct positive rates and a corpus with a validation "
                              "split to choose on (corpus='ptb'; WikiText-2's validation split is the training text)")
+        if self.max_valid_tokens < 0:
+            raise ValueError(f"max_valid_tokens must be >= 0 (0: the whole validation split), got "
+                             f"{self.max_valid_tokens}")
         for name in ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads", "seq_len",
                      "batch_size", "max_steps", "vocab_size", "rank_contexts", "expansion_steps"):
             if getattr(self, name) < 1:
@@ -172,7 +177,7 @@ PROFILES: ProfileSet[MultiHashFormerProfile] = ProfileSet(
     # (H, B) variants and LSH splits. Proves the code paths; the numbers are not meant to match the paper.
     smoke=MultiHashFormerProfile(
         name="smoke", budget_minutes=2.0, corpus="ptb", vocab_size=1024, max_train_tokens=60_000, max_steps=100,
-        learning_rate=1e-2, warmup_steps=10, single_vs_multi_buckets=("B4K", "B16K"),
+        learning_rate=1e-2, warmup_steps=10, max_valid_tokens=4096, single_vs_multi_buckets=("B4K", "B16K"),
         sweep_variants=("H3B4K", "H4B32K"), expansion_tokens_per_language=64, expansion_steps=20,
         expansion_learning_rate=5e-3, lsh_mixes=("0:4", "4:0"), scale_sizes=("16/32/1", "32/64/2"),
         scale_seeds=(0, 1), lr_sweep=(3e-3, 1e-2, 3e-2),
