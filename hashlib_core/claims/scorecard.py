@@ -69,19 +69,21 @@ def _check(claims: pd.DataFrame) -> None:
 
 def counts(claims: pd.DataFrame, evidence: str | None = None) -> pd.DataFrame:
     """Claims per paper (rows, book order) and verdict (columns, :data:`VERDICTS` order), with totals; ``evidence``
-    (``"empirical"`` or ``"exact"``) keeps that kind of claim only (every paper keeps its row, with zeros)."""
+    (``"empirical"`` or ``"exact"``) keeps that kind of claim only (every paper keeps its row, with zeros; an exact
+    claim is its own interval, so the exact table has no *inconclusive* and no *no signal* column)."""
     _check(claims)
     if evidence is not None and evidence not in EVIDENCE:
         raise ValueError(f"evidence must be one of {EVIDENCE} or None, got {evidence!r}")
     papers = list(dict.fromkeys(claims["paper"]))
     kept = claims if evidence is None else claims[claims["evidence"] == evidence]
+    columns = [v for v in VERDICTS if evidence != "exact" or v not in ("inconclusive", "no signal")]
     table = (kept.groupby(["paper", "verdict"]).size().unstack(fill_value=0)
-             .reindex(index=papers, columns=list(VERDICTS), fill_value=0))
+             .reindex(index=papers, columns=columns, fill_value=0))
     table["claims"] = table.sum(axis=1)
     total = table.sum(axis=0).to_frame().T
     total.index = ["all papers"]
     out = pd.concat([table, total]).reset_index().rename(columns={"index": "paper"})
-    return out.astype({c: int for c in [*VERDICTS, "claims"]})
+    return out.astype({c: int for c in [*columns, "claims"]})
 
 
 def counts_figure(claims: pd.DataFrame):
@@ -94,7 +96,8 @@ def counts_figure(claims: pd.DataFrame):
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 0.42 * len(papers) + 1.7), sharey=True)
     for ax, kind in zip(axes, ("empirical", "exact")):
         table = counts(claims, kind)
-        table = table[table["paper"] != "all papers"].set_index("paper").reindex(papers)
+        table = (table[table["paper"] != "all papers"].set_index("paper").reindex(papers)
+                 .reindex(columns=list(VERDICTS), fill_value=0))
         left = pd.Series(0, index=table.index)
         for verdict_name in VERDICTS:
             widths = table[verdict_name]

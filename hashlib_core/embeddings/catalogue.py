@@ -19,6 +19,7 @@ without it, as their sources do.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -154,14 +155,21 @@ def _md5_emb(s: _Spec):
     return RowCombinationEmbedding(rows, s.dim, "sum"), codes
 
 
-def _lsh_emb(s: _Spec):
+@functools.lru_cache(maxsize=8)
+def _lsh_codes(rows: int, strings: tuple[str, ...]) -> torch.Tensor:
+    """The LSH row of every vocabulary string (deterministic: the released draws, no seed), computed once per
+    (rows, vocabulary) in a process: a chapter builds the same family at one size for several learning rates and
+    seeds, and the permutation LSH of a 30K-piece vocabulary takes seconds."""
     from hashlib_core.bpe import roberta_bpe
     from hashlib_core.hashing.lsh import LSHBucketHasher
 
-    rows = s.rows()
     hasher = LSHBucketHasher(roberta_bpe(), num_buckets=rows, offset=0)
-    codes = hasher.batch_index([strip_marker(w) for w in s.strings]).unsqueeze(-1)
-    return RowCombinationEmbedding(rows, s.dim, "sum"), codes
+    return hasher.batch_index([strip_marker(w) for w in strings]).unsqueeze(-1)
+
+
+def _lsh_emb(s: _Spec):
+    rows = s.rows()
+    return RowCombinationEmbedding(rows, s.dim, "sum"), _lsh_codes(rows, s.strings).clone()
 
 
 def _importance(s: _Spec):

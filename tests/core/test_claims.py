@@ -662,6 +662,7 @@ def test_scorecard_counts_split_by_evidence_and_quotes():
     empirical, exact = scorecard.counts(frame, "empirical"), scorecard.counts(frame, "exact")
     assert empirical.loc[2, "claims"] == 5 and exact.loc[2, "claims"] == 1
     assert exact["paper"].tolist() == ["P1", "P2", "all papers"] and exact.loc[0, "claims"] == 0
+    assert "inconclusive" not in exact.columns and "no signal" not in exact.columns
     quoted = scorecard.quoted(frame)
     assert quoted["n_claims"] == "6" and quoted["n_papers"] == "2"
     assert quoted["n_empirical"] == "5" and quoted["n_exact"] == "1" and quoted["n_exact_holds"] == "1"

@@ -416,3 +416,24 @@ def test_the_catalogue_table_marks_the_families_a_profile_does_not_train():
     assert set(cpu.families) == set(FAMILIES) and tables.untrained(cpu) == "none"
     assert set(tables.catalogue(cpu)["in cpu"]) == {"yes"}
     assert "in cpu" not in tables.catalogue().columns and "in smoke" not in tables.catalogue().columns
+
+
+def test_eval_limit_scores_a_seeded_sample_of_the_held_out_and_report_items(mirror):
+    """``eval_limit`` keeps a seeded sample (in file order) of MASSIVE's validation and test items and of SST-2's
+    dev items; 0 keeps every item, and the held-out size the floor rule reads follows it."""
+    from hashlib_core.papers.families.data import _sample, _texts_labels, heldout_size
+
+    texts, labels = [f"t{i}" for i in range(10)], list(range(10))
+    part = _sample((texts, labels), 4, seed=0)
+    assert len(part[0]) == 4 and part[1] == sorted(part[1]) and [f"t{i}" for i in part[1]] == part[0]
+    assert _sample((texts, labels), 4, seed=0) == part and _sample((texts, labels), 0, seed=0) == (texts, labels)
+    raw, _ = _texts_labels("massive", 100, 1000, 0, eval_limit=50)
+    assert len(raw["heldout"][0]) == len(raw["report"][0]) == 50 and len(raw["train"][0]) == 100
+    full, _ = _texts_labels("massive", 100, 1000, 0)
+    assert len(full["report"][0]) > 50
+    sst, _ = _texts_labels("sst2", 100, 64, 0, eval_limit=50)
+    assert len(sst["report"][0]) == 50 and len(sst["heldout"][0]) == 64
+    assert heldout_size("massive", FamiliesProfile(eval_limit=50)) == 50
+    assert heldout_size("massive", FamiliesProfile()) == len(full["heldout"][0])
+    with pytest.raises(ValueError, match="eval_limit must be 0"):
+        FamiliesProfile(eval_limit=1)

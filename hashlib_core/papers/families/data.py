@@ -45,7 +45,17 @@ def encode(tokenizer, texts: Sequence[str], max_len: int) -> list[list[int]]:
     return [list(ids) for ids in tokenizer(list(texts), truncation=True, max_length=max_len)["input_ids"]]
 
 
-def _texts_labels(task: str, train_limit: int, heldout: int, seed: int):
+def _sample(part: tuple[list, list], limit: int, seed: int) -> tuple[list, list]:
+    """At most ``limit`` items of a split (0: all), a seeded sample kept in file order (MASSIVE's files are grouped
+    by intent, so their first rows miss some)."""
+    texts, labels = part
+    if not limit or limit >= len(texts):
+        return texts, labels
+    keep = np.sort(np.random.default_rng([seed, limit]).permutation(len(texts))[:limit])
+    return [texts[i] for i in keep], [labels[i] for i in keep]
+
+
+def _texts_labels(task: str, train_limit: int, heldout: int, seed: int, eval_limit: int = 0):
     from hashlib_core.data import load_glue, load_massive
 
     if task == "sst2":
@@ -61,7 +71,7 @@ def _texts_labels(task: str, train_limit: int, heldout: int, seed: int):
             return [sentences[int(i)] for i in idx], [labels[int(i)] for i in idx]
         dev = glue["validation"]
         return {"train": pick(take), "heldout": pick(order[:heldout]),
-                "report": (list(dev["sentence"]), list(dev["label"]))}, 2
+                "report": _sample((list(dev["sentence"]), list(dev["label"])), eval_limit, seed)}, 2
     if task == "massive":
         ds = load_massive("en")
         part = lambda split: (list(ds[split]["text"]), list(ds[split]["intent"]))  # noqa: E731
@@ -69,7 +79,8 @@ def _texts_labels(task: str, train_limit: int, heldout: int, seed: int):
         if train_limit:   # a seeded sample: the released file is grouped by intent, its first rows miss some
             keep = np.sort(np.random.default_rng(seed).permutation(len(train[0]))[:train_limit])
             train = ([train[0][i] for i in keep], [train[1][i] for i in keep])
-        return {"train": train, "heldout": part("validation"), "report": part("test")}, \
+        return {"train": train, "heldout": _sample(part("validation"), eval_limit, seed),
+                "report": _sample(part("test"), eval_limit, seed)}, \
             ds["train"].features["intent"].num_classes
     raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
 
@@ -82,14 +93,16 @@ def heldout_size(task: str, profile: Any) -> int:
     if task == "massive":
         from hashlib_core.data import load_massive
 
-        return len(load_massive("en")["validation"])
+        size = len(load_massive("en")["validation"])
+        return min(size, profile.eval_limit) if profile.eval_limit else size
     raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
 
 
-def load_task(task: str, tokenizer, max_len: int, train_limit: int = 0, heldout: int = 1000, seed: int = 0
-              ) -> TaskData:
-    """Task ``task`` tokenised with ``tokenizer`` (``train_limit`` > 0 keeps that many training examples)."""
-    raw, num_labels = _texts_labels(task, train_limit, heldout, seed)
+def load_task(task: str, tokenizer, max_len: int, train_limit: int = 0, heldout: int = 1000, seed: int = 0, *,
+              eval_limit: int = 0) -> TaskData:
+    """Task ``task`` tokenised with ``tokenizer`` (``train_limit`` > 0 keeps that many training examples;
+    ``eval_limit`` > 0 scores that many held-out and report items of MASSIVE, report items of SST-2)."""
+    raw, num_labels = _texts_labels(task, train_limit, heldout, seed, eval_limit)
     parts = {name: (encode(tokenizer, texts, max_len), np.asarray(labels, dtype=np.int64))
              for name, (texts, labels) in raw.items()}
     return TaskData(task, parts, list(raw["report"][0]), num_labels)

@@ -31,7 +31,8 @@ TRACK_B_ONLY = ("memories", "memory_multiples", "lm_vocab", "lm_layers", "lm_hid
                 "lm_batch", "lm_train_tokens", "lm_learning_rates", "lm_seeds", "lm_eval_every", "lm_max_steps",
                 "lm_validation_windows")
 TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "learning_rates",
-                "seeds", "layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch",
+                "seeds", "layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout",
+                "eval_limit", "batch",
                 "length_group", "eval_every", "max_steps", "massive_max_steps", "massive_learning_rates", "typo_rate")
 _BENCH = ("bench_batch", "bench_length", "bench_repeats")
 _KINDS = ("runs", "curves")

@@ -47,6 +47,9 @@ class FamiliesProfile(Profile):
     #: training examples kept per task (0: all); SST-2's held-out part of train (the rate choice and early stopping)
     train_limit: int = 0
     sst2_heldout: int = 1000
+    #: MASSIVE's held-out (validation) and report (test) items and SST-2's report items scored (0: all; a seeded
+    #: sample otherwise): the smoke profile's limit proves the code paths in seconds
+    eval_limit: int = 0
     batch: int = 64
     #: batches whose rows are sorted by length together (1: plain shuffled batches): a batch pads to its longest row
     length_group: int = 50
@@ -102,6 +105,9 @@ class FamiliesProfile(Profile):
         self.require_positive("length_group", "batch")
         if self.sst2_heldout < 1 or self.train_limit < 0:
             raise ValueError("sst2_heldout must be >= 1 (the held-out part chooses) and train_limit >= 0")
+        if self.eval_limit < 0 or self.eval_limit == 1:
+            raise ValueError(f"eval_limit must be 0 (every item) or at least 2 (a bootstrap needs two items), got "
+                             f"{self.eval_limit}")
         if self.sweep_budget not in self.budgets:
             raise ValueError(f"sweep_budget {self.sweep_budget} must be one of the budgets {self.budgets}")
         if any(f not in self.families for f in self.seeded_families):
@@ -141,7 +147,8 @@ PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
         families=("full", "hashing-trick", "md5-emb", "lsh-emb", "md5-proj", "gated-signatures", "superbloom",
                   "dynamic-ngram", "hashed-nets", "ce-concat", "tt-rec", "low-rank"),
         budgets=(0.25, 0.016), sweep_budget=0.25, seeded_budgets=(0.25,), learning_rates=(1e-3, 3e-3), seeds=(0, 1),
-        layers=1, hidden=16, heads=2, intermediate=32, max_len=16, train_limit=256, sst2_heldout=64, batch=32,
+        layers=1, hidden=16, heads=2, intermediate=32, max_len=16, train_limit=256, sst2_heldout=64, eval_limit=256,
+        batch=32,
         eval_every=4, patience=1, max_steps=8, memories=("none", "bigram", "blt"), memory_multiples=(1.0,),
         lm_vocab=300, lm_layers=1, lm_hidden=16, lm_heads=2, lm_seq_len=16, lm_batch=8, lm_train_tokens=4000,
         lm_learning_rates=(3e-3,), lm_seeds=(0,), lm_eval_every=4, lm_max_steps=8, lm_validation_windows=16,

@@ -34,8 +34,8 @@ __all__ = ["TrackA", "RUN_SETTINGS", "Setting", "settings", "skipped", "plan", "
 
 #: the settings that change one Track A run's weights (its checkpoint's digest): which runs a profile makes (the
 #: tasks, families, budgets, rates and seeds) and Track B's settings do not
-RUN_SETTINGS = ("layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "batch",
-                "eval_every", "patience", "max_steps", "length_group", "seed")
+RUN_SETTINGS = ("layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "eval_limit",
+                "batch", "eval_every", "patience", "max_steps", "length_group", "seed")
 
 
 @dataclass
@@ -59,7 +59,8 @@ class TrackA:
     def task(self, name: str) -> TaskData:
         if name not in self.tasks:
             p = self.profile
-            self.tasks[name] = load_task(name, self.tokenizer, p.max_len, p.train_limit, p.sst2_heldout, p.seed)
+            self.tasks[name] = load_task(name, self.tokenizer, p.max_len, p.train_limit, p.sst2_heldout, p.seed,
+                                         eval_limit=p.eval_limit)
         return self.tasks[name]
 
     def budget(self, family: str, fraction: float) -> int:
