@@ -3,7 +3,8 @@
 #   make test   -- set up the environment if missing, run every test (unit tests + notebooks with nbval)
 # Other targets: make env | chapters | browser-test | notebooks | bench | clean.
 # Variables: PROFILE, DEVICE, CHAPTERS, SOURCE (book: committed, the richest committed results, computing PROFILE
-# only where none exist; live: compute PROFILE in every chapter), PYTHON, VENV.
+# only where none exist; live: compute PROFILE in every chapter), TEST_WORKERS (processes for the unit tests: auto,
+# one per core), PYTHON, VENV.
 
 PYTHON   ?= python3
 VENV     ?= .venv
@@ -11,6 +12,7 @@ PROFILE  ?= smoke
 DEVICE   ?= cpu
 CHAPTERS ?= all
 SOURCE   ?= committed
+TEST_WORKERS ?= auto
 BIN      := $(VENV)/bin
 STAMP    := $(VENV)/.hashlib-installed
 
@@ -43,14 +45,20 @@ book: env
 chapters: env
 	$(BIN)/python -m hashlib_core.runner --profile $(PROFILE) --device $(DEVICE) --source live --chapters $(CHAPTERS)
 
+# The unit tests spread over TEST_WORKERS processes (pytest-xdist; a file's tests stay together), then the notebooks
+# one after another: a chapter notebook and the scorecard share the smoke results they compute.
 test: env
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile tests
+	$(BIN)/python -m pytest book
 
 # Opens every page of the built book (_build/html, from `make book`) in Debian's headless chromium: figures loaded,
 # math typeset, no stderr boxes or machine paths, wide tables scroll. Screenshots: _build/screenshots/<page>.png.
 # Needs the Debian packages chromium and chromium-driver (.ci/run installs them).
-browser-test: env
-	$(BIN)/python -m pytest -m browser tests/book
+browser-# The unit tests spread over TEST_WORKERS processes (pytest-xdist; a file's tests stay together), then the notebooks
+# one after another: a chapter notebook and the scorecard share the smoke results they compute.
+test: env
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile tests
+	$(BIN)/python -m pytest book -m browser tests/book
 
 # Sync every chapter notebook with its MyST text file (book/src/<name>.md; the newer one wins), without outputs.
 notebooks: env

@@ -77,8 +77,25 @@ def _occurrences(text: str, words: list[str]) -> list[tuple[int, int]]:
 
     Whitespace is ignored on both sides: the parse's words are MTOP's tokens (``7 pm`` for the utterance's ``7pm``,
     ``me ?`` for ``me?``; Thai utterances are not segmented at all), so the slot's characters are matched with
-    optional whitespace between any two.
+    optional whitespace between any two: the utterance's non-space characters are searched for the words' characters
+    (:func:`_occurrences_reference` is the same search as one regular expression per slot, 30 times slower).
     """
+    needle = "".join(words)
+    if not needle or any(ch.isspace() for ch in needle):
+        return _occurrences_reference(text, words)
+    where = [i for i, ch in enumerate(text) if not ch.isspace()]
+    compact = "".join(text[i] for i in where)
+    spans = []
+    at = compact.find(needle)
+    while at != -1:
+        spans.append((where[at], where[at + len(needle) - 1] + 1))
+        at = compact.find(needle, at + 1)
+    return spans
+
+
+def _occurrences_reference(text: str, words: list[str]) -> list[tuple[int, int]]:
+    """:func:`_occurrences` as one regular expression per slot: the words' characters with optional whitespace
+    between any two."""
     pattern = re.compile(r"\s*".join(re.escape(ch) for ch in "".join(words)))
     spans = []
     match = pattern.search(text)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hashlib_core import data
 from hashlib_core.data import loaders_nlu
@@ -255,3 +257,15 @@ def test_massive_rows_statistics_and_parallel_locales(mirror: Path, loaded: Call
             assert all(text.split() == tokens for text, tokens in zip(columns["text"], columns["tokens"]))
             assert ds.features["intent"].int2str(columns["intent"]) == english[split].features["intent"].int2str(
                 english[split]["intent"][:])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab c\t7pm?é\u0e01\u00a0")), max_size=30),
+       st.lists(st.text(alphabet=st.sampled_from(list("abc7pm?é\u0e01")), min_size=1, max_size=4), min_size=1,
+                max_size=3))
+def test_slot_occurrences_fast_path_equals_the_regular_expression(text, words):
+    """The whitespace-free search finds exactly the spans the one-regex-per-slot reference finds (overlapping
+    ones included), on utterances with spaces, tabs and non-breaking spaces anywhere."""
+    from hashlib_core.data.loaders_nlu import _occurrences, _occurrences_reference
+
+    assert _occurrences(text, words) == _occurrences_reference(text, words)
