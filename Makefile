@@ -54,11 +54,8 @@ test: env
 # Opens every page of the built book (_build/html, from `make book`) in Debian's headless chromium: figures loaded,
 # math typeset, no stderr boxes or machine paths, wide tables scroll. Screenshots: _build/screenshots/<page>.png.
 # Needs the Debian packages chromium and chromium-driver (.ci/run installs them).
-browser-# The unit tests spread over TEST_WORKERS processes (pytest-xdist; a file's tests stay together), then the notebooks
-# one after another: a chapter notebook and the scorecard share the smoke results they compute.
-test: env
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile tests
-	$(BIN)/python -m pytest book -m browser tests/book
+browser-test: env
+	$(BIN)/python -m pytest -m browser tests/book
 
 # Sync every chapter notebook with its MyST text file (book/src/<name>.md; the newer one wins), without outputs.
 notebooks: env
