@@ -97,7 +97,9 @@ def gowalla_sets() -> IdSets:
 
     users, items = [], []
     for split in load_gowalla().values():
-        for user, row in zip(split["user_id"], split["items"]):
+        table = split.with_format("arrow")[:]                # the columns at once (row by row is 20x slower)
+        rows = table.column("items").to_pylist()
+        for user, row in zip(table.column("user_id").to_pylist(), rows):
             users.append(np.full(len(row), user, dtype=np.int64))
             items.append(np.asarray(row, dtype=np.int64))
     return _number(np.concatenate(users), np.concatenate(items), DATASET_NAMES["gowalla"])
@@ -108,7 +110,7 @@ def session_sets(name: str = "diginetica") -> IdSets:
     next-item task, not a set: the split into pages is ours)."""
     from hashlib_core.data import load_sessions
 
-    sessions = load_sessions(name)["train"]["items"]
+    sessions = load_sessions(name)["train"].with_format("arrow")[:].column("items").to_pylist()
     pages = np.concatenate([np.full(len(s), i, dtype=np.int64) for i, s in enumerate(sessions)])
     return _number(pages, np.concatenate([np.asarray(s, dtype=np.int64) for s in sessions]), DATASET_NAMES[name])
 
@@ -117,9 +119,9 @@ def wikispeedia_sets() -> IdSets:
     """Every Wikispeedia page's set of outgoing links; the ids are page names (URL-decoded)."""
     from hashlib_core.data import load_wikispeedia
 
-    links = load_wikispeedia("links")
-    return _number(np.asarray(links["source"], dtype=object), np.asarray(links["target"], dtype=object),
-                   DATASET_NAMES["wikispeedia"])
+    links = load_wikispeedia("links").with_format("arrow")[:]
+    return _number(np.asarray(links.column("source").to_pylist(), dtype=object),
+                   np.asarray(links.column("target").to_pylist(), dtype=object), DATASET_NAMES["wikispeedia"])
 
 
 _LOADERS = {"gowalla": gowalla_sets, "diginetica": session_sets, "wikispeedia": wikispeedia_sets,
