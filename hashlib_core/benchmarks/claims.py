@@ -91,7 +91,7 @@ def engine_comparison(loop_resamples: int) -> dict[str, Any]:
     from hashlib_core.claims.glue import GluePredictions, compare, mean_difference
     from hashlib_core.claims.bootstrap import DEFAULT_RESAMPLES
     from hashlib_core.papers import chapter
-    from hashlib_core.papers.hashformers.claims import _TASK, learned_tasks
+    from hashlib_core.papers.hashformers.claims_glue import _TASK, learned_tasks
 
     ch = chapter("hashformers")
     profile, _ = ch.committed()

@@ -153,3 +153,33 @@ def test_the_floor_rule_on_fixed_inputs(monkeypatch):
                             ["A", "B"], ["sst2"]) == (5, 6)
     with pytest.raises(NotTestable, match="no held-out scores"):
         glue.at_floor(runs.drop(columns=["validation_score"]), "sst2", profile)
+
+
+def test_the_vectorised_comparison_equals_a_loop_over_the_same_resamples():
+    """Every resample's statistic of :func:`compare` (item counts, metrics on counts) equals the benchmark's loop
+    that draws each resample's items and runs as indices and recomputes the metrics on them (accuracy, MCC and
+    Spearman with ties, several seeds)."""
+    from hashlib_core.benchmarks.claims import _loop
+    from hashlib_core.claims import glue
+
+    rng = np.random.default_rng(8)
+    recs = []
+    for task, n in (("sst2", 40), ("cola", 30), ("stsb", 25)):
+        gold = rng.integers(0, 5, n).astype(float) if task == "stsb" else rng.integers(0, 2, n)
+        runs = {(m, s): (rng.integers(0, 4, n).astype(float) if task == "stsb" else rng.integers(0, 2, n))
+                for m in ("A", "B") for s in range(3)}
+        recs.append(record(task, gold, runs))
+    preds = GluePredictions.from_records(*recs)
+    tasks = ["sst2", "cola", "stsb"]
+    kept = {}
+
+    def keep(scores):
+        values = mean_difference(scores)
+        if values.size > 1:
+            kept["v"] = values
+        return values
+
+    glue._COUNTS.clear(), glue._RANKS.clear(), glue._METRICS.clear()
+    compare(preds, {"a": ["A"], "b": ["B"]}, tasks, keep, resamples=100)
+    looped = _loop(preds, {"a": ["A"], "b": ["B"]}, tasks, 100, 0)
+    assert kept["v"] == pytest.approx(looped, abs=1e-9)
