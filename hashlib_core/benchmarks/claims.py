@@ -111,7 +111,8 @@ def engine_comparison(loop_resamples: int) -> dict[str, Any]:
     looped = _loop(preds, groups, tasks, loop_resamples, 0)
     loop_s = time.perf_counter() - start
 
-    # the vectorised statistic on the same first resamples, for the agreement check
+    # the vectorised statistic on the loop's resamples (the same number of them: the runs' draws follow the items'),
+    # for the agreement check
     captured = {}
 
     def keep(scores: dict[str, np.ndarray]) -> np.ndarray:
@@ -121,7 +122,7 @@ def engine_comparison(loop_resamples: int) -> dict[str, Any]:
         return values
 
     glue._COUNTS.clear(), glue._RANKS.clear(), glue._METRICS.clear()
-    compare(preds, groups, tasks, keep)
+    compare(preds, groups, tasks, keep, resamples=max(loop_resamples, 100))      # the same draws as the loop's
     agree = float(np.max(np.abs(captured["v"][:loop_resamples] - looped)))
     return {"available": True, "profile": profile.name, "tasks": tasks, "resamples": DEFAULT_RESAMPLES,
             "vectorised_s": vectorised, "loop_resamples": loop_resamples, "loop_s": loop_s,
@@ -135,10 +136,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--loop-resamples", type=int, default=100,
-                        help="resamples the loop computes (its time is scaled to the layer's 2,000)")
+                        help="resamples the loop computes, at least 100 (its time is scaled to the layer's 2,000)")
     args = parser.parse_args(argv)
-    if args.loop_resamples < 1:
-        parser.error("--loop-resamples must be >= 1")
+    if args.loop_resamples < 100:
+        parser.error("--loop-resamples must be >= 100 (the fewest resamples a percentile interval takes)")
     start = time.perf_counter()
     tables = committed_tables()
     total = sum(r["seconds"] for r in tables)
