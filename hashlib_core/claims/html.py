@@ -81,7 +81,17 @@ def flags_legend(claims: pd.DataFrame):
     return HTML(f'<div class="hb-legend"><b>Flags</b><ul>{items}</ul></div>')
 
 
+def _half_width(row: Mapping[str, Any]) -> str:
+    """``± 2.82 against the paper's 0.400``: the half-width beside the paper's effect (empty for an exact claim)."""
+    if pd.isna(row.get("half_width")):
+        return ""
+    against = f" against the paper's {effect_number(row['resolve'])}" if pd.notna(row.get("resolve")) else ""
+    return f"± {effect_number(row['half_width'])}{against}"
+
+
 def _effect_cell(row: Mapping[str, Any]) -> str:
+    """The effect and its interval, the half-width beside the paper's effect, and (folded) how the interval was
+    obtained and the test's power in words; or why the claim has no reading here."""
     verdict = row["verdict"]
     if verdict == "not testable here" or (verdict == "no signal" and pd.isna(row.get("estimate"))):
         return _small(escape(_text(row["reason"])))
@@ -90,12 +100,14 @@ def _effect_cell(row: Mapping[str, Any]) -> str:
         effect += f" [{effect_number(row['low'])}, {effect_number(row['high'])}]"
     level = row.get("level")
     other = pd.notna(level) and abs(float(level) - 0.95) > 1e-9
-    effect += "<br>" + _small(escape(_text(row["method"])) + (f" ({float(level):.1%} interval)" if other else ""))
+    if _half_width(row):
+        effect += "<br>" + _small(escape(_half_width(row)))
+    how = escape(_text(row["method"])) + (f" ({float(level):.1%} interval)" if other else "")
     if _text(row.get("power")):
-        effect += "<br>" + _small("<i>power:</i> " + escape(_text(row["power"])))
+        how += "<br><i>power:</i> " + escape(_text(row["power"]))
     if verdict == "no signal":
         effect += "<br>" + _small("<i>no signal:</i> " + escape(_text(row["reason"])))
-    return effect
+    return effect + f'<details class="hb-how"><summary>how</summary>{_small(how)}</details>'
 
 
 def _row(row: Mapping[str, Any], link: str) -> str:
@@ -172,10 +184,8 @@ def headline_table(claims: pd.DataFrame, caption: str | None = None):
             ours = effect_number(r["estimate"])
             if pd.notna(r["low"]) and r["low"] != r["high"]:
                 ours += f" [{effect_number(r['low'])}, {effect_number(r['high'])}]"
-            if pd.notna(r.get("half_width")):
-                ours += "<br>" + _small(f"± {effect_number(r['half_width'])}"
-                                        + (f" against the paper's {effect_number(r['resolve'])}"
-                                           if pd.notna(r.get("resolve")) else ""))
+            if _half_width(r):
+                ours += "<br>" + _small(escape(_half_width(r)))
         paper = escape(_text(r["paper_value"]) or "-") + "<br>" + _small(f"side: {escape(_text(r['region']))}")
         verdict = verdict_badge(r)
         marks = flag_marks(r)

@@ -698,7 +698,8 @@ def test_claims_table_html():
     # inconclusive: a neutral badge, its lean in small type, its power and flags, and the legend of those flags
     assert 'class="hb-verdict hb-v-inconclusive"' in grouped
     assert '<span class="hb-lean">underpowered; leans to the paper</span>' in grouped
-    assert "<i>power:</i> underpowered: half-width 1.00" in grouped
+    assert "<i>power:</i> underpowered: half-width 1.00" in grouped and '<details class="hb-how">' in grouped
+    assert "± 1.00 against the paper&#x27;s 0.400" in grouped
     assert f'<span class="hb-flag" title="{FLAGS["cap"][1]}">cap</span>' in grouped
     assert '<div class="hb-legend">' in grouped and FLAGS["pt-once"][1] in grouped
     assert "<i>no signal:</i> both at the floor" in grouped
@@ -718,7 +719,7 @@ def test_the_scorecard_headline_table_lists_the_headline_empirical_claims():
     # P1's and P2's first claims are headline and empirical; P2's exact claim is not a headline
     assert table.count("<tr>") == 1 + 2
     assert "4 x 128 encoder" in table and "cpu profile" in table
-    assert "1.50 [0.500, 2.50]" in table and "± 1.00 against the paper's 0.400" in table
+    assert "1.50 [0.500, 2.50]" in table and "± 1.00 against the paper&#x27;s 0.400" in table
     assert 'href="p1.html#sec-x"' in table and "hb-v-inconclusive" in table and "hb-legend" in table
 
 
