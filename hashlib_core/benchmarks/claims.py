@@ -12,8 +12,9 @@ whole scorecard costs to recompute. Part two times one GLUE comparison (HashForm
 BERT-MLM on the committed profile's tasks that learn) two ways on the same resamples: the claims layer's
 :func:`~hashlib_core.claims.glue.compare` (item counts, metrics on counts, every resample at once) and a loop that
 takes each resample's drawn item indices and seed indices and recomputes each run's metric on them, as the layer did
-before it was vectorised; the loop's time is scaled from ``--loop-resamples`` to the layer's 2,000 resamples, and the
-two paths' statistics on the shared resamples must agree. The result goes to ``results/benchmarks/quick/claims.json``.
+before it was vectorised; the loop's time is scaled from ``--loop-resamples`` to the layer's resamples
+(:data:`~hashlib_core.claims.bootstrap.DEFAULT_RESAMPLES`), and the two paths' statistics on the shared resamples must
+agree. The result goes to ``results/benchmarks/quick/claims.json``.
 """
 from __future__ import annotations
 
@@ -136,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--loop-resamples", type=int, default=100,
-                        help="resamples the loop computes, at least 100 (its time is scaled to the layer's 2,000)")
+                        help="resamples the loop computes, at least 100 (its time is scaled to the layer's own number)")
     args = parser.parse_args(argv)
     if args.loop_resamples < 100:
         parser.error("--loop-resamples must be >= 100 (the fewest resamples a percentile interval takes)")

@@ -82,7 +82,8 @@ def flags_legend(claims: pd.DataFrame):
 
 
 def _half_width(row: Mapping[str, Any]) -> str:
-    """``± 2.82 against the paper's 0.400``: the half-width beside the paper's effect (empty for an exact claim)."""
+    """``± h against the paper's e``: the interval's half-width h beside the paper's effect e (empty for an exact
+    claim)."""
     if pd.isna(row.get("half_width")):
         return ""
     against = f" against the paper's {effect_number(row['resolve'])}" if pd.notna(row.get("resolve")) else ""

@@ -29,6 +29,7 @@ FLAGS = {
                                      "it"),
 }
 
+
 def verdict(region: Any, effect: Any) -> str:
     """The verdict of ``effect`` against ``region`` (see the module docstring); ``None`` is not testable."""
     if effect is None:

@@ -138,7 +138,9 @@ INPUT_COLUMNS = {
 #: per benchmark result: the sizes it builds at its own settings, not measurements (the families benchmark's budget,
 #: parameters and the bytes a hash keeps are products of the vocabulary size, the width and each family's shape);
 #: its timings stay checked
-BENCHMARK_SIZE_COLUMNS = {"families": {"budget", "parameters", "lookup_bytes"}}
+BENCHMARK_SIZE_COLUMNS = {"families": {"budget", "parameters", "lookup_bytes"},
+                          # the claims benchmark's settings: how many resamples each path drew
+                          "claims": {"resamples", "loop_resamples"}}
 #: per committed result: parameter counts that are products of settings (MultiHashFormer's scaling curve: Standard's
 #: embedding is V x d, and 2,048 x 32 = 2^16 met the 65,536 constants of the hashing code); the other columns stay
 #: checked
