@@ -31,6 +31,7 @@ from torch import nn
 from hashlib_core.embeddings.codes import mmh3_codes, padded, qr_modulus, strip_marker, tfree_rows, tfree_word_rows
 from hashlib_core.embeddings.compressed import (DenseHashEmbedding, FeatureProjection, ImportanceHashEmbedding,
                                                 QuotientRemainderEmbedding, RobeEmbedding, RowCombinationEmbedding)
+from hashlib_core.hashing.base import validate_tokens
 from hashlib_core.embeddings.factorized import (build_ce, build_hashed_net, build_low_rank, build_tt, low_rank_minimum,
                                                 tt_minimum)
 
@@ -363,9 +364,14 @@ def build(name: str, strings: Sequence[str], budget: int, embedding_dim: int, se
     ``"fixed"`` family: its own size; ``"none"``: no parameters), ``d = embedding_dim`` wide, its hashes drawn with
     ``seed``."""
     spec_family = family(name)
+    if isinstance(strings, (str, bytes)):
+        raise TypeError("build: strings must be the vocabulary's list of token strings in id order, got a single "
+                        f"{type(strings).__name__}; wrap it in a list")
     strings = tuple(strings)
     if not strings or not all(isinstance(w, str) and w for w in strings):
         raise ValueError("build: strings must be the vocabulary's non-empty token strings, in id order")
+    if spec_family.name != "dynamic-ngram":     # the rolling n-gram hash reads code points (its documented rule)
+        strings = tuple(validate_tokens(strings))
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"build: budget must be a positive number of parameters, got {budget!r:.40}")
     if isinstance(embedding_dim, bool) or not isinstance(embedding_dim, int) or embedding_dim < 1:

@@ -10,12 +10,16 @@ import mmh3
 import numpy as np
 import torch
 
+from hashlib_core.hashing.base import validate_token, validate_tokens
+
 __all__ = ["mmh3_codes", "tfree_rows", "tfree_word_rows", "qr_modulus", "strip_marker", "padded"]
 
 
 def mmh3_codes(strings: Sequence[str], num_hashes: int, modulus: int, seed: int = 0) -> torch.Tensor:
     """``(V, k)`` int64: column ``j`` is ``mmh3.hash(s, seed + j, signed=False) % modulus`` (MurmurHash3 x86 32-bit
-    of the UTF-8 bytes)."""
+    of the UTF-8 bytes). The strings follow the hashers' token contract (:func:`~hashlib_core.hashing.base.
+    validate_tokens`): a lone surrogate is refused here, before it reaches mmh3 (which crashes on one)."""
+    strings = validate_tokens(strings)
     out = np.empty((len(strings), num_hashes), dtype=np.int64)
     for j in range(num_hashes):
         out[:, j] = [mmh3.hash(s, seed + j, signed=False) % modulus for s in strings]
@@ -53,7 +57,7 @@ def tfree_rows(trigram: bytes, num_rows: int, population: int = 10, shared: int 
 def tfree_word_rows(word: str, num_rows: int, population: int = 10, shared: int = 0) -> list[int]:
     """The sorted active rows of a word: the union over the byte trigrams of ``" word "`` (UTF-8) of
     :func:`tfree_rows` (a multi-hot vector: a row two trigrams share is active once)."""
-    data = f" {word} ".encode("utf-8")
+    data = f" {validate_token(word)} ".encode("utf-8")
     active: set[int] = set()
     for start in range(len(data) - 2):
         active.update(tfree_rows(data[start:start + 3], num_rows, population, shared))

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from hashlib_core._io import atomic_write_bytes
-from hashlib_core.hashing.base import check_positive_int
+from hashlib_core.hashing.base import check_positive_int, validate_token, validate_tokens
 
 __all__ = ["MERSENNE_31", "MinHashFingerprinter", "FingerprintCache", "counting_bloom_filter"]
 
@@ -85,6 +85,7 @@ class MinHashFingerprinter:
             raise TypeError(f"a subword unit must be a str, got {type(unit).__name__}; pass the tokenizer's pieces")
         if not unit:
             raise ValueError("a subword unit must not be empty; an empty piece has no fingerprint")
+        unit = validate_token(unit)     # hashed by its UTF-8 bytes: a lone surrogate is refused by name
         if self.word_prefix is not None:
             return unit.removeprefix(self.word_prefix), not unit.startswith(self.word_prefix)
         is_continuation = bool(self.continuation_prefix) and unit.startswith(self.continuation_prefix)
@@ -100,7 +101,7 @@ class MinHashFingerprinter:
 
     def hash_values(self, parts: Sequence[str]) -> np.ndarray:
         """``h_i(x)`` for every part ``x`` and every i: an ``(len(parts), n)`` int64 matrix."""
-        a, b = _base_hashes(list(parts))
+        a, b = _base_hashes(validate_tokens(parts))
         return (a[:, None] + self._steps[None, :] * b[:, None]) % MERSENNE_31
 
     def unit_fingerprint(self, unit: str) -> np.ndarray:

@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from hashlib_core.hashing.base import validate_token
 from hashlib_core.hashing.rolling import DEFAULT_MODULUS
 
 __all__ = ["md5_ngram_hash", "md5_ngram_hashes_many"]
@@ -34,7 +35,7 @@ def md5_ngram_hash(ngram: str, modulus: int = DEFAULT_MODULUS) -> int:
     """``int.from_bytes(md5(ngram.encode("utf-8")).digest()[:8], "little") % modulus``."""
     if not isinstance(ngram, str):
         raise TypeError(f"an n-gram is a str, got {type(ngram).__name__}")
-    return _md5(ngram, _check_modulus(modulus))
+    return _md5(validate_token(ngram), _check_modulus(modulus))
 
 
 def md5_ngram_hashes_many(texts: Sequence[str], n: int, modulus: int = DEFAULT_MODULUS) -> list[np.ndarray]:
@@ -49,6 +50,7 @@ def md5_ngram_hashes_many(texts: Sequence[str], n: int, modulus: int = DEFAULT_M
     for text in texts:
         if not isinstance(text, str):
             raise TypeError(f"texts must be str, got {type(text).__name__}")
+        text = validate_token(text)     # MD5 reads UTF-8 bytes: a lone surrogate is refused by name
         grams = [text[i : i + n] for i in range(len(text) - n + 1)]
         for g in grams:
             if g not in seen:

@@ -48,7 +48,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from hashlib_core.hashing.base import check_positive_int
+from hashlib_core.hashing.base import check_positive_int, validate_token
 from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter, counting_bloom_filter
 
 __all__ = ["Projection", "MinHashProjection", "BinaryProjection", "TSPProjection", "SimHashProjection",
@@ -292,6 +292,7 @@ class TSPProjection(Projection):
     def _strip(self, piece: str) -> str:
         if not isinstance(piece, str):
             raise TypeError(f"a subword unit must be a str, got {type(piece).__name__}; pass the tokenizer's pieces")
+        piece = validate_token(piece)   # hashed by its UTF-8 bytes: a lone surrogate is refused by name
         for marker in (self.word_prefix, self.continuation_prefix):
             if marker:
                 piece = piece.removeprefix(marker)
@@ -303,7 +304,7 @@ class TSPProjection(Projection):
 
     def hash_surface(self, surface: str) -> np.ndarray:
         """``(width,)`` int8 in {-1, 0, 1}: ``lo - hi`` for each bit pair of the word's ``2 * width``-bit hash."""
-        digest = hashlib.shake_256(self._key + surface.encode("utf-8")).digest(self.width // 4)
+        digest = hashlib.shake_256(self._key + validate_token(surface).encode("utf-8")).digest(self.width // 4)
         bits = np.unpackbits(np.frombuffer(digest, dtype=np.uint8), bitorder="little").astype(np.int8)
         return bits[0::2] - bits[1::2]
 

@@ -246,3 +246,114 @@ def test_scheduler_sets_each_steps_learning_rate(scheduler):
     warm = [0.0, 0.05]   # step k of the warm-up takes k / warmup_steps of the rate
     after = [0.1] * 8 if scheduler == "constant_with_warmup" else [round(0.1 * (10 - k) / 8, 6) for k in range(2, 10)]
     assert moves == pytest.approx(warm + after, abs=1e-5)
+
+
+# ------------------------------------------------------------------------------------------- stopped lock holders
+_HOLD = """
+import sys, time
+from pathlib import Path
+from hashlib_core.training import _lock
+handle = _lock(Path(sys.argv[1]))
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_stopped_lock_holder_is_named_and_the_wait_ends(tmp_path, monkeypatch, caplog):
+    """A trainer stopped (SIGSTOP) while it holds the folder: the next run says whom it waits for (pid, stopped,
+    since when) and gives up after the timeout setting with an error naming the folder and the fixes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        os.kill(holder.pid, signal.SIGSTOP)
+        monkeypatch.setenv("HASHLIB_LOCK_TIMEOUT_S", "1.5")
+        with caplog.at_level("WARNING", logger="hashlib_core.training"):
+            with pytest.raises(TimeoutError) as info:
+                train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+        message = str(info.value)
+        assert f"pid {holder.pid}" in message and "stopped" in message and "since 20" in message
+        assert str(tmp_path) in message and "HASHLIB_LOCK_TIMEOUT_S" in message
+        assert [r for r in caplog.records if f"pid {holder.pid}" in r.getMessage() and "waiting" in r.getMessage()]
+        assert latest_checkpoint(tmp_path) is None          # nothing trained, nothing half-written
+    finally:
+        holder.kill()
+        holder.wait()
+    # the holder gone, the lock is free at once
+    assert train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False).steps == 13
+
+
+@pytest.mark.parametrize("raw", ["0", "-3", "nan", "soon"])
+def test_a_bad_lock_timeout_setting_is_refused(monkeypatch, raw):
+    from hashlib_core.training import lock_timeout_s
+
+    monkeypatch.setenv("HASHLIB_LOCK_TIMEOUT_S", raw)
+    with pytest.raises(ValueError, match="HASHLIB_LOCK_TIMEOUT_S must be a positive number"):
+        lock_timeout_s()
+
+
+# ------------------------------------------------------------------------------------------- damaged checkpoints
+def _checkpointed(tmp_path):
+    """A run interrupted after its step-9 checkpoint: the folder a resume reads."""
+    def stop(step, loss):
+        if step == 10:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        train(Regressor(), _data(), CFG, output_dir=tmp_path, on_step=stop, progress=False)
+    ckpt = latest_checkpoint(tmp_path)
+    assert ckpt.name == "step_00000009"
+    return ckpt
+
+
+def _cut(path):
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("name", ["trainer_state.json", "model.safetensors", "optimizer.bin", "scheduler.bin",
+                                  "random_states_0.pkl"])
+def test_a_checkpoint_file_cut_in_half_is_named(tmp_path, name):
+    from hashlib_core.training import CheckpointError
+
+    ckpt = _checkpointed(tmp_path)
+    assert (ckpt / name).is_file(), sorted(p.name for p in ckpt.iterdir())
+    _cut(ckpt / name)
+    with pytest.raises(CheckpointError) as info:
+        train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+    message = str(info.value)
+    assert str(ckpt) in message and (name in message) and "Delete that folder" in message
+
+
+def test_a_checkpoint_file_edited_in_place_is_named(tmp_path):
+    from hashlib_core.training import CheckpointError
+
+    ckpt = _checkpointed(tmp_path)
+    data = bytearray((ckpt / "optimizer.bin").read_bytes())
+    data[-1] ^= 1
+    (ckpt / "optimizer.bin").write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="optimizer.bin changed since it was saved"):
+        train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+
+
+def test_an_older_checkpoint_without_digests_still_refuses_cut_random_states(tmp_path):
+    """Checkpoints saved before the digests were recorded: accelerate would skip a cut RNG file without a word and
+    resume with other random states; the resume refuses it by name instead, and resumes a whole one."""
+    import json
+
+    from hashlib_core.training import CheckpointError
+
+    ckpt = _checkpointed(tmp_path)
+    state = json.loads((ckpt / "trainer_state.json").read_text())
+    del state["files"]
+    (ckpt / "trainer_state.json").write_text(json.dumps(state))
+    rng = (ckpt / "random_states_0.pkl").read_bytes()
+    _cut(ckpt / "random_states_0.pkl")
+    with pytest.raises(CheckpointError, match="random_states_0.pkl does not load"):
+        train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
+    (ckpt / "random_states_0.pkl").write_bytes(rng)
+    assert train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False).resumed_from_step == 9

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
-from hashlib_core.hashing.base import check_positive_int
+from hashlib_core.hashing.base import check_positive_int, validate_token
 from hashlib_core.hashing.minhash import FingerprintCache, MinHashFingerprinter
 from hashlib_core.hashing.projections import MinHashProjection, Projection, build_projection
 from hashlib_core.wordpiece import wordpiece_tokenizer  # mBERT-cased's: no lower-casing, no accent stripping
@@ -79,7 +79,7 @@ class SentenceProjector:
         """WordPiece ids of one word (a word that punctuation splits gives the pieces of all its parts)."""
         if not isinstance(word, str):
             raise TypeError(f"a word must be a str, got {type(word).__name__}")
-        ids = self.tokenizer.encode(word, add_special_tokens=False).ids
+        ids = self.tokenizer.encode(validate_token(word), add_special_tokens=False).ids
         return ids or [self._unk]   # white space or control characters only: the unknown piece
 
     def word_fingerprints(self, words: Sequence[str]) -> np.ndarray:
