@@ -162,9 +162,9 @@ def provenance(shown: Any) -> None:
 
 def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataFrame:
     """The settings of a chapter's four profiles side by side: one row per setting, one column per profile (list
-    settings comma-joined; 0 shown as "all" for the profile's ``ZERO_MEANS_ALL`` settings, and 0 or an empty list as
-    its ``ZERO_MEANS`` text for those). ``settings`` picks and orders the rows (default: every setting but the run
-    ones)."""
+    settings comma-joined; 0, or a list's 0, shown as "all" for the profile's ``ZERO_MEANS_ALL`` settings, and 0
+    or an empty list as its ``ZERO_MEANS`` text for those). ``settings`` picks and orders the rows (default: every
+    setting but the run ones)."""
     from dataclasses import fields
 
     from hashlib_core.profiles import PROFILE_NAMES, RUN_SETTINGS
@@ -181,7 +181,8 @@ def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataF
         if (value == 0 or value == () or value == "") and name in getattr(profile, "ZERO_MEANS", {}):
             return profile.ZERO_MEANS[name]
         if isinstance(value, (tuple, list)):
-            return ", ".join(str(v) for v in value) if value else "(all)"
+            every = name in getattr(profile, "ZERO_MEANS_ALL", ())       # a list's 0s each mean "all"
+            return ", ".join("all" if every and v == 0 else str(v) for v in value) if value else "(all)"
         if isinstance(value, float):
             return f"{value:g}"
         if isinstance(value, int) and not isinstance(value, bool):

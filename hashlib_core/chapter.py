@@ -216,7 +216,11 @@ class Chapter:
     def selected(self, profile: Profile, only: Iterable[str] | None = None) -> list[Experiment]:
         """The experiments a run of ``profile`` performs (all enabled ones, or those named in ``only``)."""
         if isinstance(only, str):
-            only = [o.strip() for o in only.split(",") if o.strip()]
+            names = [o.strip() for o in only.split(",") if o.strip()]
+            if not names:       # "" or ",": not "everything" (leave only out for that)
+                raise ValueError(f"{only!r} names no experiment; name some ({', '.join(self.experiments)}), or "
+                                 f"leave it out to run them all")
+            only = names
         if only:
             unknown = sorted(set(only) - set(self.experiments))
             if unknown:
@@ -407,14 +411,25 @@ class Chapter:
         return results_banner(self.slug, profile.name, metas, source)
 
     # ------------------------------------------------------------------------------------------------ command line
+    def _only_argument(self, text: str) -> str:
+        """``--only``'s value checked as the command line reads it: at least one name, every name known."""
+        import argparse
+
+        try:
+            self.selected(self.profiles.smoke, text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+
     def main(self, argv: Sequence[str] | None = None) -> int:
         """``python -m hashlib_core.papers.<slug> --profile P [--device D] [--only a,b] [--key=value ...]``."""
         epilog = "Experiments (--only a,b): " + ", ".join(self.experiments)
         profile, args = self.profiles.parse_cli(
             argv, description=f"{self.title}: run the chapter's experiments. {epilog}",
             add_arguments=lambda p: (
-                p.add_argument("--only", default=None, help="comma-separated experiments to run (default: all), and "
-                               "every experiment that reads their results"),
+                p.add_argument("--only", default=None, type=self._only_argument,
+                               help="comma-separated experiments to run (default: all), and every experiment that "
+                                    "reads their results"),
                 p.add_argument("--no-dependents", action="store_true",
                                help="with --only: run exactly those experiments, not the ones that read them")))
         only = args.only

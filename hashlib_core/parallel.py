@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -157,13 +158,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--deadline", type=float, default=None, help="seconds; stop the jobs and skip the final run")
     parser.add_argument("--logs", type=Path, default=Path("parallel-logs"))
     args, overrides = parser.parse_known_args(argv)
-    try:
-        jobs_module = importlib.import_module(f"hashlib_core.papers.{args.chapter}.jobs")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"hashlib_core.papers.{args.chapter}.jobs":
-            raise
-        raise SystemExit(f"chapter {args.chapter!r} has no parallel jobs (hashlib_core.papers.{args.chapter}.jobs): "
-                         f"run it with python -m hashlib_core.papers.{args.chapter} instead") from None
+    papers = Path(__file__).resolve().parent / "papers"
+    chapters = sorted(p.name for p in papers.iterdir() if (p / "__init__.py").is_file())
+    with_jobs = [c for c in chapters if (papers / c / "jobs.py").is_file()]
+    if args.chapter not in chapters:
+        parser.error(f"unknown chapter {args.chapter!r}; the chapters are {', '.join(chapters)} (with parallel jobs: "
+                     f"{', '.join(with_jobs)})")
+    if args.chapter not in with_jobs:
+        parser.error(f"chapter {args.chapter!r} has no parallel jobs (hashlib_core.papers.{args.chapter}.jobs): run "
+                     f"it with python -m hashlib_core.papers.{args.chapter} instead (with parallel jobs: "
+                     f"{', '.join(with_jobs)})")
+    if args.logs.exists() and not args.logs.is_dir():
+        parser.error(f"--logs {args.logs} is a file, not a folder; give a folder for the jobs' logs (created if "
+                     f"missing)")
+    if args.workers < 1:
+        parser.error(f"--workers must be >= 1, got {args.workers}")
+    if args.deadline is not None and not (math.isfinite(args.deadline) and args.deadline > 0):
+        parser.error(f"--deadline must be a positive number of seconds, got {args.deadline}")
+    jobs_module = importlib.import_module(f"hashlib_core.papers.{args.chapter}.jobs")
     common = ["--profile", args.profile, *(["--device", args.device] if args.device else []), *overrides]
     profile, _ = jobs_module.CHAPTER.profiles.parse_cli(common)
     jobs, final = jobs_module.parallel_jobs(profile)

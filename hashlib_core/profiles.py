@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import random
+import re
 import typing
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
@@ -49,6 +51,7 @@ __all__ = [
     "Profile",
     "ProfileSet",
     "select_device",
+    "check_device",
     "synchronize",
     "seed_everything",
 ]
@@ -84,14 +87,55 @@ class Profile:
     #: settings where 0 (or, for a list, the empty list) defers to another setting or means "none", and what the book
     #: shows for it there (e.g. "as max_epochs")
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    #: the range of a number setting the rule below does not fit, written as an interval: ``"[0, 1)"`` (a dropout
+    #: rate), ``"[0, inf)"`` (a weight decay, where 0 is an ordinary value), ``"(0, 1)"`` (a share)
+    BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     def __post_init__(self) -> None:
         if self.name not in PROFILE_NAMES:
             raise ValueError(f"profile name must be one of {PROFILE_NAMES}, got {self.name!r}")
         if self.accelerator not in {"cpu", "gpu"}:
             raise ValueError(f"accelerator must be 'cpu' or 'gpu', got {self.accelerator!r}")
+        check_device(self.device)       # its spelling now; whether it exists when a run asks for it
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        self.check_bounds()
+
+    def check_bounds(self) -> None:
+        """Refuse, when the profile is built, a number setting no run can use (before it fails deep in a run).
+
+        Every float (and every number of a list setting) must be finite. Then, unless ``BOUNDS`` gives the setting
+        its own interval: a seed (``seed``, ``*_seed``, the elements of ``*seeds`` lists) is ``>= 0``; an int
+        setting of ``ZERO_MEANS_ALL`` or ``ZERO_MEANS`` is ``>= 0`` (0 has its documented meaning; a list of
+        ``ZERO_MEANS_ALL`` may hold 0s, each meaning "all"); every other int is ``>= 1`` and every other float
+        ``> 0``. So ``--heads=0``, ``--learning_rate=nan`` or ``--max_train_tokens=-1`` stop at the command line
+        with the setting named, and no negative number is ever read as a limit."""
+        hints = get_type_hints(type(self))
+        for f in fields(self):
+            value = getattr(self, f.name)
+            listed = isinstance(value, tuple)
+            for v in (value if listed else (value,)):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    continue
+                if isinstance(v, float) and not math.isfinite(v):
+                    raise ValueError(f"{f.name} must be a finite number, got {v}")
+                if f.name in self.BOUNDS:
+                    low, high, closed_low, closed_high = _interval(f.name, self.BOUNDS[f.name])
+                    if v < low or v > high or (v == low and not closed_low) or (v == high and not closed_high):
+                        raise ValueError(f"{f.name} must lie in {self.BOUNDS[f.name]}, got {v}")
+                    continue
+                seed_like = f.name == "seed" or f.name.endswith("_seed") or (listed and f.name.endswith("seeds"))
+                zero = (f.name in self.ZERO_MEANS_ALL if listed else
+                        f.name in self.ZERO_MEANS_ALL or f.name in self.ZERO_MEANS)
+                if seed_like or (zero and isinstance(v, int)):
+                    if v < 0:
+                        meaning = ("" if seed_like else
+                                   f" (0: {'all' if f.name in self.ZERO_MEANS_ALL else self.ZERO_MEANS[f.name]})")
+                        raise ValueError(f"{f.name} must be >= 0{meaning}, got {v}")
+                elif isinstance(v, int) and hints.get(f.name) is not float and v < 1:
+                    raise ValueError(f"{f.name} must be >= 1, got {v}")
+                elif v <= 0:
+                    raise ValueError(f"{f.name} must be > 0, got {v}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -126,6 +170,16 @@ class Profile:
                 )
             overrides[key] = _coerce(key, value, hints[key])
         return replace(self, **overrides)
+
+
+def _interval(name: str, text: str) -> tuple[float, float, bool, bool]:
+    """``"[0, 1)"`` -> ``(0.0, 1.0, True, False)``; ``inf`` for an open end."""
+    try:
+        low, high = (float(x) for x in text[1:-1].split(","))
+        assert text[0] in "[(" and text[-1] in "])" and low <= high
+    except (ValueError, AssertionError):
+        raise TypeError(f"BOUNDS[{name!r}] must be an interval such as '[0, 1)', got {text!r}") from None
+    return low, high, text[0] == "[", text[-1] == "]"
 
 
 _SCALARS = {"int": int, "float": float, "str": str, "bool": bool}
@@ -244,6 +298,16 @@ def synchronize(device: Any) -> None:
 
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def check_device(preference: str | None) -> str:
+    """``preference`` if it names a device :func:`select_device` knows (``auto``, ``cpu``, ``cuda``, ``cuda:N``,
+    ``mps``; any case, ``None`` for auto), else ``ValueError``: a misspelt ``--device`` stops at the command line
+    even where no experiment asks for a device."""
+    pref = "auto" if preference is None else preference
+    if not isinstance(pref, str) or not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", pref.strip().lower()):
+        raise ValueError(f"unknown device {preference!r}; use auto, cpu, cuda, cuda:N or mps")
+    return pref
 
 
 def select_device(preference: str | None = "auto"):

@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 
 import yaml
 
-from hashlib_core.profiles import PROFILE_NAMES
+from hashlib_core.profiles import PROFILE_NAMES, check_device
 from hashlib_core.results import repo_root
 
 __all__ = ["Chapter", "discover_chapters", "execution_order", "run_chapters", "stage_book", "build_html",
@@ -102,9 +102,14 @@ def discover_chapters(root: Path | None = None) -> list[Chapter]:
 
 
 def select(chapters: list[Chapter], wanted: str) -> list[Chapter]:
-    if wanted.strip() in {"", "all"}:
+    """The chapters ``wanted`` names (comma-separated notebook names, or ``all``); ``SystemExit`` naming the
+    unknown ones, or when the list names none (``","`` or ``""`` would otherwise run nothing and exit 0)."""
+    if wanted.strip() == "all":
         return chapters
     names = [w.strip() for w in wanted.split(",") if w.strip()]
+    if not names:
+        raise SystemExit(f"--chapters {wanted!r} names no chapter; give comma-separated notebook names (see --list) "
+                         f"or 'all'")
     known = {c.name: c for c in chapters}
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -399,6 +404,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     wanted = select(chapters, args.chapters)
     build_dir = Path(args.build_dir) if args.build_dir else root / "_build"
+    if build_dir.exists() and not build_dir.is_dir():
+        raise SystemExit(f"--build-dir {build_dir} is a file, not a folder; give a folder (created if missing)")
+    if args.timeout is not None and args.timeout < 1:
+        raise SystemExit(f"--timeout must be a positive number of seconds per cell, got {args.timeout}; leave it out "
+                         f"for no limit")
+    try:
+        check_device(args.device)
+    except ValueError as exc:
+        raise SystemExit(f"--device: {exc}") from None
     os.environ.setdefault("HASHLIB_DEVICE", args.device)
     outcomes = run_chapters(wanted, profile=args.profile, device=args.device, build_dir=build_dir,
                             timeout=args.timeout, root=root, log_output=args.log_output, source=args.source)

@@ -39,7 +39,8 @@ class _Toy(Profile):
     tasks: tuple[str, ...] = ("a",)
     extra_epochs: int = 0
     grid: tuple[str, ...] = ()
-    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"examples"})
+    sizes: tuple[int, ...] = (10, 0)
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"examples", "sizes"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"extra_epochs": "as width", "grid": "none"})
 
 
@@ -57,6 +58,7 @@ def test_profiles_table_shows_every_profile_side_by_side():
     assert table.loc["tasks", "cpu"] == "a, b" and table.loc["tasks", "small"] == "(all)"
     assert table.loc["extra_epochs"].tolist() == ["as width", "3", "as width", "as width"]   # 0 defers to another
     assert table.loc["grid"].tolist() == ["none", "x=1, y=2", "none", "none"]   # an empty list has its own text
+    assert book.profiles_table(_TOYS, ["sizes"]).set_index("setting").loc["sizes", "smoke"] == "10, all"   # a list's 0 means all too
     assert table.index[0] == "budget_minutes"
     with pytest.raises(KeyError, match="no profile setting"):
         book.profiles_table(_TOYS, ["depth"])

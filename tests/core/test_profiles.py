@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar, Mapping
 
 import numpy as np
 import pytest
@@ -117,3 +119,62 @@ def test_synchronize_accepts_devices_and_names_and_is_a_no_op_on_cpu():
     from hashlib_core.profiles import synchronize
 
     assert synchronize("cpu") is None and synchronize(torch.device("cpu")) is None
+
+
+# ------------------------------------------------------------------------------------------------ bounds
+@dataclass(frozen=True)
+class _Bounded(Profile):
+    heads: int = 2
+    rate: float = 1e-3
+    limit: int = 0
+    steps: tuple[int, ...] = (5,)
+    sizes: tuple[int, ...] = (0, 10)
+    shift_seed: int = 0
+    seeds: tuple[int, ...] = (0, 1)
+    dropout: float = 0.1
+    patience: int = 0
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"limit", "sizes"})
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"patience": "none", "steps": "no trend"})
+    BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"dropout": "[0, 1)"})
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"heads": 0}, "heads must be >= 1, got 0"),
+    ({"heads": -1}, "heads must be >= 1, got -1"),
+    ({"rate": 0.0}, "rate must be > 0, got 0.0"),
+    ({"rate": float("nan")}, "rate must be a finite number, got nan"),
+    ({"rate": float("inf")}, "rate must be a finite number"),
+    ({"limit": -1}, "limit must be >= 0 (0: all), got -1"),
+    ({"patience": -2}, "patience must be >= 0 (0: none), got -2"),
+    ({"steps": (5, 0)}, "steps must be >= 1, got 0"),        # a list's "none" is the empty list, not a 0
+    ({"sizes": (-1,)}, "sizes must be >= 0 (0: all), got -1"),
+    ({"shift_seed": -1}, "shift_seed must be >= 0, got -1"),
+    ({"seeds": (0, -1)}, "seeds must be >= 0, got -1"),
+    ({"dropout": 1.0}, "dropout must lie in [0, 1), got 1.0"),
+    ({"dropout": -0.1}, "dropout must lie in [0, 1)"),
+    ({"budget_minutes": 0.0}, "budget_minutes must be > 0"),
+])
+def test_every_number_setting_is_bounded_when_the_profile_is_built(overrides, message):
+    with pytest.raises(ValueError) as info:
+        _Bounded(**overrides)
+    assert message in str(info.value)
+
+
+def test_the_documented_zeros_and_bounds_are_accepted():
+    p = _Bounded(limit=0, patience=0, steps=(), sizes=(0,), shift_seed=0, seeds=(0,), dropout=0.0)
+    assert (p.limit, p.patience, p.steps, p.dropout) == (0, 0, (), 0.0)
+
+
+def test_a_malformed_bounds_entry_is_a_clear_error():
+    @dataclass(frozen=True)
+    class Bad(Profile):
+        rate: float = 0.5
+        BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"rate": "0 to 1"})
+
+    with pytest.raises(TypeError, match=r"BOUNDS\['rate'\] must be an interval"):
+        Bad()
+
+
+def test_a_misspelt_device_is_refused_when_the_profile_is_built():
+    with pytest.raises(ValueError, match="unknown device 'bogus'"):
+        _Bounded(device="bogus")

@@ -13,7 +13,8 @@ once, after training.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from types import MappingProxyType
+from typing import ClassVar, Mapping
 
 from hashlib_core.embeddings.catalogue import FAMILIES
 from hashlib_core.profiles import Profile, ProfileSet
@@ -86,6 +87,13 @@ class FamiliesProfile(Profile):
 
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"typo_rate", "bench_batch", "bench_length",
                                                            "bench_repeats"})
+    ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"train_limit", "eval_limit", "lm_train_tokens",
+                                                           "lm_validation_windows"})
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"massive_max_steps": "as max_steps",
+                                                                "massive_learning_rates": "as learning_rates",
+                                                                "seeded_families": "none", "seeded_budgets": "none"})
+    BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"typo_rate": "[0, 1]", "budgets": "(0, 1]",
+                                                            "sweep_budget": "(0, 1]", "seeded_budgets": "(0, 1]"})
 
     def __post_init__(self) -> None:
         from hashlib_core.papers.families.data import TASKS

@@ -209,10 +209,13 @@ class HashFormersProfile(Profile):
 
     SHARE_SETTINGS: ClassVar[frozenset[str]] = frozenset({"only_models"})
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"corpus_max_words", "sharing_words", "ft_train_examples",
-                                                          "ft_eval_examples"})
+                                                          "ft_eval_examples", "diag_train_examples"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"ft_patience": "none (to the cap)",
                                                                  "ft_sweep_task": "every task",
-                                                                 "bpe_vocab": "roberta-base (50,265)"})
+                                                                 "bpe_vocab": "roberta-base (50,265)",
+                                                                 "timing_base_repeats": "not timed",
+                                                                 "checkpoint_every": "at the end only"})
+    BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"pt_beta2": "(0, 1)"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
         "sharing_buckets", "sharing_words", "ft_eval_examples", "models", "only_models", "table6", "table6_tasks",
         "trend_pt_steps",

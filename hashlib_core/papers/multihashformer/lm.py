@@ -31,7 +31,10 @@ CALIBRATION_WINDOWS = 64
 
 
 def windows(stream: Sequence[int], seq_len: int, limit: int) -> torch.Tensor:
-    """Non-overlapping ``seq_len`` windows of a token stream (the last partial one dropped), ``limit`` tokens max."""
+    """Non-overlapping ``seq_len`` windows of a token stream (the last partial one dropped), ``limit`` tokens max
+    (0: all; a negative limit is refused, never read as "all but the last")."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError(f"limit must be an int >= 0 (0: every token), got {limit!r}")
     arr = torch.tensor(stream[: limit or None], dtype=torch.long)
     n = arr.numel() // seq_len
     if n == 0:

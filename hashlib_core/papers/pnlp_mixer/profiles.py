@@ -118,6 +118,7 @@ class PNLPMixerProfile(Profile):
                                                                 "tuning": "none (untuned)",
                                                                 "longer_mtop_max_epochs": "not run"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"latency_samples"})
+    BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"weight_decay": "[0, inf)", "dropout": "[0, 1)"})
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -161,7 +161,11 @@ class SuperbloomProfile(Profile):
 
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"test_pages", "lm_test_windows", "validation_pages",
                                                            "lm_validation_windows"})
-    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"further_depths": "none"})
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({
+        "further_depths": "none", "intermediate": "4 x the width", "baseline_hidden": "not run",
+        "other_steps": "as steps", "alpha_dataset": "not run", "alpha_steps": "as steps", "longer_steps": "not run",
+        "train_time_repeats": "not run"})
+    BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"test_share": "(0, 1)", "validation_share": "(0, 1)"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows", "examples",
                                                            "decode_positions", "decode_repeats",
                                                            "train_time_ids", "train_time_repeats",

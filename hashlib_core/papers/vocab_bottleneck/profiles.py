@@ -3,6 +3,8 @@ are cross-checked against models with real weights)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar, Mapping
 
 from hashlib_core.profiles import Profile, ProfileSet
 
@@ -16,6 +18,8 @@ class VocabBottleneckProfile(Profile):
 
     #: build models with at most this many parameters for real and compare counts (0 = meta only)
     materialize_up_to: int = 0
+
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"materialize_up_to": "none (meta only)"})
 
 
 PROFILES: ProfileSet[VocabBottleneckProfile] = ProfileSet(
