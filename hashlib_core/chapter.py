@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -39,6 +39,7 @@ import pandas as pd
 from hashlib_core.profiles import RUN_SETTINGS, Profile, ProfileSet, seed_everything, select_device
 from hashlib_core.results import store as results_store
 from hashlib_core.results.banner import results_banner
+from hashlib_core.results.shown import Shown
 from hashlib_core.results.store import ResultsStore, repo_root, to_jsonable
 from hashlib_core.training import config_digest
 
@@ -143,31 +144,6 @@ class RunContext:
                                           for p in parts]})
         safe = "".join(c if c.isalnum() or c in "+-_" else "_" for c in name)
         return self.checkpoint_root / self.chapter.slug / self.profile.name / f"{safe}-{digest}"
-
-
-@dataclass(frozen=True)
-class Shown:
-    """The results a chapter page shows: which profile, where from, and a one-line provenance."""
-
-    profile: Profile
-    store: ResultsStore
-    source: str                  # "committed" or "live"
-    banner: str                  # Markdown: where the numbers come from
-    notes: tuple[str, ...] = ()  # e.g. committed results skipped because they are stale
-    #: results written under other settings than ``profile``'s ({name: settings that differ}); a claim refuses them
-    stale: Mapping[str, Sequence[str]] = field(default_factory=dict)
-
-    def table(self, name: str) -> pd.DataFrame:
-        return self.store.read_table(name)
-
-    def json(self, name: str) -> Any:
-        return self.store.read_json(name)["data"]
-
-    def meta(self, name: str) -> dict[str, Any]:
-        return self.store.read_meta(name)
-
-    def has(self, name: str) -> bool:
-        return self.store.exists(name)
 
 
 class Chapter:

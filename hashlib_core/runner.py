@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -32,10 +31,13 @@ from typing import Iterable, Sequence
 import yaml
 
 from hashlib_core.profiles import PROFILE_NAMES, check_device
+from hashlib_core.repository_link import (BRANCH_ENV, REPOSITORY_ENV, configure_repository,
+                                          github_https_url, repository_url, write_staged_config)
 from hashlib_core.results import repo_root
 
 __all__ = ["Chapter", "discover_chapters", "execution_order", "run_chapters", "stage_book", "build_html",
-           "repository_url", "cell_problems", "main"]
+           "repository_url", "github_https_url", "configure_repository", "REPOSITORY_ENV", "BRANCH_ENV",
+           "cell_problems", "main"]
 
 #: top-level files and folders the book needs besides the chapters themselves
 BOOK_FILES = ("_config.yml", "_toc.yml", "references.bib")
@@ -43,10 +45,6 @@ BOOK_DIR = "book"
 STATIC_DIR = "_static"
 PACKAGE_DIR = "hashlib_core"
 SOURCES = ("live", "committed")
-REPOSITORY_ENV = "BOOK_REPOSITORY_URL"
-BRANCH_ENV = "BOOK_REPOSITORY_BRANCH"
-LAUNCH_BUTTONS = {"notebook_interface": "classic", "binderhub_url": "https://mybinder.org",
-                  "colab_url": "https://colab.research.google.com"}
 TRACEBACK = "Traceback (most recent call last)"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -201,74 +199,6 @@ def warn_cell_problems(outcomes: Sequence[Outcome]) -> int:
     return count
 
 
-# --------------------------------------------------------------------------------- repository link
-_GITHUB = re.compile(
-    r"^(?:(?:https?|git|ssh)://(?:[^@/]+@)?github\.com(?::\d+)?/|(?:[^@/:]+@)?github\.com:)"
-    r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
-
-
-def github_https_url(remote: str) -> str | None:
-    """``https://github.com/<owner>/<repo>`` for an https or ssh GitHub remote (credentials dropped), else None."""
-    match = _GITHUB.match(remote.strip())
-    return f"https://github.com/{match['owner']}/{match['repo']}" if match else None
-
-
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
-
-
-def repository_url(root: Path | None = None) -> str | None:
-    """The book's repository URL: ``$BOOK_REPOSITORY_URL`` if set, else the ``origin`` remote when it is on
-    GitHub (normalised to https), else None. Never guessed."""
-    value = os.environ.get(REPOSITORY_ENV, "").strip()
-    if value:
-        url = github_https_url(value)
-        if url:
-            return url
-        parts = urllib.parse.urlsplit(value)
-        if parts.scheme != "https" or not parts.hostname or parts.path.strip("/") == "":
-            raise SystemExit(f"{REPOSITORY_ENV}={value!r} is not a repository URL: set it to "
-                             "https://<host>/<owner>/<repo> (or a GitHub ssh address), or unset it")
-        host = parts.hostname + (f":{parts.port}" if parts.port else "")
-        return urllib.parse.urlunsplit(("https", host, parts.path.rstrip("/").removesuffix(".git"), "", ""))
-    remote = _git(root or repo_root(), "remote", "get-url", "origin")
-    return github_https_url(remote) if remote else None
-
-
-def configure_repository(config: dict, url: str | None, branch: str, path_to_book: str) -> dict:
-    """``config`` (a parsed ``_config.yml``) with the repository link and launch buttons, or without any."""
-    html = config.setdefault("html", {}) or {}
-    config["html"] = html
-    if url is None:
-        config.pop("repository", None)
-        config.pop("launch_buttons", None)
-        html.update(use_repository_button=False, use_issues_button=False, use_edit_page_button=False)
-        return config
-    config["repository"] = {"url": url, "branch": branch, "path_to_book": path_to_book}
-    config["launch_buttons"] = dict(LAUNCH_BUTTONS)
-    html["use_repository_button"] = True
-    return config
-
-
-def _write_staged_config(stage: Path, root: Path) -> None:
-    url = repository_url(root)
-    branch = os.environ.get(BRANCH_ENV, "").strip() or _git(root, "rev-parse", "--abbrev-ref", "HEAD") or "main"
-    branch = "main" if branch == "HEAD" else branch
-    prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip("/")
-    path = stage / "_config.yml"
-    config = configure_repository(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, url, branch, prefix)
-    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    if url is None:
-        print(f"[runner] no repository link or Colab/Binder buttons: set {REPOSITORY_ENV}=https://github.com/"
-              "<owner>/<repo> (or give the checkout a GitHub 'origin' remote) to add them", flush=True)
-    else:
-        print(f"[runner] repository link and launch buttons: {url} (branch {branch})", flush=True)
-
-
 # ----------------------------------------------------------------------------------------- staging
 def stage_book(chapters_executed: Sequence[Outcome], build_dir: Path, profile: str, root: Path | None = None) -> Path:
     """A copy of the book's sources in which every executed notebook replaces its source; with ``_static/``,
@@ -293,7 +223,7 @@ def stage_book(chapters_executed: Sequence[Outcome], build_dir: Path, profile: s
     for outcome in chapters_executed:
         rel = outcome.output.relative_to(executed_root)
         _hide_default_parameters(outcome.output, stage / rel)
-    _write_staged_config(stage, root)
+    write_staged_config(stage, root)
     return stage
 
 

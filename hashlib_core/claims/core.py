@@ -339,6 +339,16 @@ def value(id: str, statement: str, *, printed: str | None = None, between: tuple
     return _claim("value", region, id, statement, **kw)
 
 
+def uncommitted(evidence: Any, names: Sequence[str]) -> bool:
+    """Whether any of the results ``names`` that ``evidence`` holds was computed from a tree with uncommitted
+    changes (its metadata's ``git_dirty``); evidence without metadata (a test's fixed tables) has none."""
+    meta = getattr(evidence, "meta", None)
+    has = getattr(evidence, "has", None)
+    if meta is None or has is None:
+        return False
+    return any(has(n) and bool(meta(n).get("git_dirty")) for n in names)
+
+
 def evaluate_claims(paper: str, claims: Sequence[Claim], evidence: Evidence, scale: str,
                     brief: str = "") -> pd.DataFrame:
     """One row per claim (never fewer: an untestable claim gets its reason), columns :data:`CLAIM_COLUMNS`.
@@ -363,6 +373,8 @@ def evaluate_claims(paper: str, claims: Sequence[Claim], evidence: Evidence, sca
             flags.append("no-interval")
         if weak:
             flags.append("underpowered")
+        if uncommitted(evidence, claim.reads):
+            flags.append("uncommitted")
         leaning = lean(claim.region, effect) if said == "inconclusive" else ""
         if said == "inconclusive" and weak:
             leaning = "underpowered; " + leaning

@@ -27,6 +27,8 @@ FLAGS = {
                                              "recomputed from the results alone"),
     "underpowered": ("underpowered", "the interval's half-width exceeds the paper's effect: the test cannot resolve "
                                      "it"),
+    "uncommitted": ("uncommitted code", "a result the verdict reads was computed from a tree with uncommitted changes: "
+                                        "its code is not a commit (its metadata names the changed files)"),
 }
 
 

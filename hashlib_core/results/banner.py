@@ -38,4 +38,28 @@ def results_banner(slug: str, profile_name: str, metas: Sequence[Mapping[str, An
     return (f"{lead}. Computed on {' and '.join(places)}, torch "
             f"{first.get('packages', {}).get('torch')}, seed {first.get('seed')}, "
             f"commit{'s' if len(commits) > 1 else ''} `{commit}`, "
-            f"{first.get('created_utc', '')[:10]}; {minutes:.1f} minutes of experiments in all.")
+            f"{first.get('created_utc', '')[:10]}; {minutes:.1f} minutes of experiments in all."
+            f"{uncommitted_note(slug, profile_name, metas)}")
+
+
+def uncommitted_note(slug: str, profile_name: str, metas: Sequence[Mapping[str, Any]]) -> str:
+    """A warning sentence when some of ``metas`` ran from a tree with uncommitted changes (empty otherwise): how
+    many, on which commits, which files differed and where the diff is kept (results written before the changes
+    were recorded say that the change is unknown)."""
+    dirty = [m for m in metas if m.get("git_dirty")]
+    if not dirty:
+        return ""
+    files = sorted({f for m in dirty for f in (m.get("git_dirty_files") or [])})
+    unknown = sum(1 for m in dirty if not m.get("git_diff_sha256"))
+    kept = sorted({str(m["git_diff_sha256"])[:16] for m in dirty if m.get("git_diff_sha256")})
+    parts = [f" **Warning: {len(dirty)} of {len(metas)} experiments ran from a tree with uncommitted changes** "
+             f"(on commit{'s' if len({m.get('git_commit') for m in dirty}) > 1 else ''} "
+             f"`{'`, `'.join(sorted({str(m.get('git_commit'))[:10] for m in dirty}))}`), so their code is not a "
+             f"commit"]
+    if files:
+        shown = ", ".join(f"`{f}`" for f in files[:6]) + (f" and {len(files) - 6} more" if len(files) > 6 else "")
+        parts.append(f"; the changes touched {shown}, their diff kept as "
+                     f"{', '.join(f'`results/{slug}/{profile_name}/patches/{k}.diff`' for k in kept)}")
+    if unknown:
+        parts.append(f"; {unknown} of them predate the recording of changes, which are unknown")
+    return "".join(parts) + "."

@@ -7,13 +7,28 @@ Layout (fixed by the book's design)::
     results/<chapter>/<profile>/<name>.meta.json   its metadata
 
 Every file is written atomically (:mod:`hashlib_core._io`) and carries the metadata needed to trust it: device,
-package versions, seed, git commit (and whether the tree was dirty), wall time, UTC timestamp. The root defaults to
-``results/`` at the repository root and can be moved with the environment variable ``HASHLIB_RESULTS_DIR``.
+package versions, seed, git commit, wall time, UTC timestamp, and:
+
+* ``data_sha256``: the SHA-256 of the data as written (the CSV's bytes; for a JSON result, its ``data`` in canonical
+  JSON), checked whenever the result is read: a result edited by hand, cut short or swapped is refused with
+  :class:`ResultFileError` naming the file and how to recompute it, so the book never shows a number no run
+  produced. ``data_sha256_recorded`` says when the digest was taken: ``"written"`` (by the run) or, for results
+  written before digests existed, the date they were sealed as committed;
+* ``git_dirty`` and, when it is true, ``git_dirty_files`` (the tracked files that differed from the commit) and
+  ``git_diff_sha256`` (the digest of ``git diff HEAD``), with the diff itself kept beside the results as
+  ``patches/<digest>.diff``: the code of a run from a tree with uncommitted changes stays recoverable, and the page's
+  provenance line and the claims that read such a result say so.
+
+A file that does not parse (a truncated ``.meta.json``, a CSV that is not one) raises :class:`ResultFileError`
+too, never a bare JSON or pandas error. The root defaults to ``results/`` at the repository root and can be moved
+with the environment variable ``HASHLIB_RESULTS_DIR``.
 
 The paper-vs-ours tables are in :mod:`hashlib_core.results.paper`.
 """
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 import platform
@@ -29,8 +44,8 @@ import pandas as pd
 
 from hashlib_core._io import atomic_write_json, atomic_write_text
 
-__all__ = ["repo_root", "results_root", "git_state", "collect_metadata", "to_jsonable", "ResultsStore",
-           "read_benchmark"]
+__all__ = ["repo_root", "results_root", "git_state", "git_diff", "collect_metadata", "to_jsonable", "ResultsStore",
+           "ResultFileError", "data_digest", "read_benchmark"]
 
 #: Packages whose versions are recorded with every result.
 TRACKED_PACKAGES = (
@@ -80,7 +95,46 @@ def git_state() -> dict[str, Any]:
     # dirty: the code differs from the commit. Result files are left out: a run of several commands writes results
     # between them, and the next command still runs the committed code.
     status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
-    return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
+    state: dict[str, Any] = {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
+    if state["git_dirty"]:
+        files, text = git_diff()
+        state["git_dirty_files"] = files
+        state["git_diff_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
+    return state
+
+
+#: the pathspec of the code a result's provenance covers (results themselves are data, not code)
+_CODE = ("--", ".", ":(exclude)results")
+
+
+@lru_cache(maxsize=1)
+def git_diff() -> tuple[list[str], str | None]:
+    """``(changed tracked files, the text of git diff HEAD)`` of the code (results excluded), as the process first
+    saw it (cached: the code a run imported is the code of its start)."""
+    root = repo_root()
+
+    def git(*args: str) -> str | None:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30,
+                                  check=True).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    names = git("diff", "HEAD", "--name-only", *_CODE)
+    return ([n for n in (names or "").splitlines() if n.strip()], git("diff", "HEAD", "--binary", *_CODE))
+
+
+def data_digest(data: Any) -> str:
+    """The SHA-256 of a JSON result's ``data`` in canonical JSON (sorted keys, no spaces): what ``data_sha256``
+    records for a ``.json`` result (its CSV's bytes for a table)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResultFileError(ValueError):
+    """A result file that cannot be trusted: it does not parse (cut short, not JSON or CSV), or its data is not
+    what the run that wrote it recorded (edited by hand, truncated, swapped). The message names the file, what is
+    wrong and how to recompute or restore it."""
 
 
 def _package_versions() -> dict[str, str | None]:
@@ -217,7 +271,10 @@ class ResultsStore:
         if reused_compute_s:
             meta["reused_compute_s"] = round(float(reused_compute_s), 4)
         meta.update(chapter=self.chapter, profile=self.profile, name=name)
-        return atomic_write_json(self.path(name, ".json"), {"meta": meta, "data": to_jsonable(data)})
+        data = to_jsonable(data)
+        meta.update(data_sha256=data_digest(data), data_sha256_recorded="written")
+        self._keep_patch(meta)
+        return atomic_write_json(self.path(name, ".json"), {"meta": meta, "data": data})
 
     def write_table(
         self,
@@ -245,31 +302,91 @@ class ResultsStore:
             meta["reused_compute_s"] = round(float(reused_compute_s), 4)
         meta.update(chapter=self.chapter, profile=self.profile, name=name, rows=len(table),
                     columns=[str(c) for c in table.columns])
-        csv_path = atomic_write_text(self.path(name, ".csv"), table.to_csv(index=False))
+        text = table.to_csv(index=False)
+        meta.update(data_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), data_sha256_recorded="written")
+        self._keep_patch(meta)
+        csv_path = atomic_write_text(self.path(name, ".csv"), text)
         atomic_write_json(self.path(name, ".meta.json"), meta)
         return csv_path
+
+    def _keep_patch(self, meta: Mapping[str, Any]) -> None:
+        """A run from a tree with uncommitted changes keeps its diff beside the results (once per digest)."""
+        digest = meta.get("git_diff_sha256")
+        if not digest:
+            return
+        path = self.dir / "patches" / f"{digest[:16]}.diff"
+        if not path.exists():
+            _, text = git_diff()
+            if text is not None and hashlib.sha256(text.encode("utf-8")).hexdigest() == digest:
+                atomic_write_text(path, text)
 
     def exists(self, name: str) -> bool:
         return self.path(name, ".json").exists() or self.path(name, ".csv").exists()
 
     def read_json(self, name: str) -> dict[str, Any]:
-        """Return ``{"meta": ..., "data": ...}``; a missing file names the command that makes it."""
-        return json.loads(self._existing(name, ".json").read_text(encoding="utf-8"))
+        """Return ``{"meta": ..., "data": ...}``, its data checked against the digest its run recorded; a missing
+        file names the command that makes it, a damaged or edited one raises :class:`ResultFileError`."""
+        path = self._existing(name, ".json")
+        whole = self._parse_json(path)
+        if not isinstance(whole, dict) or not isinstance(whole.get("meta"), dict) or "data" not in whole:
+            raise self._error(path, 'is not a result (it lacks the {"meta": ..., "data": ...} layout)')
+        recorded = whole["meta"].get("data_sha256")
+        if recorded is not None and data_digest(whole["data"]) != recorded:
+            raise self._error(path, "holds data that is not what its run wrote (the SHA-256 of its data differs from "
+                                    "the data_sha256 its metadata records): it was edited or swapped")
+        return whole
 
     def read_table(self, name: str) -> pd.DataFrame:
-        return pd.read_csv(self._existing(name, ".csv"))
+        """The CSV of result ``name``, checked against the digest (and row count) its run recorded."""
+        path = self._existing(name, ".csv")
+        raw = path.read_bytes()
+        meta_path = self.path(name, ".meta.json")
+        meta = self._parse_json(meta_path) if meta_path.exists() else {}
+        recorded = meta.get("data_sha256") if isinstance(meta, dict) else None
+        if recorded is not None and hashlib.sha256(raw).hexdigest() != recorded:
+            lines = raw.decode("utf-8", errors="replace").count("\n") - 1
+            rows = (f"; its metadata records {meta['rows']:,} rows, the file holds about {max(lines, 0):,}"
+                    if isinstance(meta.get("rows"), int) and meta["rows"] != lines else "")
+            raise self._error(path, f"is not the table its run wrote (its SHA-256 differs from the data_sha256 "
+                                    f"{meta_path.name} records{rows}): it was edited, cut short or swapped")
+        try:
+            return pd.read_csv(io.BytesIO(raw))
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise self._error(path, f"does not read as a CSV table ({type(exc).__name__}: "
+                                    f"{str(exc).strip()[:200]})") from None
 
     def read_meta(self, name: str) -> dict[str, Any]:
         json_path = self.path(name, ".json")
         if json_path.exists():
             return self.read_json(name)["meta"]
-        return json.loads(self._existing(name, ".meta.json").read_text(encoding="utf-8"))
+        path = self._existing(name, ".meta.json")
+        meta = self._parse_json(path)
+        if not isinstance(meta, dict):
+            raise self._error(path, "is not a metadata record (a JSON object)")
+        return meta
+
+    def _parse_json(self, path: Path) -> Any:
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise self._error(path, f"is not whole JSON ({exc}; cut short or edited?)") from None
+
+    def _error(self, path: Path, what: str) -> ResultFileError:
+        try:
+            shown = path.resolve().relative_to(repo_root())
+        except ValueError:
+            shown = path
+        if self.chapter == "benchmarks":
+            again = "rerun the benchmark that writes it (`python -m hashlib_core.benchmarks.<name>`)"
+        else:
+            again = (f"recompute it with `python -m hashlib_core.papers.{self.chapter} --profile {self.profile}` "
+                     f"(`--only` the experiment that writes it)")
+        return ResultFileError(f"result file {shown} {what}. The book shows only what a run produced: {again}, "
+                               f"or restore the committed copy with `git checkout -- {shown}`")
 
     def digest(self, name: str) -> str | None:
         """The sha256 of result ``name``'s data file (its CSV, or its JSON), or None when it does not exist: what a
         derived result records of its evidence, so that it goes stale when the evidence is rewritten."""
-        import hashlib
-
         for suffix in (".csv", ".json"):
             p = self.path(name, suffix)
             if p.exists():
@@ -286,7 +403,7 @@ class ResultsStore:
                 continue
             if p.name.endswith(".meta.json"):
                 out.add(p.name[: -len(".meta.json")])
-            elif p.suffix in {".json", ".csv"}:
+            elif p.suffix in {".json", ".csv"} and p.is_file():
                 out.add(p.stem)
         return sorted(out)
 

@@ -34,7 +34,7 @@ def test_table_round_trip_with_metadata(store):
     assert "git_commit" in meta and "created_utc" in meta
     assert store.names() == ["counts"]
     # no temporary files are left behind
-    assert sorted(p.name for p in store.dir.iterdir()) == ["counts.csv", "counts.meta.json"]
+    assert sorted(p.name for p in store.dir.iterdir() if p.name != "patches") == ["counts.csv", "counts.meta.json"]
 
 
 def test_json_round_trip(store):
@@ -53,7 +53,7 @@ def test_failed_write_keeps_previous_file(store, monkeypatch):
     with pytest.raises(TypeError):
         store.write_json("summary", {"v": Boom()}, seed=0)
     assert store.read_json("summary")["data"] == {"v": 1}
-    assert [p.name for p in store.dir.iterdir()] == ["summary.json"]
+    assert [p.name for p in store.dir.iterdir() if p.name != "patches"] == ["summary.json"]
 
 
 def test_missing_result_names_the_command(store):
@@ -152,6 +152,146 @@ def test_git_state_counts_code_changes_as_dirty_but_not_written_results(tmp_path
         assert store_module.git_state()["git_dirty"] is False
         (tmp_path / "code.py").write_text("x = 2\n")                              # the code changed
         store_module.git_state.cache_clear()
-        assert store_module.git_state()["git_dirty"] is True
+        store_module.git_diff.cache_clear()
+        state = store_module.git_state()
+        assert state["git_dirty"] is True and state["git_dirty_files"] == ["code.py"]
+        # the diff is recorded by digest and kept beside the results, so the code of the run can be rebuilt
+        store = ResultsStore("ch", "cpu", root=tmp_path / "results")
+        store.write_table("b", pd.DataFrame({"a": [1]}), seed=0)
+        meta = store.read_meta("b")
+        assert meta["git_dirty_files"] == ["code.py"] and len(meta["git_diff_sha256"]) == 64
+        patch = store.dir / "patches" / f"{meta['git_diff_sha256'][:16]}.diff"
+        assert "-x = 1" in patch.read_text() and "+x = 2" in patch.read_text()
+        assert store.names() == ["a", "b"] or store.names() == ["b"]      # the patches folder is not a result
     finally:
         store_module.git_state.cache_clear()
+        store_module.git_diff.cache_clear()
+
+
+# ------------------------------------------------------------------------------------------------ integrity
+def _tables(store):
+    df = pd.DataFrame({"model": ["a", "b", "c"], "test_perplexity": [10.5, 12.25, 9.0]})
+    store.write_table("lm_quality", df, seed=0)
+    store.write_json("summary", {"ppl": [1.5, 2.5], "best": "a"}, seed=0)
+    return df
+
+
+def test_every_result_records_the_digest_of_its_data(store):
+    _tables(store)
+    assert store.read_meta("lm_quality")["data_sha256_recorded"] == "written"
+    assert len(store.read_meta("lm_quality")["data_sha256"]) == 64
+    assert store.read_json("summary")["meta"]["data_sha256_recorded"] == "written"
+
+
+@pytest.mark.parametrize("edit,what", [
+    (lambda t: t.assign(test_perplexity=t["test_perplexity"] * 2), "SHA-256 differs"),     # a number doubled
+    (lambda t: t.head(1), "records 3 rows, the file holds about 1"),                         # cut to one row
+])
+def test_a_table_edited_by_hand_is_refused_by_name(store, edit, what):
+    from hashlib_core.results.store import ResultFileError
+
+    df = _tables(store)
+    edit(df).to_csv(store.path("lm_quality", ".csv"), index=False)
+    with pytest.raises(ResultFileError) as info:
+        store.read_table("lm_quality")
+    message = str(info.value)
+    assert "lm_quality.csv" in message and what in message
+    assert "python -m hashlib_core.papers.chapter_x --profile smoke" in message and "git checkout --" in message
+
+
+def test_a_json_result_edited_by_hand_is_refused(store):
+    from hashlib_core.results.store import ResultFileError
+
+    _tables(store)
+    path = store.path("summary", ".json")
+    whole = json.loads(path.read_text())
+    whole["data"]["ppl"][0] = 0.5
+    path.write_text(json.dumps(whole))
+    with pytest.raises(ResultFileError, match="summary.json holds data that is not what its run wrote"):
+        store.read_json("summary")
+
+
+@pytest.mark.parametrize("name,suffix,damage,what", [
+    ("lm_quality", ".meta.json", lambda b: b[: len(b) // 2], "is not whole JSON"),
+    ("summary", ".json", lambda b: b[: len(b) // 2], "is not whole JSON"),
+    ("lm_quality", ".meta.json", lambda b: b"[1, 2]", "is not a metadata record"),
+    ("summary", ".json", lambda b: b'{"data": 1}', "lacks the"),
+])
+def test_a_truncated_or_foreign_json_file_is_named(store, name, suffix, damage, what):
+    from hashlib_core.results.store import ResultFileError
+
+    _tables(store)
+    path = store.path(name, suffix)
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(ResultFileError) as info:
+        store.read_meta(name)
+    assert path.name in str(info.value) and what in str(info.value)
+
+
+def test_a_garbage_csv_without_a_digest_is_named(store):
+    """A table written before digests (no data_sha256) that is not a CSV: a clear error, not pandas' own."""
+    from hashlib_core.results.store import ResultFileError
+
+    _tables(store)
+    meta = json.loads(store.path("lm_quality", ".meta.json").read_text())
+    del meta["data_sha256"]
+    store.path("lm_quality", ".meta.json").write_text(json.dumps(meta))
+    store.path("lm_quality", ".csv").write_bytes(b'a,b\n1,2,3,4\n"unclosed\n\xff\xfe')
+    with pytest.raises(ResultFileError, match="lm_quality.csv does not read as a CSV table"):
+        store.read_table("lm_quality")
+
+
+def test_a_stale_check_on_a_truncated_meta_names_the_file(tmp_path):
+    """Chapter.stale reads every result's metadata: a .meta.json cut in half is named, not a JSONDecodeError."""
+    from hashlib_core.papers import chapter
+    from hashlib_core.results.store import ResultFileError
+
+    ch = chapter("vocab_bottleneck")
+    store = ch.store("smoke", tmp_path)
+    store.write_table("embedding_shares", pd.DataFrame({"a": [1]}), seed=0, config={})
+    path = store.path("embedding_shares", ".meta.json")
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(ResultFileError, match="embedding_shares.meta.json is not whole JSON"):
+        ch.stale("smoke", tmp_path)
+
+
+def test_sealing_old_results_keeps_the_evidence_chain_current(tmp_path):
+    """Results written before digests: sealing records them, and re-points the evidence digests of the results
+    derived from a rewritten JSON result (and of those derived from those), so nothing turns stale."""
+    from hashlib_core.results.seal import seal
+
+    store = ResultsStore("ch", "cpu", root=tmp_path)
+    store.write_json("a", {"x": 1}, seed=0)
+    store.write_json("b", {"y": 2}, seed=0, inputs={"a": store.digest("a")})
+    store.write_table("c", pd.DataFrame({"z": [3]}), seed=0, inputs={"b": store.digest("b")})
+    for name in ("a", "b"):                        # make them look written before digests existed
+        whole = json.loads(store.path(name, ".json").read_text())
+        del whole["meta"]["data_sha256"], whole["meta"]["data_sha256_recorded"]
+        whole["meta"]["inputs"] = {"a": store.digest("a")} if name == "b" else None
+        store.path(name, ".json").write_text(json.dumps(whole, indent=2, sort_keys=True) + "\n")
+    meta_c = json.loads(store.path("c", ".meta.json").read_text())
+    meta_c["inputs"] = {"b": store.digest("b")}
+    del meta_c["data_sha256"]
+    store.path("c", ".meta.json").write_text(json.dumps(meta_c))
+    counts = seal(tmp_path, today="2026-12-07")
+    assert counts["tables"] == 1 and counts["json"] == 2 and counts["inputs"] >= 2   # c re-pointed as b settles
+    assert store.read_meta("a")["data_sha256_recorded"] == "sealed 2026-12-07"
+    assert store.read_meta("b")["inputs"] == {"a": store.digest("a")}
+    assert store.read_meta("c")["inputs"] == {"b": store.digest("b")}
+    assert seal(tmp_path) == {"tables": 0, "json": 0, "inputs": 0}        # idempotent
+
+
+def test_every_committed_result_carries_a_digest_that_matches():
+    """The repository's results: each sealed or written with its digest, and each reads back whole."""
+    from hashlib_core.results.store import repo_root
+
+    root = repo_root() / "results"
+    read = 0
+    for folder in sorted(p for p in root.glob("*/*") if p.is_dir() and p.name != "smoke"):
+        store = ResultsStore(folder.parent.name, folder.name, root=root)
+        for name in store.names():
+            meta = store.read_meta(name)
+            assert meta.get("data_sha256"), f"{folder}/{name} has no data digest: run python -m hashlib_core.results.seal"
+            store.read_table(name) if store.path(name, ".csv").exists() else store.read_json(name)
+            read += 1
+    assert read > 100

@@ -272,7 +272,7 @@ def test_a_stopped_lock_holder_is_named_and_the_wait_ends(tmp_path, monkeypatch,
         assert holder.stdout.readline().strip() == "held"
         os.kill(holder.pid, signal.SIGSTOP)
         monkeypatch.setenv("HASHLIB_LOCK_TIMEOUT_S", "1.5")
-        with caplog.at_level("WARNING", logger="hashlib_core.training"):
+        with caplog.at_level("WARNING", logger="hashlib_core.checkpoints"):
             with pytest.raises(TimeoutError) as info:
                 train(Regressor(), _data(), CFG, output_dir=tmp_path, progress=False)
         message = str(info.value)

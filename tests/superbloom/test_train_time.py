@@ -33,7 +33,7 @@ TINY = PROFILES.get("smoke", hidden=8, heads=2, depths=(1,), further_depths=(), 
 def test_the_knobs_are_checked():
     with pytest.raises(ValueError, match="train_time_ids must list increasing id counts"):
         PROFILES.get("cpu", train_time_ids=(1_000_000, 100_000))
-    with pytest.raises(ValueError, match="train_time_ids must list increasing id counts"):
+    with pytest.raises(ValueError, match="train_time_ids must be >= 1, got 0"):
         PROFILES.get("cpu", train_time_ids=(0,))
     with pytest.raises(ValueError, match="train_time_steps must be >= 1"):
         PROFILES.get("cpu", train_time_steps=0)

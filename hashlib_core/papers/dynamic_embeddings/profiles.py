@@ -127,7 +127,8 @@ class DynamicEmbeddingsProfile(Profile):
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"ft_patience": "none (to the cap)",
                                                                  "ft_sweep_task": "every task",
                                                                  "trend_pt_steps": "no trend",
-                                                                 "trend_tasks": "the tasks"})
+                                                                 "trend_tasks": "the tasks",
+                                                                 "pt_warmup": "no warm-up"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"ft_eval_examples", "models", "random_pairs",
                                                            "prefix_length"})
 

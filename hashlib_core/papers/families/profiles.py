@@ -91,7 +91,8 @@ class FamiliesProfile(Profile):
                                                            "lm_validation_windows"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"massive_max_steps": "as max_steps",
                                                                 "massive_learning_rates": "as learning_rates",
-                                                                "seeded_families": "none", "seeded_budgets": "none"})
+                                                                "seeded_families": "none", "seeded_budgets": "none",
+                                                                "patience": "never stop early"})
     BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"typo_rate": "[0, 1]", "budgets": "(0, 1]",
                                                             "sweep_budget": "(0, 1]", "seeded_budgets": "(0, 1]"})
 

@@ -214,7 +214,9 @@ class HashFormersProfile(Profile):
                                                                  "ft_sweep_task": "every task",
                                                                  "bpe_vocab": "roberta-base (50,265)",
                                                                  "timing_base_repeats": "not timed",
-                                                                 "checkpoint_every": "at the end only"})
+                                                                 "checkpoint_every": "at the end only",
+                                                                 "pt_warmup": "no warm-up",
+                                                                 "diag_patience": "none (to the cap)"})
     BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"pt_beta2": "(0, 1)"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
         "sharing_buckets", "sharing_words", "ft_eval_examples", "models", "only_models", "table6", "table6_tasks",

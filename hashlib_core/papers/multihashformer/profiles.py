@@ -105,7 +105,8 @@ class MultiHashFormerProfile(Profile):
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"max_train_tokens", "max_eval_tokens", "max_valid_tokens"})
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"scale_sizes": "the profile's own size",
                                                                 "lr_sweep": "none: learning_rate",
-                                                                "expansion_tokens_per_language": "5,120 x V / 32,768"})
+                                                                "expansion_tokens_per_language": "5,120 x V / 32,768",
+                                                                "warmup_steps": "no warm-up"})
     BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"weight_decay": "[0, inf)", "rank_rtol": "(0, 1)"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({
         "lm_variants", "single_vs_multi_buckets", "sweep_variants", "rank_contexts", "rank_rtol",

@@ -116,7 +116,8 @@ class PNLPMixerProfile(Profile):
                                                                 "comparison_mtop_eval_examples": "as the others",
                                                                 "comparison_mtop_batch_size": "as batch_size",
                                                                 "tuning": "none (untuned)",
-                                                                "longer_mtop_max_epochs": "not run"})
+                                                                "longer_mtop_max_epochs": "not run",
+                                                                "classifier_hidden": "a linear head"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"latency_samples"})
     BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"weight_decay": "[0, inf)", "dropout": "[0, 1)"})
 

@@ -164,7 +164,9 @@ class SuperbloomProfile(Profile):
     ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({
         "further_depths": "none", "intermediate": "4 x the width", "baseline_hidden": "not run",
         "other_steps": "as steps", "alpha_dataset": "not run", "alpha_steps": "as steps", "longer_steps": "not run",
-        "train_time_repeats": "not run"})
+        "train_time_repeats": "not run", "warmup": "no warm-up", "patience": "never stop early",
+        "examples": "none", "decode_ids": "not run", "decode_steps": "as steps", "lm_unigrams": "none added",
+        "lm_bigrams": "none added"})
     BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"test_share": "(0, 1)", "validation_share": "(0, 1)"})
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"recall_at", "test_pages", "lm_test_windows", "examples",
                                                            "decode_positions", "decode_repeats",
