@@ -340,13 +340,25 @@ def value(id: str, statement: str, *, printed: str | None = None, between: tuple
 
 
 def uncommitted(evidence: Any, names: Sequence[str]) -> bool:
-    """Whether any of the results ``names`` that ``evidence`` holds was computed from a tree with uncommitted
-    changes (its metadata's ``git_dirty``); evidence without metadata (a test's fixed tables) has none."""
+    """Whether any of the results ``names`` that ``evidence`` holds, or any result they were derived from (their
+    metadata's ``inputs``, followed to the end), was computed from a tree with uncommitted changes (``git_dirty``).
+    Evidence without metadata (a test's fixed tables) has none."""
     meta = getattr(evidence, "meta", None)
     has = getattr(evidence, "has", None)
     if meta is None or has is None:
         return False
-    return any(has(n) and bool(meta(n).get("git_dirty")) for n in names)
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen or not has(name):
+            continue
+        seen.add(name)
+        record = meta(name)
+        if record.get("git_dirty"):
+            return True
+        todo.extend(record.get("inputs") or {})
+    return False
 
 
 def evaluate_claims(paper: str, claims: Sequence[Claim], evidence: Evidence, scale: str,

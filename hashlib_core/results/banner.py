@@ -61,5 +61,6 @@ def uncommitted_note(slug: str, profile_name: str, metas: Sequence[Mapping[str, 
         parts.append(f"; the changes touched {shown}, their diff kept as "
                      f"{', '.join(f'`results/{slug}/{profile_name}/patches/{k}.diff`' for k in kept)}")
     if unknown:
-        parts.append(f"; {unknown} of them predate the recording of changes, which are unknown")
+        parts.append(f"; {unknown} of them {'predates' if unknown == 1 else 'predate'} the recording of changes, which "
+                     f"are unknown")
     return "".join(parts) + "."

@@ -836,3 +836,35 @@ def test_committed_verdicts_are_what_the_claims_compute_today():
                                           obj=f"results/{slug}/{name}/claims.csv (rerun --only claims)")
             checked += 1
     assert checked >= 6
+
+
+@dataclass
+class MetaEvidence(FakeEvidence):
+    """Evidence whose results carry metadata, as a chapter's committed results do."""
+    metas: dict = None
+
+    def meta(self, name):
+        return self.metas.get(name, {})
+
+
+def test_a_verdict_reading_a_result_of_uncommitted_code_is_flagged_through_its_inputs():
+    from hashlib_core.claims.core import uncommitted
+    from hashlib_core.claims.verdicts import FLAGS
+
+    metas = {"summary": {"git_dirty": False, "inputs": {"runs": "d1"}}, "runs": {"git_dirty": False,
+                                                                                "inputs": {"part": "d2"}},
+             "part": {"git_dirty": True, "git_dirty_files": ["x.py"]}, "clean": {"git_dirty": False}}
+    ev = MetaEvidence({"summary": 1, "runs": 1, "part": 1, "clean": 1}, metas=metas)
+    assert uncommitted(ev, ["part"]) and uncommitted(ev, ["summary"])      # two steps down its inputs
+    assert not uncommitted(ev, ["clean"]) and not uncommitted(ev, ["missing"])
+    assert not uncommitted(FakeEvidence({"t": 1}), ["t"])                  # fixed tables carry no metadata
+    metas["part"]["inputs"] = {"summary": "d0"}                           # a cycle ends
+    metas["part"]["git_dirty"] = False
+    assert not uncommitted(ev, ["summary"])
+    metas["part"]["git_dirty"] = True
+    rows = evaluate_claims("P", [better("a", "A beats B", effect=effect_of(2.0, 0.5, 3.5), reads=("summary",), **SRC),
+                                 better("b", "A beats B", effect=effect_of(2.0, 0.5, 3.5), reads=("clean",), **SRC)],
+                           ev, "s")
+    assert "uncommitted" in rows["flags"][0] and "uncommitted" not in rows["flags"][1]
+    assert rows["verdict"].tolist() == ["holds", "holds"]                  # a flag, not a verdict
+    assert "uncommitted" in FLAGS

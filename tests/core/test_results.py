@@ -295,3 +295,21 @@ def test_every_committed_result_carries_a_digest_that_matches():
             store.read_table(name) if store.path(name, ".csv").exists() else store.read_json(name)
             read += 1
     assert read > 100
+
+
+def test_the_provenance_line_warns_of_results_from_uncommitted_code():
+    from hashlib_core.results.banner import results_banner, uncommitted_note
+
+    clean = {"git_commit": "a" * 40, "git_dirty": False, "device": "cpu", "seed": 0, "wall_time_s": 60,
+             "created_utc": "2026-12-07T00:00:00", "packages": {"torch": "2.13.0"}}
+    assert uncommitted_note("ch", "cpu", [clean]) == ""
+    dirty = dict(clean, git_commit="b" * 40, git_dirty=True, git_dirty_files=["hashlib_core/x.py"],
+                 git_diff_sha256="c" * 64)
+    unknown = dict(clean, git_dirty=True)                  # written before the changes were recorded
+    note = uncommitted_note("ch", "cpu", [clean, dirty, unknown])
+    assert "2 of 3 experiments ran from a tree with uncommitted changes" in note
+    assert "`bbbbbbbbbb`" in note and "`aaaaaaaaaa`" in note and "on commits" in note
+    assert "`hashlib_core/x.py`" in note and f"`results/ch/cpu/patches/{'c' * 16}.diff`" in note
+    assert "1 of them predates the recording of changes" in note
+    assert results_banner("ch", "cpu", [clean, dirty], "committed").endswith(uncommitted_note("ch", "cpu",
+                                                                                           [clean, dirty]))
