@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["STATE_FILE", "LOCK_TIMEOUT_S", "lock_timeout_s", "latest_checkpoint", "read_checkpoint_state",
-           "CheckpointError", "file_digests"]
+           "CheckpointError", "file_digests", "read_saved_json"]
 
 STATE_FILE = "trainer_state.json"
 logger = logging.getLogger(__name__)
@@ -175,3 +175,17 @@ def read_checkpoint_state(ckpt: str | Path) -> dict[str, Any]:
             except Exception as exc:     # an unpickling error of any kind: the file is damaged
                 raise _damaged(ckpt, f"{path.name} does not load ({type(exc).__name__}: {exc}; cut short?)")
     return state
+
+
+def read_saved_json(path: Path, what: str) -> dict[str, Any]:
+    """A finished run's saved record (``what`` names it, e.g. "the outcome of a fine-tuning run"), or
+    :class:`CheckpointError` naming the file and what to do when it is not whole JSON (cut short, overwritten)."""
+    try:
+        saved = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CheckpointError(f"{path} ({what}) does not read as JSON ({type(exc).__name__}: {exc}; cut short?). "
+                              f"Delete it (or its folder {Path(path).parent}) and the run is done again") from None
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"{path} ({what}) is not a JSON object. Delete it (or its folder "
+                              f"{Path(path).parent}) and the run is done again")
+    return saved

@@ -14,7 +14,6 @@ the weights (:meth:`hashlib_core.chapter.RunContext.checkpoint_dir`).
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ import torch
 from torch import nn
 
 from hashlib_core._io import atomic_write_json
+from hashlib_core.checkpoints import CheckpointError, read_saved_json
 from hashlib_core.training import TrainConfig, config_digest, train
 
 __all__ = ["ConvergedRun", "train_until_converged"]
@@ -83,10 +83,16 @@ def _restore(out: Path, model: nn.Module, max_steps: int, digest: str) -> Conver
     outcome, weights = out / _OUTCOME, out / _WEIGHTS
     if not (outcome.is_file() and weights.is_file()):
         return None
-    saved = json.loads(outcome.read_text(encoding="utf-8"))
+    saved = read_saved_json(outcome, "the outcome of a converged run")
     if saved.get("max_steps") != max_steps or saved.get("digest") != digest:
         return None
-    model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+    try:
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+    except Exception as exc:      # an unpickling error of any kind: the file is damaged
+        raise CheckpointError(f"{weights} (the best weights of a converged run) does not load ({type(exc).__name__}: "
+                              f"{str(exc)[:160]}; cut short?). Delete its folder {out} and the run is done again") \
+            from None
+    model.load_state_dict(state)
     return ConvergedRun(steps=saved["steps"], max_steps=max_steps, best_step=saved["best_step"],
                         best_score=saved["best_score"], history=[tuple(h) for h in saved["history"]],
                         losses=[tuple(x) for x in saved["losses"]], wall_time_s=saved["wall_time_s"], restored=True)

@@ -349,6 +349,7 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     import torch
 
     from hashlib_core._io import atomic_write_json
+    from hashlib_core.checkpoints import read_saved_json
     from hashlib_core.training import TrainConfig, train as train_loop
 
     outcome = Path(output_dir) / "outcome.json" if output_dir is not None and validation is not None else None
@@ -369,7 +370,7 @@ def finetune(model: Any, encode: Callable[[list[Any]], dict], task: str, train: 
     # them); their folder (the caller's) names the rest, as every caller in this repository does
     legacy_digest = dev_items
     if outcome is not None and outcome.is_file():
-        saved = json.loads(outcome.read_text(encoding="utf-8"))
+        saved = read_saved_json(outcome, "the outcome of a fine-tuning run")
         if saved.get("dev_digest") in ((dev_digest,) if score_train else (dev_digest, legacy_digest)):
             done = dict(saved["row"])                     # stored as pairs: the columns keep their order
             if on_reuse is not None:

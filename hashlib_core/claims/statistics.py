@@ -69,7 +69,11 @@ class Interval:
 
 
 def _finite(values: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
-    arr = np.asarray(values, dtype=float)
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: values must be numbers (one per seed or item), got "
+                         f"{list(values)[:5] if hasattr(values, '__iter__') else values!r:.80}") from None
     if arr.size == 0:
         raise ValueError(f"{what}: no values (a model with no scored run cannot be compared)")
     if not np.all(np.isfinite(arr)):

@@ -20,6 +20,7 @@ without it, as their sources do.
 from __future__ import annotations
 
 import functools
+import os
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -248,7 +249,7 @@ def _gated(s: _Spec):
     # the registry needs room: at most half of the (B - 1)^h signatures taken (near full, rehashing one coordinate
     # of a crowded prefix can exhaust its tries)
     if buckets < 2 or (buckets - 1) ** h < 2 * s.vocab_size:
-        raise ValueError(f"gated signatures: {buckets} buckets x {h} hashes leave too few free signatures for "
+        raise ValueError(f"gated signatures: {max(buckets, 0)} buckets x {h} hashes leave too few free signatures for "
                          f"{s.vocab_size:,} tokens (at most half of them may be taken); raise the budget to "
                          f"{minimum_budget('gated-signatures', s.vocab_size, s.dim):,}")
     registry = SignatureRegistry(h, buckets)
@@ -335,9 +336,12 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 
 
 def minimum_budget(name: str, vocab_size: int, dim: int) -> int:
-    """The smallest budget at which family ``name`` can be built for ``vocab_size`` tokens at width ``dim`` (1 where
-    any budget will do): the gated signatures need enough buckets for distinct signatures, the quotient-remainder
-    pair two tables that tell every id apart, DHE one hidden unit, TT-Rec and the low-rank table rank 1."""
+    """The least budget within which family ``name`` builds for ``vocab_size`` tokens at width ``dim``: :func:`build`
+    refuses any smaller one. The gated signatures need enough buckets for distinct signatures, the quotient-remainder
+    pair two tables that tell every id apart, DHE one hidden unit, TT-Rec and the low-rank table rank 1; every other
+    budget family its smallest shape (one row of ``d`` for a row table, plus the importance weights of the hash
+    embedding, two rows for Superbloom's), read off a build at that shape. A family whose size does not follow the
+    budget (``"fixed"``, ``"none"``) gives 1; the full table ``V d``."""
     if name == "gated-signatures":
         buckets = math.isqrt(2 * vocab_size - 1) + 2            # the least B with (B - 1)^2 >= 2 V
         return _gated_fixed(dim) + _GATED_H * dim * buckets
@@ -349,7 +353,31 @@ def minimum_budget(name: str, vocab_size: int, dim: int) -> int:
         return tt_minimum(vocab_size, dim)
     if name == "low-rank":
         return low_rank_minimum(vocab_size, dim)
-    return 1
+    if name == "full":
+        return vocab_size * dim
+    if family(name).sizing != "budget":
+        return 1
+    return _smallest_shape(name, vocab_size, dim)
+
+
+@functools.lru_cache(maxsize=256)
+def _smallest_shape(name: str, vocab_size: int, dim: int) -> int:
+    """The parameters of family ``name`` built at a budget of 1 (every row family clamps to its smallest shape);
+    its count depends on ``V``, ``d`` and the budget only, so placeholder strings stand for the vocabulary."""
+    strings = tuple(f"t{i}" for i in range(vocab_size))
+    module, _ = family(name).builder(_Spec(strings, 1, dim, 0))
+    return max(1, module.embedding_parameter_count())
+
+
+#: bytes a parameter takes (float32): a budget whose parameters cannot fit in this machine's memory is refused
+_PARAMETER_BYTES = 4
+
+
+def _memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def family(name: str) -> Family:
@@ -376,10 +404,20 @@ def build(name: str, strings: Sequence[str], budget: int, embedding_dim: int, se
         raise ValueError(f"build: budget must be a positive number of parameters, got {budget!r:.40}")
     if isinstance(embedding_dim, bool) or not isinstance(embedding_dim, int) or embedding_dim < 1:
         raise ValueError(f"build: embedding_dim must be an int >= 1, got {embedding_dim!r:.40}")
+    memory = _memory_bytes()
+    if spec_family.sizing == "budget" and memory is not None and budget * _PARAMETER_BYTES > memory:
+        raise ValueError(f"build: {name} sized to a budget of {budget:,} parameters needs "
+                         f"{budget * _PARAMETER_BYTES / 2**30:,.1f} GiB of float32 weights, more than this machine's "
+                         f"{memory / 2**30:,.1f} GiB of memory; give a smaller budget")
     torch_state = torch.random.get_rng_state()
     try:
         torch.manual_seed(seed)
         module, codes = spec_family.builder(_Spec(strings, budget, embedding_dim, seed))
     finally:
         torch.random.set_rng_state(torch_state)
+    count = module.embedding_parameter_count()
+    if spec_family.sizing == "budget" and count > budget:
+        raise ValueError(f"build: {name}'s smallest shape for {len(strings):,} tokens at d = {embedding_dim} holds "
+                         f"{count:,} parameters, over the budget {budget:,}; give a budget of at least "
+                         f"{count:,} (minimum_budget({name!r}, {len(strings)}, {embedding_dim}))")
     return CatalogueEmbedding(name, module, codes, len(strings))

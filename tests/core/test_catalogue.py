@@ -205,14 +205,33 @@ def test_row_combination_equals_the_gather_reference(batch, width, combine, seed
     torch.testing.assert_close(module.weight.grad, weight.grad)
 
 
-@pytest.mark.parametrize("name", ["gated-signatures", "quotient-remainder", "dhe", "tt-rec", "low-rank"])
-def test_minimum_budget_is_the_least_that_builds(name):
+@pytest.mark.parametrize("name", [n for n, f in catalogue.FAMILIES.items() if f.sizing == "budget"])
+def test_minimum_budget_is_the_least_that_builds_within_budget(name):
+    """Every budget family builds within its minimum and refuses one parameter less (no family holds more than its
+    budget: a row table at a budget under d used to hold d parameters)."""
     strings = [f"tok{i}" for i in range(300)]
     least = catalogue.minimum_budget(name, len(strings), 8)
+    assert least >= 1
     assert catalogue.build(name, strings, least, 8).embedding_parameter_count() <= least
-    with pytest.raises(ValueError, match="budget|needs at least|rank 1 needs"):
-        catalogue.build(name, strings, least - 1, 8)
-    assert catalogue.minimum_budget("bloom", len(strings), 8) == 1
+    if least > 1:
+        with pytest.raises(ValueError, match="budget|needs at least|rank 1 needs"):
+            catalogue.build(name, strings, least - 1, 8)
+
+
+def test_fixed_and_full_families_minimums():
+    strings = [f"tok{i}" for i in range(300)]
+    assert catalogue.minimum_budget("hashing-trick", len(strings), 16) == 16          # one row of d
+    with pytest.raises(ValueError, match=r"holds 16 parameters, over the budget 1; give a budget of at least 16"):
+        catalogue.build("hashing-trick", strings, 1, 16)
+    assert catalogue.minimum_budget("full", len(strings), 8) == 300 * 8
+    fixed = [n for n, f in catalogue.FAMILIES.items() if f.sizing in ("fixed", "none")]
+    assert fixed and all(catalogue.minimum_budget(n, len(strings), 8) == 1 for n in fixed)
+
+
+@pytest.mark.parametrize("name", ["hashing-trick", "robe"])
+def test_a_budget_beyond_memory_is_refused_before_torch_allocates(name):
+    with pytest.raises(ValueError, match=r"needs [\d,.]+ GiB of float32 weights, more than this machine's .* memory"):
+        catalogue.build(name, ["a", "b"], 10**15, 16)
 
 
 def test_tfree_rows_follow_the_reference_md5_rule():

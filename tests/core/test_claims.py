@@ -460,6 +460,8 @@ def test_paired_bootstrap_refuses_bad_input():
         paired_bootstrap([1, 0], [0, 1], seed=-1)
     with pytest.raises(ValueError, match="level must be in"):
         paired_bootstrap([1, 0], [0, 1], level=1.5)
+    with pytest.raises(ValueError, match=r"scores: values must be numbers \(one per seed or item\), got \['a', 'b'\]"):
+        seed_interval(["a", "b"])
 
 
 def test_kendall_tau():

@@ -93,3 +93,23 @@ def test_bad_arguments_and_nan_scores_are_refused() -> None:
         train_until_converged(_Line(), _loader(), config, lambda m: 0.0, every=1, patience=-1)
     with pytest.raises(ValueError, match="validation score is NaN at step 2"):
         train_until_converged(_Line(), _loader(), config, lambda m: float("nan"), every=2, patience=1)
+
+
+def test_a_damaged_saved_outcome_or_weights_names_the_file_and_the_fix(tmp_path) -> None:
+    from hashlib_core.checkpoints import CheckpointError
+    from hashlib_core.early_stopping import _OUTCOME, _WEIGHTS
+
+    config = TrainConfig(max_steps=20, learning_rate=0.05, scheduler="constant", seed=0)
+    out = tmp_path / "run"
+    train_until_converged(_Line(), _loader(), config, _scripted([1.0, 2.0], []), every=10, patience=2,
+                          output_dir=out)
+    whole = (out / _OUTCOME).read_text()
+    (out / _OUTCOME).write_text(whole[: len(whole) // 2])
+    with pytest.raises(CheckpointError, match=rf"{_OUTCOME} \(the outcome of a converged run\) does not read as JSON.*"
+                                              r"Delete it"):
+        train_until_converged(_Line(), _loader(), config, _scripted([], []), every=10, patience=2, output_dir=out)
+    (out / _OUTCOME).write_text(whole)
+    weights = (out / _WEIGHTS).read_bytes()
+    (out / _WEIGHTS).write_bytes(weights[: len(weights) // 2])
+    with pytest.raises(CheckpointError, match=rf"{_WEIGHTS} \(the best weights of a converged run\) does not load"):
+        train_until_converged(_Line(), _loader(), config, _scripted([], []), every=10, patience=2, output_dir=out)

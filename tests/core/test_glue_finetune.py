@@ -109,3 +109,17 @@ def test_score_train_adds_the_fit_on_the_training_examples_and_keys_the_cache(tm
 
     monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("a finished run must not train again"))
     assert glue.finetune(Toy(), encode, "sst2", train, dev, **kwargs, score_train=True) == row
+
+
+def test_a_cut_outcome_names_its_file_and_the_fix(tmp_path):
+    from hashlib_core.checkpoints import CheckpointError
+
+    train, validation, dev = data(32, 1), data(16, 2), data(20, 3)
+    kwargs = dict(epochs=1, batch_size=8, learning_rate=0.05, seed=0, validation=validation, patience=1,
+                  output_dir=tmp_path / "run")
+    glue.finetune(Toy(), encode, "sst2", train, dev, **kwargs)
+    outcome = tmp_path / "run" / "outcome.json"
+    outcome.write_text(outcome.read_text()[:40])
+    with pytest.raises(CheckpointError, match=r"outcome.json \(the outcome of a fine-tuning run\) does not read as "
+                                              r"JSON .*Delete it"):
+        glue.finetune(Toy(), encode, "sst2", train, dev, **kwargs)
