@@ -204,7 +204,9 @@ def _superbloom(s: _Spec):
     per_map = max(1, s.rows() // m)
     alpha = -(-s.vocab_size // per_map)
     maps = BloomHashMaps(s.vocab_size, alpha, m, seed=s.seed, special_tokens=())
-    codes = maps.table + torch.arange(m) * maps.tokens_per_map
+    # the offsets on the table's own device: a model built under a meta-device context (from_pretrained) would
+    # otherwise add a meta arange to a CPU table
+    codes = maps.table + torch.arange(m, device=maps.table.device) * maps.tokens_per_map
     return RowCombinationEmbedding(m * maps.tokens_per_map, s.dim, "sum"), codes
 
 
