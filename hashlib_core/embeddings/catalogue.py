@@ -214,7 +214,8 @@ def _tfree(s: _Spec):
     rows = s.rows()
     population = min(10, rows)
     return (RowCombinationEmbedding(rows, s.dim, "sum"),
-            padded([tfree_word_rows(strip_marker(w), rows, population, shared=2) for w in s.strings]))
+            padded([tfree_word_rows(strip_marker(w), rows, population, shared=min(2, population))
+                    for w in s.strings]))
 
 
 def _bits(kind: str):
@@ -255,7 +256,11 @@ def _gated(s: _Spec):
                          f"{s.vocab_size:,} tokens (at most half of them may be taken); raise the budget to "
                          f"{minimum_budget('gated-signatures', s.vocab_size, s.dim):,}")
     registry = SignatureRegistry(h, buckets)
-    registry.register(s.strings)
+    ids = registry.register(s.strings)
+    if len(registry) != s.vocab_size:          # the signatures must be collision-free: one per distinct string
+        again = next(i for i, k in enumerate(ids.tolist()) if k != i)
+        raise ValueError(f"gated signatures give every token its own signature, but the vocabulary repeats "
+                         f"{s.strings[again]!r} (ids {int(ids[again])} and {again}); pass distinct strings")
     module = GatedCompositionalEmbedding(s.vocab_size, h, buckets, s.dim, dz)
     module.set_signature_table(registry.table())
     return _IdsOnly(module), None

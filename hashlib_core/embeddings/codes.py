@@ -31,26 +31,45 @@ def strip_marker(piece: str) -> str:
     return piece[2:] if piece.startswith("##") and len(piece) > 2 else piece
 
 
+#: the bytes of the trigrams whose case variants share rows in the released code: ASCII letters and the space
+_TFREE_SHARING = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ")
+
+
+def _tfree_hashed_rows(trigram: bytes, num_rows: int, population: int) -> list[int]:
+    """The ``population`` distinct rows a trigram id hashes to, sorted (``initialize_hash_weight``)."""
+    t = trigram[0] + 256 * trigram[1] + 65536 * trigram[2]
+    rows: set[int] = set()
+    for k in range(population):
+        j = 0
+        while True:
+            row = int.from_bytes(hashlib.md5(f"{t}_{k}_{j}".encode(), usedforsecurity=False).digest(), "big") % num_rows
+            j += 1
+            if row not in rows:
+                rows.add(row)
+                break
+    return sorted(rows)
+
+
 def tfree_rows(trigram: bytes, num_rows: int, population: int = 10, shared: int = 0) -> list[int]:
-    """T-FREE's active rows of one byte trigram: for ``k = 0 .. population-1``, the first ``md5(f"{t}_{k}_{j}") %
-    num_rows`` (``j = 0, 1, ...``) not already taken by this trigram, with ``t = b0 + 256 b1 + 65536 b2``; the first
-    ``shared`` of them hash the lower-cased trigram instead (Aleph-Alpha/trigrams ``trigram_tokenizer.py``; the 7B
-    config: population 10, 2 shared). The md5 digest is read as a big-endian integer."""
+    """T-FREE's active rows of one byte trigram, as Aleph-Alpha/trigrams ``trigram_tokenizer.py`` lays them out: for
+    ``k = 0 .. population-1`` the first ``md5(f"{t}_{k}_{j}") % num_rows`` (``j = 0, 1, ...``) not already taken
+    by this trigram, with ``t = b0 + 256 b1 + 65536 b2``, **sorted** (the md5 digest read as a big-endian integer).
+
+    ``shared`` (``vocab_population_partial_lowercase``; the 7B config: 2 of 10) is the released rule exactly: for a
+    trigram made only of ASCII letters and spaces that is not already lower case, its **last** ``shared`` sorted
+    rows are replaced by the last ``shared`` rows of its lower-cased trigram; every other trigram (digits,
+    punctuation, other bytes) keeps its own rows. The result may repeat a row (a replaced one equal to a kept one),
+    as the released table does; a word's rows are a set (:func:`tfree_word_rows`)."""
     if len(trigram) != 3:
         raise ValueError(f"tfree_rows takes 3 bytes, got {trigram!r}")
     if population > num_rows:
         raise ValueError(f"T-FREE needs population <= rows ({population} > {num_rows})")
-    rows: list[int] = []
-    for k in range(population):
-        source = trigram.lower() if k < shared else trigram
-        t = source[0] + 256 * source[1] + 65536 * source[2]
-        j = 0
-        while True:
-            row = int.from_bytes(hashlib.md5(f"{t}_{k}_{j}".encode(), usedforsecurity=False).digest(), "big") % num_rows
-            if row not in rows:
-                break
-            j += 1
-        rows.append(row)
+    if not 0 <= shared <= population:
+        raise ValueError(f"T-FREE shares 0 to population ({population}) rows with lower case, got {shared}")
+    rows = _tfree_hashed_rows(trigram, num_rows, population)
+    lower = trigram.lower()
+    if shared and lower != trigram and all(b in _TFREE_SHARING for b in trigram):
+        rows[-shared:] = _tfree_hashed_rows(lower, num_rows, population)[-shared:]
     return rows
 
 

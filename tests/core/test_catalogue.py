@@ -244,10 +244,18 @@ def test_tfree_rows_follow_the_reference_md5_rule():
         while (r := int(hashlib.md5(f"{t}_{k}_{j}".encode()).hexdigest(), 16) % rows) in expected:
             j += 1
         expected.append(r)
-    assert catalogue.tfree_rows(trigram, rows, population=4) == expected
-    # the first `shared` activations hash the lower-cased trigram: "He" shares them with "he"
+    assert catalogue.tfree_rows(trigram, rows, population=4) == sorted(expected)
+    # the released rule (vocab_population_partial_lowercase): a case variant of a trigram of ASCII letters and
+    # spaces takes the LAST `shared` sorted rows of its lower-cased trigram and keeps its own first ones
+    own = catalogue.tfree_rows(" He".encode(), rows, population=4)
     upper = catalogue.tfree_rows(" He".encode(), rows, population=4, shared=2)
-    assert upper[:2] == expected[:2] and upper[2:] != expected[2:]
+    assert upper[2:] == sorted(expected)[2:] and upper[:2] == own[:2] and own[2:] != sorted(expected)[2:]
+    assert catalogue.tfree_rows(b" he", rows, population=4, shared=2) == sorted(expected)    # lower case: its own
+    # a trigram with a digit or punctuation shares nothing, though bytes.lower() would change it
+    for other in (b"A1b", b"B.c", "Ä".encode()[:1] + b"ab"):
+        assert catalogue.tfree_rows(other, rows, 4, shared=2) == catalogue.tfree_rows(other, rows, 4)
+    with pytest.raises(ValueError, match="shares 0 to population"):
+        catalogue.tfree_rows(b"abc", rows, 4, shared=5)
     # a word's rows: the union of its trigrams' (" a " has one trigram)
     assert catalogue.tfree_word_rows("a", rows, 4) == sorted(set(catalogue.tfree_rows(b" a ", rows, 4)))
     # a continuation piece is hashed without its marker
@@ -431,3 +439,10 @@ def test_new_families_start_at_the_catalogues_scale(name):
     emb = catalogue.build(name, strings, 2000 * 64 // 4, 64, seed=0)
     std = float(emb(torch.arange(2000)).detach().std())
     assert 0.01 < std < 0.04, (name, std)
+
+
+def test_gated_signatures_refuse_a_vocabulary_that_repeats_a_string():
+    with pytest.raises(ValueError, match=r"repeats 'a' \(ids 0 and 2\); pass distinct strings"):
+        catalogue.build("gated-signatures", ["a", "b", "a"], 1 << 16, 16)
+    assert catalogue.build("hashing-trick", ["a", "b", "a"], 1 << 10, 16).codes[0].tolist() == \
+        catalogue.build("hashing-trick", ["a", "b", "a"], 1 << 10, 16).codes[2].tolist()   # the others hash alike
