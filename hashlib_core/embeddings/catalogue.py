@@ -36,8 +36,8 @@ from hashlib_core.hashing.base import validate_tokens
 from hashlib_core.embeddings.factorized import (build_ce, build_hashed_net, build_low_rank, build_tt, low_rank_minimum,
                                                 tt_minimum)
 
-__all__ = ["Family", "FAMILIES", "CatalogueEmbedding", "build", "family", "minimum_budget", "mmh3_codes", "tfree_rows",
-           "tfree_word_rows", "qr_modulus"]
+__all__ = ["Family", "FAMILIES", "CatalogueEmbedding", "build", "family", "minimum_budget", "VERSIONS", "code_version",
+           "mmh3_codes", "tfree_rows", "tfree_word_rows", "qr_modulus"]
 
 
 @dataclass(frozen=True)
@@ -340,6 +340,20 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("minhash-projection", "pNLP-Mixer's MinHash counting Bloom filter (256 hashes, 512 counters) through its "
            "bottleneck", "Fusco et al. 2023, §3.1-3.2", "fixed", _minhash),
 )}
+
+
+#: each family's code version where it is not 1: raised whenever a change alters what a family computes (its codes,
+#: rows or shapes), so that the checkpoints keyed on it (:func:`code_version`) are retrained, not silently reused.
+#: t-free 2: the released lower-case sharing rule (the last 2 sorted rows, letters and spaces only).
+VERSIONS: dict[str, int] = {"t-free": 2}
+
+
+def code_version(name: str) -> tuple[str, ...]:
+    """What a checkpoint's digest adds for family ``name``: ``()`` at version 1 (so the checkpoints of unchanged
+    families stay valid), else ``("v<n>",)``."""
+    family(name)
+    version = VERSIONS.get(name, 1)
+    return () if version == 1 else (f"v{version}",)
 
 
 def minimum_budget(name: str, vocab_size: int, dim: int) -> int:

@@ -7,13 +7,14 @@ added to the token embedding (the every-family chapter's Track B).
   and hash function ``f``, the window of the ``n`` ids ending at each position (left-padded with zeros) is hashed by
   ``sum_k x_k p_f^k`` in int64 with two's-complement wrap-around (``p_f^3`` already overflows), taken ``% max_hash``,
   and looked up in its own ``nn.Embedding(max_hash, d)``; all are summed.
-* :class:`OverEncodingEmbedding` -- over-encoding (Huang et al., ICML 2025): for each order ``n = 2..N`` and table
-  ``j = 0..k-1`` of size ``m + 2 j``, id ``(x_t + x_{t-1} V + ... + x_{t-n+1} V^{n-1}) mod (m + 2 j)``; each table
-  ``d / (k (N-1))`` wide, projected to ``d``, the projections summed.
+* :class:`OverEncodingEmbedding` -- over-encoding (Huang et al., ICML 2025): for each order ``n = 2..N`` and each
+  of its ``k`` tables, the ``i``-th table of all ``k (N-1)`` in turn of size ``m_i = m + 2 i`` (as marin's
+  ``OverEncoding``), id ``(x_t + x_{t-1} V + ... + x_{t-n+1} V^{n-1}) mod m_i``; each table ``d / (k (N-1))`` wide,
+  projected to ``d``, the projections summed.
 * :class:`EngramMemory` -- an Engram-style gated n-gram memory (DeepSeek 2026; deepseek-ai/Engram
   ``engram_demo_v1.py``, the gate as AI-Hypercomputer/maxtext ``src/MaxText/layers/engram.py``): token ids are first
-  mapped to canonical ids (NFKC, NFD, accents stripped, lower case, whitespace collapsed, so "The" and "the" share
-  one), then for ``n = 2, 3`` ``mix = XOR_k (c_{t-k} * mult_{n,k})`` with odd random int64 multipliers, and each of
+  mapped to canonical ids (each token's decoded text under NFKC, NFD, accents stripped, lower case, whitespace
+  collapsed and stripped, as the released ``CompressedTokenizer``: "The", " the" and "the" share one), then for ``n = 2, 3`` ``mix = XOR_k (c_{t-k} * mult_{n,k})`` with odd random int64 multipliers, and each of
   ``H`` heads per order looks up ``mix % prime_h`` (distinct primes) in its own table; the heads are concatenated to
   ``e``; a gate ``g = sigmoid(sign(s) sqrt|s|)``, ``s = <RMSNorm(W_k e), RMSNorm(h)> / sqrt(d)`` against the hidden
   state ``h`` scales ``v = W_v e``, and the output is ``v + ShortConv(v)`` (a causal depthwise convolution).
@@ -27,6 +28,7 @@ Every module counts its parameters with ``embedding_parameter_count()``; :func:`
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Sequence
 
@@ -35,7 +37,7 @@ import torch
 from torch import nn
 
 __all__ = ["BLT_PRIMES", "blt_ngram_hashes", "BLTHashNgramEmbedding", "over_encoding_ids", "OverEncodingEmbedding",
-           "bigram_hash_ids", "BigramHashEmbedding", "canonical_ids", "primes_above", "engram_mix", "EngramMemory"]
+           "bigram_hash_ids", "BigramHashEmbedding", "canonical_ids", "engram_key", "primes_above", "engram_mix", "EngramMemory"]
 
 #: BLT's hash multipliers (``primes`` in ``bytelatent/model/blt.py``)
 BLT_PRIMES = (1000000007, 5915587277, 1500450271, 3267000013, 5754853343, 4093082899, 9576890767, 3628273133,
@@ -122,7 +124,8 @@ def over_encoding_ids(ids: torch.Tensor, vocab_size: int, order: int, modulus: i
 
 
 class OverEncodingEmbedding(nn.Module):
-    """Orders ``2..N``, ``k`` tables per order of sizes ``m, m + 2, ...``, each ``d / (k (N-1))`` wide and projected
+    """Orders ``2..N``, ``k`` tables per order, the ``k (N-1)`` tables of sizes ``m, m + 2, m + 4, ...`` in turn (the
+    bigram tables first), each ``d / (k (N-1))`` wide and projected
     to ``d`` (bias-free); the projections are summed. Parameters: tables plus projections."""
 
     def __init__(self, vocab_size: int, embedding_dim: int, modulus: int, max_order: int = 3, tables_per_order: int = 4
@@ -139,7 +142,9 @@ class OverEncodingEmbedding(nn.Module):
         if embedding_dim % count:
             raise ValueError(f"{owner}: d = {embedding_dim} must split into k (N - 1) = {count} equal widths")
         width = embedding_dim // count
-        self.sizes = tuple(modulus + 2 * j for _ in range(2, max_order + 1) for j in range(tables_per_order))
+        # one running index over every (order, table) pair: m, m + 2, m + 4, ... (marin's OverEncoding, whose test
+        # asserts (17, 19, 21, 23) for m = 17, k = 2, N = 3), so no two tables share a modulus
+        self.sizes = tuple(modulus + 2 * j for j in range((max_order - 1) * tables_per_order))
         self.tables = nn.ModuleList(nn.Embedding(size, width) for size in self.sizes)
         self.projections = nn.ModuleList(nn.Linear(width, embedding_dim, bias=False) for _ in self.sizes)
         for table in self.tables:
@@ -191,17 +196,33 @@ class BigramHashEmbedding(nn.Module):
         return self.scale * self.projection(self.table(bigram_hash_ids(ids, self.buckets)))
 
 
-def _canonical(text: str) -> str:
-    text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text))
-    text = "".join(c for c in text if unicodedata.category(c) != "Mn").lower()
-    return " ".join(text.split())
+_ENGRAM_SPACES = re.compile(r"[ \t\r\n]+")
 
 
-def canonical_ids(strings: Sequence[str]) -> torch.Tensor:
-    """``(V,)`` int64: each token's canonical id, the first id whose string canonicalises (NFKC, NFD, accents
-    stripped, lower case, whitespace collapsed) to the same text."""
+def engram_key(token: str, text: str | None = None) -> str:
+    """The key Engram's ``CompressedTokenizer`` gives a token (deepseek-ai/Engram ``engram_demo_v1.py``): its
+    decoded ``text`` (``tokenizer.decode([id])``; the token string itself for a vocabulary of plain words) under
+    NFKC, NFD, accents stripped, lower case, runs of spaces, tabs and line breaks made one space, then stripped,
+    except that a text that is a single space stays one; an empty result keeps the text, and a text holding U+FFFD
+    (a piece that is part of a character) keeps the raw token string. So a byte-level ``Ġthe`` (" the") and ``the``
+    share a key, and ``Ġ`` (" ") stays apart from ``g``."""
+    text = token if text is None else text
+    if "\ufffd" in text:
+        return token
+    norm = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text))
+    norm = _ENGRAM_SPACES.sub(" ", "".join(c for c in norm if unicodedata.category(c) != "Mn").lower())
+    norm = " " if norm == " " else norm.strip()
+    return norm or text
+
+
+def canonical_ids(strings: Sequence[str], texts: Sequence[str] | None = None) -> torch.Tensor:
+    """``(V,)`` int64: each token's canonical id, the first id with the same :func:`engram_key`. ``texts`` are the
+    tokens' decoded texts (a byte-level BPE's ``decode([id])``); without them the strings are read as text."""
+    if texts is not None and len(texts) != len(strings):
+        raise ValueError(f"canonical_ids: {len(texts)} decoded texts for {len(strings)} tokens; pass one per token")
     first: dict[str, int] = {}
-    return torch.tensor([first.setdefault(_canonical(w), i) for i, w in enumerate(strings)], dtype=torch.int64)
+    keys = (engram_key(w) for w in strings) if texts is None else (engram_key(w, t) for w, t in zip(strings, texts))
+    return torch.tensor([first.setdefault(k, i) for i, k in enumerate(keys)], dtype=torch.int64)
 
 
 def primes_above(start: int, count: int) -> list[int]:
@@ -231,13 +252,14 @@ class EngramMemory(nn.Module):
     tables, ``W_k``, ``W_v`` (``e -> d``), two RMSNorm scales and the convolution."""
 
     def __init__(self, strings: Sequence[str], embedding_dim: int, rows: int, heads: int = 8, head_width: int = 16,
-                 orders: Sequence[int] = (2, 3), kernel: int = 4, seed: int = 0, layer_id: int = 0) -> None:
+                 orders: Sequence[int] = (2, 3), kernel: int = 4, seed: int = 0, layer_id: int = 0,
+                 texts: Sequence[str] | None = None) -> None:
         super().__init__()
         owner = "EngramMemory"
         self.embedding_dim = _positive(owner, "embedding_dim", embedding_dim)
         self.rows, self.heads = _positive(owner, "rows", rows), _positive(owner, "heads", heads)
         self.orders = tuple(_positive(owner, "order", n) for n in orders)
-        self.register_buffer("canonical", canonical_ids(list(strings)))
+        self.register_buffer("canonical", canonical_ids(list(strings), None if texts is None else list(texts)))
         rng = np.random.default_rng(seed + 10007 * layer_id)
         mults = [rng.integers(1, 2**62, size=n, dtype=np.int64) * 2 + 1 for n in self.orders]   # odd
         for n, m in zip(self.orders, mults):

@@ -59,7 +59,7 @@ def test_memories_count_their_parameters_exactly():
     blt = memories.BLTHashNgramEmbedding(16, max_hash=101, sizes=(3, 4), num_functions=2)
     assert blt.embedding_parameter_count() == 2 * 2 * 101 * 16
     over = memories.OverEncodingEmbedding(300, 16, modulus=17, max_order=3, tables_per_order=2)
-    assert over.sizes == (17, 19, 17, 19)
+    assert over.sizes == (17, 19, 21, 23)             # marin's OverEncoding test: one running index over the tables
     assert over.embedding_parameter_count() == sum(s * 4 for s in over.sizes) + 4 * 4 * 16
     big = memories.BigramHashEmbedding(16, buckets=64, width=8)
     assert big.embedding_parameter_count() == 64 * 8 + 8 * 16 + 1
@@ -123,3 +123,27 @@ def test_engram_canonicalises_then_mixes_with_odd_multipliers():
     changed = ids.clone()
     changed[:, 2] = 0
     torch.testing.assert_close(engram(changed, hidden)[:, 0], engram(ids, hidden)[:, 0])
+
+
+def test_engram_keys_follow_the_released_compressed_tokenizer_on_a_byte_level_bpe():
+    """The released CompressedTokenizer normalises each id's decoded text: a byte-level BPE's "Ġthe" (" the") and
+    "the" share a key, "Ġ" (" ") stays apart from "g", and a piece that is part of a character keeps its raw string."""
+    from hashlib_core.bpe import train_bpe
+
+    tok = train_bpe(["the gin in The", "the gin in the café"] * 20, 300)
+    strings = [tok.id_to_token(i) for i in range(tok.get_vocab_size())]
+    texts = [tok.decode([i], skip_special_tokens=False) for i in range(len(strings))]
+    keys = {s: memories.engram_key(s, t) for s, t in zip(strings, texts)}
+    assert keys["Ġthe"] == keys["the"] == keys["ĠThe"] == "the"
+    assert keys["Ġ"] == " " and keys["g"] == "g" and keys["Ġ"] != keys["g"]
+    assert keys["Ġgin"] == "gin" != keys.get("Ġin", "in ")
+    half = next(s for s, t in zip(strings, texts) if "\ufffd" in t)            # a lone byte of "é"
+    assert keys[half] == half
+    ids = memories.canonical_ids(strings, texts)
+    assert ids[strings.index("Ġthe")] == ids[strings.index("the")] != ids[strings.index("Ġ")]
+    assert memories.canonical_ids(strings)[strings.index("Ġthe")] != memories.canonical_ids(strings)[
+        strings.index("the")]                                  # without decoding, the marker kept them apart
+    with pytest.raises(ValueError, match="one per token"):
+        memories.canonical_ids(strings, texts[:-1])
+    # whitespace: runs become one space and the text is stripped, a lone space stays a space
+    assert memories.engram_key("x", "  A\t B \n") == "a b" and memories.engram_key("x", "\n") == " "

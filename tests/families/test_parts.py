@@ -441,3 +441,20 @@ def test_eval_limit_scores_a_seeded_sample_of_the_held_out_and_report_items(mirr
     assert heldout_size("massive", FamiliesProfile()) == len(full["heldout"][0])
     with pytest.raises(ValueError, match="eval_limit must be 0"):
         FamiliesProfile(eval_limit=1)
+
+
+def test_a_family_or_memory_whose_code_changed_gets_new_checkpoints(monkeypatch):
+    """The checkpoint digest covers each family's and memory's code version: version 1 adds nothing (unchanged
+    families keep their checkpoints), a raised version changes the digest, so a changed family retrains."""
+    from hashlib_core.papers.families import modeling
+    from hashlib_core.training import config_digest
+
+    assert catalogue.code_version("bloom") == () and catalogue.code_version("t-free") == ("v2",)
+    assert modeling.memory_version("bigram") == () and modeling.memory_version("engram") == ("v2",)
+    before = config_digest(("sst2", "bloom", 0.1, *catalogue.code_version("bloom")))
+    monkeypatch.setitem(catalogue.VERSIONS, "bloom", 2)
+    assert config_digest(("sst2", "bloom", 0.1, *catalogue.code_version("bloom"))) != before
+    with pytest.raises(KeyError, match="unknown family"):
+        catalogue.code_version("nope")
+    with pytest.raises(ValueError, match="unknown memory"):
+        modeling.memory_version("nope")

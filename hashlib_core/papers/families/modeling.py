@@ -88,20 +88,36 @@ MEMORIES = {
 }
 
 
-def _memory(name: str, strings: Sequence[str], dim: int, size: int) -> nn.Module:
+#: each memory's code version where it is not 1 (as :data:`hashlib_core.embeddings.catalogue.VERSIONS`): engram 2,
+#: canonical ids from the decoded texts (the released CompressedTokenizer), no longer from the byte-level strings;
+#: over-encoding 2, table sizes m, m + 2, ... over all tables (marin's), no longer restarting at m for each order
+MEMORY_VERSIONS: dict[str, int] = {"engram": 2, "over-encoding": 2}
+
+
+def memory_version(name: str) -> tuple[str, ...]:
+    """What a Track B checkpoint's digest adds for memory ``name``: ``()`` at version 1, else ``("v<n>",)``."""
+    if name not in MEMORIES:
+        raise ValueError(f"unknown memory {name!r}; choose one of {sorted(MEMORIES)}")
+    version = MEMORY_VERSIONS.get(name, 1)
+    return () if version == 1 else (f"v{version}",)
+
+
+def _memory(name: str, strings: Sequence[str], dim: int, size: int, texts: Sequence[str] | None = None) -> nn.Module:
     """Memory ``name`` with ``size`` rows (buckets, hash range or rows per head)."""
     if name == "blt":
         return BLTHashNgramEmbedding(dim, size, sizes=(3, 4, 5))
     if name == "over-encoding":
         return OverEncodingEmbedding(len(strings), dim, size, max_order=3, tables_per_order=2)
     if name == "engram":
-        return EngramMemory(strings, dim, size, heads=4, head_width=16)
+        return EngramMemory(strings, dim, size, heads=4, head_width=16, texts=texts)
     return BigramHashEmbedding(dim, buckets=size, width=128)
 
 
-def build_memory(name: str, strings: Sequence[str], dim: int, budget: int) -> nn.Module | None:
+def build_memory(name: str, strings: Sequence[str], dim: int, budget: int,
+                 texts: Sequence[str] | None = None) -> nn.Module | None:
     """Memory ``name`` with the most rows whose parameters fit ``budget`` (``None`` for ``"none"``; ``ValueError``
-    when even two rows do not fit)."""
+    when even two rows do not fit). ``texts``: each token's decoded text (a byte-level BPE's ``decode([id])``), which
+    Engram's canonical ids read."""
     if name not in MEMORIES:
         raise ValueError(f"unknown memory {name!r}; choose one of {sorted(MEMORIES)}")
     if name == "none":
@@ -119,7 +135,7 @@ def build_memory(name: str, strings: Sequence[str], dim: int, budget: int) -> nn
     while high - low > 1:                                # count(low) <= budget < count(high)
         mid = (low + high) // 2
         low, high = (mid, high) if count(mid) <= budget else (low, mid)
-    return _memory(name, strings, dim, low)
+    return _memory(name, strings, dim, low, texts)
 
 
 class MemoryCausalLM(nn.Module):

@@ -20,7 +20,7 @@ import torch
 from hashlib_core.batching import LengthGroupedBatches
 from hashlib_core.chapter import RunContext
 from hashlib_core.early_stopping import train_until_converged
-from hashlib_core.embeddings.catalogue import FAMILIES, minimum_budget
+from hashlib_core.embeddings.catalogue import FAMILIES, code_version, minimum_budget
 from hashlib_core.papers.families.data import TaskData, collate, encode, frequency_deciles, load_task, typo_texts
 from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertForSequenceClassification,
                                                    body_parameter_count)
@@ -201,7 +201,8 @@ def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, se
 
     ctx.log(f"{data.name}: {s.family} at {s.fraction:g} of the table, lr {lr:g}, seed {seed}")
     run = converged(ctx, model, loader, score, lr, seed, p.task_steps(data.name), p.eval_every,
-                    f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}", (data.name, s.family, s.fraction),
+                    f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}",
+                    (data.name, s.family, s.fraction, *code_version(s.family)),
                     settings=RUN_SETTINGS)
     report_ids, report_labels = data.parts["report"]
     clean = _predict(model, report_ids, 256) == report_labels

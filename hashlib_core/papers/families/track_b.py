@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from transformers import GPT2Config
 
 from hashlib_core.chapter import RunContext
-from hashlib_core.papers.families.modeling import MemoryCausalLM, build_memory
+from hashlib_core.papers.families.modeling import MemoryCausalLM, build_memory, memory_version
 from hashlib_core.papers.families.profiles import FamiliesProfile
 from hashlib_core.papers.families.track_a import choose, converged
 from hashlib_core.profiles import seed_everything
@@ -46,6 +46,8 @@ class TrackB:
         train_lines = ptb_lines("train")
         self.tokenizer = train_bpe(train_lines, profile.lm_vocab)
         self.strings = [self.tokenizer.id_to_token(i) for i in range(self.tokenizer.get_vocab_size())]
+        #: each piece's text as the byte-level decoder gives it (" the" for "Ġthe"), what Engram canonicalises
+        self.texts = [self.tokenizer.decode([i], skip_special_tokens=False) for i in range(len(self.strings))]
         self.eos = EOS_ID
 
         def stream(lines):
@@ -98,7 +100,7 @@ def _run(ctx: RunContext, res: TrackB, memory: str, multiple: float, lr: float, 
     config = GPT2Config(vocab_size=len(res.strings), n_positions=p.lm_seq_len, n_embd=p.lm_hidden,
                         n_layer=p.lm_layers, n_head=p.lm_heads, tie_word_embeddings=True,
                         bos_token_id=res.eos, eos_token_id=res.eos)
-    model = MemoryCausalLM(config, build_memory(memory, res.strings, p.lm_hidden, budget))
+    model = MemoryCausalLM(config, build_memory(memory, res.strings, p.lm_hidden, budget, res.texts))
     loader = torch.utils.data.DataLoader(res.train, batch_size=p.lm_batch, shuffle=True, drop_last=True,
                                          collate_fn=lambda rows: {"input_ids": torch.stack(rows),
                                                                   "labels": torch.stack(rows)})
@@ -107,7 +109,8 @@ def _run(ctx: RunContext, res: TrackB, memory: str, multiple: float, lr: float, 
 
     ctx.log(f"PTB: memory {memory} at {multiple:g}x the table, lr {lr:g}, seed {seed}")
     run = converged(ctx, model, loader, score, lr, seed, p.lm_max_steps, p.lm_eval_every,
-                    f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}", (memory, multiple), settings=RUN_SETTINGS)
+                    f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}", (memory, multiple, *memory_version(memory)),
+                    settings=RUN_SETTINGS)
     bits = window_bits(model, res.test)
     test_bytes = float(res.test_bytes.sum())
     row = {"memory": memory, "multiple": multiple if memory != "none" else 0.0, "budget": budget,
