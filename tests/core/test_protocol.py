@@ -1,0 +1,127 @@
+"""The shared protocol: its settings checked (the report split is never the selection split), the tie rule, the
+sweep then seeds, per-item report scores, the cap flag, and the settings a change touches."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from hashlib_core.protocol import Protocol, Trained, choose_rate, converge, run_protocol, trained
+
+
+def _protocol(**kw) -> Protocol:
+    return Protocol(**{"learning_rates": (1e-3, 3e-3, 1e-2), "seeds": (0, 1, 2), "max_steps": 40,
+                       "eval_every": 10, "patience": 2, **kw})
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"report_on": ("test", "heldout")}, "also the selection split"),
+    ({"select_on": "test"}, "also the selection split"),
+    ({"learning_rates": ()}, "learning_rates must list distinct finite rates"),
+    ({"learning_rates": (1e-3, 1e-3)}, "distinct"),
+    ({"learning_rates": (0.0,)}, "> 0"),
+    ({"learning_rates": (float("nan"),)}, "finite"),
+    ({"seeds": ()}, "seeds must list distinct ints >= 0"),
+    ({"seeds": (0, 0)}, "distinct"),
+    ({"seeds": (-1,)}, ">= 0"),
+    ({"patience": -1}, "patience must be an int >= 0 \\(0: never stop early\\)"),
+    ({"max_steps": 0}, "max_steps must be an int >= 1"),
+    ({"eval_every": 0}, "eval_every must be an int >= 1"),
+    ({"tie": "random"}, "tie must be one of"),
+    ({"report_on": ()}, "report_on must name one or more"),
+    ({"select_on": ""}, "select_on must name a split"),
+])
+def test_bad_settings_are_refused_by_name(changes, message):
+    with pytest.raises(ValueError, match=message):
+        _protocol(**changes)
+
+
+def test_the_tie_rule_and_unscored_rates():
+    assert choose_rate({1e-3: 0.8, 3e-3: 0.9, 1e-2: 0.9}) == 3e-3                 # ties: the smaller rate
+    assert choose_rate({1e-3: 0.8, 3e-3: 0.9, 1e-2: 0.9}, "larger") == 1e-2
+    assert choose_rate({1e-3: float("nan"), 3e-3: 0.1}) == 3e-3                 # NaN never beats a finite score
+    assert choose_rate({1e-3: float("inf"), 3e-3: 0.1}) == 3e-3
+    with pytest.raises(ValueError, match="no learning rate scored a finite selection score"):
+        choose_rate({1e-3: float("nan")})
+    with pytest.raises(ValueError, match="tie must be one of"):
+        choose_rate({1e-3: 1.0}, "coin")
+
+
+def _fake(score_of_rate, calls, items=lambda rate, seed: {"test": np.full(5, rate * 100 + seed)}):
+    def train_one(rate, seed):
+        calls.append((rate, seed))
+        return Trained(selection_score=score_of_rate[rate], best_step=10, steps=20, at_cap=seed == 2,
+                       items=items(rate, seed))
+    return train_one
+
+
+def test_the_sweep_uses_the_first_seed_then_every_seed_runs_at_the_chosen_rate():
+    calls = []
+    outcome = run_protocol(_protocol(), _fake({1e-3: 0.5, 3e-3: 0.7, 1e-2: float("nan")}, calls))
+    assert calls == [(1e-3, 0), (3e-3, 0), (1e-2, 0), (3e-3, 1), (3e-3, 2)]
+    assert outcome.chosen_rate == 3e-3
+    assert [(r.learning_rate, r.seed) for r in outcome.chosen()] == [(3e-3, 0), (3e-3, 1), (3e-3, 2)]
+    per_item = outcome.items("test")                               # (seeds, items): what the bootstrap resamples
+    assert per_item.shape == (3, 5) and per_item[:, 0].tolist() == [0.3, 1.3, 2.3]
+    assert [r.seed for r in outcome.at_cap()] == [2]                # the run still improving at its cap is flagged
+    rows = outcome.rows()
+    assert len(rows) == 5 and sum(r["chosen"] for r in rows) == 3 and sum(r["swept"] for r in rows) == 3
+    assert rows[1]["test_score"] == pytest.approx(0.3) and math.isnan(rows[2]["selection_score"])
+    with pytest.raises(ValueError, match="it is the selection split, which reports nothing"):
+        outcome.items("heldout")
+
+
+def test_a_run_that_reports_on_the_selection_split_or_misses_a_report_split_is_refused():
+    with pytest.raises(ValueError, match="report scores on the selection split 'heldout'"):
+        run_protocol(_protocol(), _fake({1e-3: 1, 3e-3: 1, 1e-2: 1}, [],
+                                        items=lambda r, s: {"test": np.ones(3), "heldout": np.ones(3)}))
+    with pytest.raises(ValueError, match=r"must score every report split \['dev', 'test'\]"):
+        run_protocol(_protocol(report_on=("test", "dev")), _fake({1e-3: 1, 3e-3: 1, 1e-2: 1}, []))
+    with pytest.raises(ValueError, match="scored no items"):
+        run_protocol(_protocol(), _fake({1e-3: 1, 3e-3: 1, 1e-2: 1}, [], items=lambda r, s: {"test": []}))
+
+
+def test_a_changed_setting_is_named_as_what_it_touches():
+    base = _protocol()
+    assert base.touches(base.override(seeds=(0, 1, 2, 3))) == ["seeds"]
+    assert base.touches(base.override(max_steps=80, patience=3)) == ["max_steps", "patience"]
+    assert base.touches(base) == []
+    with pytest.raises(ValueError, match="unknown protocol setting"):
+        base.override(epochs=3)
+    with pytest.raises(ValueError, match="also the selection split"):
+        base.override(report_on=("heldout",))
+    assert base.settings()["learning_rates"] == [1e-3, 3e-3, 1e-2]
+
+
+class _Line(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> dict:
+        return {"loss": ((self.w * x - y) ** 2).mean()}
+
+
+def _loader():
+    x = torch.linspace(-1, 1, 64)
+    rows = [{"x": x[i:i + 1], "y": 3 * x[i:i + 1]} for i in range(64)]
+    return torch.utils.data.DataLoader(rows, batch_size=8, shuffle=True)
+
+
+def test_converge_stops_on_the_selection_score_and_flags_a_run_still_improving_at_its_cap():
+    # a score that keeps rising: the run reaches its cap while improving
+    model = _Line()
+    run = converge(model, _loader(), lambda m: float(m.w.detach()), _protocol(max_steps=30, eval_every=10),
+                   learning_rate=0.05, seed=0, scheduler="constant", warmup_steps=0)
+    done = trained(run, {"test": [1, 0, 1]})
+    assert done.at_cap and done.steps == 30 and done.best_step == 30
+    assert done.items["test"].tolist() == [1.0, 0.0, 1.0] and done.extra["max_steps"] == 30
+    # a score that peaks early: patience stops the run before its cap, not flagged
+    seen = iter([0.1, 0.9, 0.5, 0.4, 0.3, 0.2])
+    early = converge(_Line(), _loader(), lambda m: next(seen), _protocol(max_steps=60, eval_every=10, patience=2),
+                     learning_rate=0.05, seed=0, scheduler="constant", warmup_steps=0)
+    flagged = trained(early, {"test": [1]})
+    assert not flagged.at_cap and flagged.best_step == 20 and flagged.steps == 40
