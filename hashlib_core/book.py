@@ -165,12 +165,10 @@ def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataF
     settings comma-joined; 0, or a list's 0, shown as "all" for the profile's ``ZERO_MEANS_ALL`` settings, and 0
     or an empty list as its ``ZERO_MEANS`` text for those). ``settings`` picks and orders the rows (default: every
     setting but the run ones)."""
-    from dataclasses import fields
-
     from hashlib_core.profiles import PROFILE_NAMES, RUN_SETTINGS
 
-    names = settings or [f.name for f in fields(profiles.smoke) if f.name not in RUN_SETTINGS]
-    known = {f.name for f in fields(profiles.smoke)}
+    names = settings or [k for k in profiles.smoke.to_dict() if k not in RUN_SETTINGS]
+    known = set(profiles.smoke.to_dict())
     unknown = sorted(set(names) - known)
     if unknown:
         raise KeyError(f"no profile setting(s) {unknown}; settings: {sorted(known)}")
@@ -189,7 +187,7 @@ def profiles_table(profiles: Any, settings: list[str] | None = None) -> pd.DataF
             return f"{value:,}"
         return str(value)
 
-    rows = [{"setting": name, **{p: show(getattr(getattr(profiles, p), name), name, getattr(profiles, p))
+    rows = [{"setting": name, **{p: show(getattr(profiles, p).setting(name), name, getattr(profiles, p))
                                  for p in PROFILE_NAMES}}
             for name in ["budget_minutes", *[n for n in names if n != "budget_minutes"]]]
     return pd.DataFrame(rows)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -320,7 +320,7 @@ class Chapter:
         # a job's share: absent from a result written before it existed means the whole run (its default); any value
         # other than the default is a partial result, even under a profile that sets it
         share = {f.name: to_jsonable(f.default) for f in fields(whole) if f.name in whole.SHARE_SETTINGS}
-        defaults = {f.name: to_jsonable(f.default) for f in fields(whole) if f.default is not MISSING}
+        defaults = to_jsonable(type(whole).default_settings())
         owned = self.owned_settings()
         ignored = {o: e.independent_of | (owned - e.owns) for e in self.experiments.values() for o in e.outputs}
         reads = {o: e.reads for e in self.experiments.values() for o in e.outputs}

@@ -30,6 +30,11 @@ nanoGPT's configurator; list settings are tuples, written on the command line as
     PROFILES = ProfileSet(smoke=MyProfile(name="smoke", layers=1), cpu=..., small=..., paper=...)
     cfg = PROFILES.get("smoke", layers=4)                                   # typed override
     cfg = PROFILES.from_cli(["--profile", "small", "--tasks=rte,sst2"])     # the same from a command line
+
+A setting whose value is a dataclass is a **section** (the experimental protocol,
+:class:`hashlib_core.protocol.Protocol`): its settings are dotted everywhere, ``--protocol.seeds=0,1,2`` on the
+command line, ``protocol.seeds`` in the book's profile tables, in results' configurations and in ``independent_of``,
+so that changing one makes stale exactly the results whose experiments read it.
 """
 from __future__ import annotations
 
@@ -138,7 +143,31 @@ class Profile:
                     raise ValueError(f"{f.name} must be > 0, got {v}")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every setting by name; a **section** (a setting whose value is a dataclass, such as the experimental
+        protocol) as its dotted settings ``protocol.seeds``, ``protocol.patience``, ..., so that each can be
+        overridden (``--protocol.seeds=0,1,2``), shown and compared on its own: changing one makes stale exactly the
+        results whose experiments read it."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            out.update(_flat(f.name, getattr(self, f.name)))
+        return out
+
+    @classmethod
+    def default_settings(cls) -> dict[str, Any]:
+        """The defaults of every setting that has one, sections flattened as in :meth:`to_dict`."""
+        out: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.default is not dataclasses.MISSING:
+                out.update(_flat(f.name, f.default))
+            elif f.default_factory is not dataclasses.MISSING:
+                out.update(_flat(f.name, f.default_factory()))
+        return out
+
+    def setting(self, name: str) -> Any:
+        """The value of setting ``name``; a section's setting is dotted (``protocol.seeds``)."""
+        section, dot, key = name.partition(".")
+        value = getattr(self, section)
+        return getattr(value, key) if dot else value
 
     def require_positive(self, *names: str) -> None:
         """Raise ``ValueError`` naming the first of ``names`` whose value is below 1."""
@@ -160,16 +189,45 @@ class Profile:
         return {k: settings[k] for k in names}
 
     def override(self, **overrides: Any) -> "Profile":
-        """A copy with ``overrides`` applied; unknown keys and wrong types raise ``ValueError``/``TypeError``."""
+        """A copy with ``overrides`` applied; unknown keys and wrong types raise ``ValueError``/``TypeError``. A
+        section's settings are dotted (``**{"protocol.seeds": "0,1,2"}``), checked by the section itself."""
         hints = get_type_hints(type(self))
         known = {f.name for f in fields(self)}
+        plain: dict[str, Any] = {}
+        sections: dict[str, dict[str, Any]] = {}
         for key, value in overrides.items():
-            if key not in known:
-                raise ValueError(
-                    f"{type(self).__name__} has no setting {key!r}; known settings: {', '.join(sorted(known))}"
-                )
-            overrides[key] = _coerce(key, value, hints[key])
-        return replace(self, **overrides)
+            head, dot, sub = key.partition(".")
+            if head not in known:
+                raise ValueError(f"{type(self).__name__} has no setting {key!r}; known settings: "
+                                 f"{', '.join(sorted(self.to_dict()))}")
+            current = getattr(self, head)
+            if _is_section(current) != bool(dot):
+                raise ValueError(f"{head!r} is a section: override its settings as {head}.<name>=value "
+                                 f"({', '.join(f.name for f in fields(current))})" if dot == "" else
+                                 f"{head!r} has no settings of its own; override it as {head}=value")
+            if dot:
+                sub_hints = get_type_hints(type(current))
+                if sub not in {f.name for f in fields(current)}:
+                    raise ValueError(f"section {head!r} has no setting {sub!r}; its settings: "
+                                     f"{', '.join(f.name for f in fields(current))}")
+                sections.setdefault(head, {})[sub] = _coerce(key, value, sub_hints[sub])
+            else:
+                plain[key] = _coerce(key, value, hints[key])
+        for head, subs in sections.items():
+            current = getattr(self, head)
+            plain[head] = current.override(**subs) if hasattr(current, "override") else replace(current, **subs)
+        return replace(self, **plain)
+
+
+def _is_section(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _flat(name: str, value: Any) -> dict[str, Any]:
+    """``{name: value}``, or a section's settings as ``{name.key: value}``."""
+    if _is_section(value):
+        return {f"{name}.{k}": v for k, v in dataclasses.asdict(value).items()}
+    return {name: value}
 
 
 def _interval(name: str, text: str) -> tuple[float, float, bool, bool]:
@@ -254,7 +312,7 @@ class ProfileSet(Generic[P]):
         parser = argparse.ArgumentParser(
             description=description,
             epilog="Any profile setting can be overridden as --key=value; settings: "
-            + ", ".join(f.name for f in fields(self.smoke) if f.name != "name"),
+            + ", ".join(k for k in self.smoke.to_dict() if k != "name"),
         )
         parser.add_argument("--profile", choices=PROFILE_NAMES, default="smoke")
         parser.add_argument("--device", default=None, help="auto (default), cpu, cuda, cuda:N or mps")

@@ -1,6 +1,7 @@
 """Profiles, device selection and seeding."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import ClassVar, Mapping
@@ -178,3 +179,70 @@ def test_a_malformed_bounds_entry_is_a_clear_error():
 def test_a_misspelt_device_is_refused_when_the_profile_is_built():
     with pytest.raises(ValueError, match="unknown device 'bogus'"):
         _Bounded(device="bogus")
+
+
+# ------------------------------------------------------------------------------------------ sections (the protocol)
+from hashlib_core.protocol import Protocol  # noqa: E402
+
+
+@dataclass(frozen=True)
+class _Sectioned(Profile):
+    width: int = 4
+    protocol: Protocol = Protocol(learning_rates=(1e-3, 3e-3), seeds=(0, 1), max_steps=50, eval_every=10)
+
+
+def _sectioned() -> ProfileSet:
+    return ProfileSet(smoke=_Sectioned(name="smoke"), cpu=_Sectioned(name="cpu", width=8),
+                      small=_Sectioned(name="small"), paper=_Sectioned(name="paper"))
+
+
+def test_a_section_is_overridden_shown_and_compared_by_its_dotted_settings():
+    profiles = _sectioned()
+    p = profiles.from_cli(["--profile", "cpu", "--protocol.seeds=0,1,2", "--protocol.learning_rates=1e-4,1e-3"])
+    assert p.protocol.seeds == (0, 1, 2) and p.protocol.learning_rates == (1e-4, 1e-3) and p.width == 8
+    flat = p.to_dict()
+    assert flat["protocol.seeds"] == (0, 1, 2) and flat["protocol.select_on"] == "heldout" and "protocol" not in flat
+    assert p.setting("protocol.patience") == 3 and p.setting("width") == 8
+    assert _Sectioned.default_settings()["protocol.max_steps"] == 50
+    assert {"protocol.seeds", "protocol.max_steps"} <= set(p.weight_settings())
+    from hashlib_core.book import profiles_table
+    table = profiles_table(profiles).set_index("setting")
+    assert table.loc["protocol.seeds", "smoke"] == "0, 1" and table.loc["protocol.max_steps", "cpu"] == "50"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--protocol.report_on=heldout"], "also the selection split"),
+    (["--protocol.seeds=-1"], "seeds must list distinct ints >= 0"),
+    (["--protocol.epochs=3"], "section 'protocol' has no setting 'epochs'"),
+    (["--protocol=x"], "'protocol' is a section: override its settings as protocol.<name>=value"),
+    (["--width.x=1"], "'width' has no settings of its own"),
+    (["--protocol.patience=two"], "expects int"),
+])
+def test_bad_section_overrides_stop_at_the_command_line(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        _sectioned().from_cli(["--profile", "smoke", *argv])
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_changing_a_protocol_setting_makes_stale_exactly_the_results_that_read_it(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from hashlib_core.chapter import Chapter
+    from hashlib_core.results import store as results_store
+
+    monkeypatch.setattr(results_store, "git_state", lambda: {"git_commit": "c" * 40, "git_dirty": False})
+    chapter = Chapter("toy_protocol", "A toy", _sectioned())
+
+    @chapter.experiment("tuned", outputs=("tuned",))
+    def tuned(ctx):
+        return {"tuned": pd.DataFrame({"seeds": [len(ctx.profile.protocol.seeds)]})}
+
+    @chapter.experiment("sizes", outputs=("sizes",), independent_of=tuple(
+        k for k in _Sectioned.default_settings() if k.startswith("protocol.")))
+    def sizes(ctx):
+        return {"sizes": pd.DataFrame({"width": [ctx.profile.width]})}
+
+    chapter.run(_sectioned().get("cpu"), progress=False, results_root=tmp_path)
+    assert chapter.stale("cpu", tmp_path) == {}
+    other = _sectioned().get("cpu", **{"protocol.seeds": "0,1,2"})
+    assert chapter.stale("cpu", tmp_path, profile=other) == {"tuned": ["protocol.seeds"]}
