@@ -179,8 +179,9 @@ class Chapter:
                              f"before it writes")
 
         def register(fn: Callable[[RunContext], Mapping[str, Any]]):
-            self.experiments[name] = Experiment(name, tuple(outputs), fn, when, frozenset(independent_of),
-                                                tuple(reads), frozenset(owns))
+            example = self.profiles.smoke          # a section's name stands for its dotted settings
+            self.experiments[name] = Experiment(name, tuple(outputs), fn, when, example.expand(independent_of),
+                                                tuple(reads), example.expand(owns))
             return fn
         return register
 

@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 #: seconds a run waits for a checkpoint folder another process holds before it gives up (``HASHLIB_LOCK_TIMEOUT_S``
 #: overrides it; the holder's training may take this long, so the default is generous)
-LOCK_TIMEOUT_S = 6 * 3600.0
+LOCK_TIMEOUT_S = 24 * 3600.0
 #: seconds between two tries on a held lock
 _LOCK_POLL_S = 0.5
 
@@ -63,6 +64,13 @@ def _holder(path: Path) -> str:
                  "Z": ", a zombie"}.get(fields[0], "")
     except (OSError, IndexError):
         pass
+    if info.get("host") == socket.gethostname():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:     # the file still names the last holder: the new one has not written yet
+            return f"another process (the last one to write its name, pid {pid}, has ended)"
+        except OSError:
+            pass
     return f"pid {pid} on {info.get('host', '?')}{state}, since {info.get('since', '?')}"
 
 
@@ -73,7 +81,6 @@ def _lock(out: Path, timeout_s: float | None = None) -> Any:
     it waits for (pid, since when, and whether that process is stopped), and gives up with ``TimeoutError`` after
     ``timeout_s`` (default :func:`lock_timeout_s`) instead of waiting for ever behind a stopped or hung holder."""
     import fcntl
-    import socket
     from datetime import datetime, timezone
 
     timeout_s = lock_timeout_s() if timeout_s is None else timeout_s
@@ -85,7 +92,11 @@ def _lock(out: Path, timeout_s: float | None = None) -> Any:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             break
-        except BlockingIOError:
+        except OSError as exc:
+            if not isinstance(exc, BlockingIOError):       # not a held lock: a file system that refuses locks
+                handle.close()
+                raise OSError(f"cannot lock the checkpoint folder {out} ({exc}); train into a folder on a local "
+                              f"file system") from exc
             waited = time.monotonic() - began
             if waited >= timeout_s:
                 holder = _holder(path)
@@ -120,12 +131,20 @@ class CheckpointError(RuntimeError):
     """A checkpoint that cannot be resumed from: a file missing, cut short or changed since it was saved."""
 
 
+def _sha256_file(path: Path) -> str:
+    """The SHA-256 of a file, read in 1 MiB chunks (``hashlib.file_digest`` needs Python 3.11)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def file_digests(ckpt: Path) -> dict[str, dict[str, Any]]:
     """``{relative path: {"bytes", "sha256"}}`` of every file of a checkpoint but its state file."""
     out = {}
     for path in sorted(p for p in ckpt.rglob("*") if p.is_file() and p.name != STATE_FILE):
-        with open(path, "rb") as fh:
-            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        digest = _sha256_file(path)
         out[path.relative_to(ckpt).as_posix()] = {"bytes": path.stat().st_size, "sha256": digest}
     return out
 
@@ -160,9 +179,8 @@ def read_checkpoint_state(ckpt: str | Path) -> dict[str, Any]:
         if size != meta["bytes"]:
             raise _damaged(ckpt, f"{name} holds {size:,} bytes where {meta['bytes']:,} were saved (cut short "
                                  f"or overwritten)")
-        with open(path, "rb") as fh:
-            if hashlib.file_digest(fh, "sha256").hexdigest() != meta["sha256"]:
-                raise _damaged(ckpt, f"{name} changed since it was saved (its SHA-256 differs)")
+        if _sha256_file(path) != meta["sha256"]:
+            raise _damaged(ckpt, f"{name} changed since it was saved (its SHA-256 differs)")
     if not state.get("files"):
         from accelerate.utils import load as accelerate_load
 

@@ -163,6 +163,16 @@ class Profile:
                 out.update(_flat(f.name, f.default_factory()))
         return out
 
+    def expand(self, names: Sequence[str]) -> frozenset[str]:
+        """``names`` with a section's bare name standing for all its dotted settings (``"protocol"`` ->
+        ``protocol.seeds``, ...). Other names pass as they are: a chapter may name a setting its older results
+        recorded and today's profile no longer has."""
+        known = self.to_dict()
+        out: set[str] = set()
+        for name in names:
+            out |= {k for k in known if k.startswith(f"{name}.")} or {name}
+        return frozenset(out)
+
     def setting(self, name: str) -> Any:
         """The value of setting ``name``; a section's setting is dotted (``protocol.seeds``)."""
         section, dot, key = name.partition(".")
@@ -179,8 +189,8 @@ class Profile:
         """The settings that decide trained weights: all but :data:`RUN_SETTINGS` and ``EVALUATION_ONLY``, or
         only ``names`` when given (e.g. the pre-training settings of a pre-training run). What checkpoint folders
         are digested from, so that changing how a run is timed or evaluated never retrains a model."""
-        settings = {k: v for k, v in self.to_dict().items()
-                    if k not in RUN_SETTINGS and k not in self.EVALUATION_ONLY}
+        evaluation = self.expand(self.EVALUATION_ONLY)
+        settings = {k: v for k, v in self.to_dict().items() if k not in RUN_SETTINGS and k not in evaluation}
         if names is None:
             return settings
         unknown = sorted(set(names) - set(settings))
@@ -201,6 +211,9 @@ class Profile:
                 raise ValueError(f"{type(self).__name__} has no setting {key!r}; known settings: "
                                  f"{', '.join(sorted(self.to_dict()))}")
             current = getattr(self, head)
+            if not dot and _is_section(current) and isinstance(value, type(current)):
+                plain[key] = value                        # a whole section, from Python
+                continue
             if _is_section(current) != bool(dot):
                 raise ValueError(f"{head!r} is a section: override its settings as {head}.<name>=value "
                                  f"({', '.join(f.name for f in fields(current))})" if dot == "" else

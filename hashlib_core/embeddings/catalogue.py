@@ -20,8 +20,8 @@ without it, as their sources do.
 from __future__ import annotations
 
 import functools
-import os
 import math
+import os
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -310,7 +310,7 @@ def minimum_budget(name: str, vocab_size: int, dim: int) -> int:
     refuses any smaller one. The gated signatures need enough buckets for distinct signatures, the quotient-remainder
     pair two tables that tell every id apart, DHE one hidden unit, TT-Rec and the low-rank table rank 1; every other
     budget family its smallest shape (one row of ``d`` for a row table, plus the importance weights of the hash
-    embedding, two rows for Superbloom's), read off a build at that shape. A family whose size does not follow the
+    embedding, two rows for Superbloom's). A family whose size does not follow the
     budget (``"fixed"``, ``"none"``) gives 1; the full table ``V d``."""
     if name == "gated-signatures":
         buckets = math.isqrt(2 * vocab_size - 1) + 2            # the least B with (B - 1)^2 >= 2 V
@@ -327,16 +327,15 @@ def minimum_budget(name: str, vocab_size: int, dim: int) -> int:
         return vocab_size * dim
     if family(name).sizing != "budget":
         return 1
-    return _smallest_shape(name, vocab_size, dim)
+    return _LEAST.get(name, lambda v, d: d)(vocab_size, dim)       # a row table: one row of d
 
 
-@functools.lru_cache(maxsize=256)
-def _smallest_shape(name: str, vocab_size: int, dim: int) -> int:
-    """The parameters of family ``name`` built at a budget of 1 (every row family clamps to its smallest shape);
-    its count depends on ``V``, ``d`` and the budget only, so placeholder strings stand for the vocabulary."""
-    strings = tuple(f"t{i}" for i in range(vocab_size))
-    module, _ = family(name).builder(_Spec(strings, 1, dim, 0))
-    return max(1, module.embedding_parameter_count())
+#: the smallest shapes of the budget families that are not one row of ``d`` (the test builds every family at its
+#: minimum and one parameter under it): ROBE's and HashedNets' shared arrays take the budget itself, the hash
+#: embedding's one row of d comes with its k = 2 importance weights, Superbloom's two maps one row each
+_LEAST: dict[str, Callable[[int, int], int]] = {"robe": lambda v, d: 1, "hashed-nets": lambda v, d: 1,
+                                               "hash-embedding": lambda v, d: d + 2,
+                                               "superbloom": lambda v, d: 2 * d}
 
 
 #: bytes a parameter takes (float32): a budget whose parameters cannot fit in this machine's memory is refused

@@ -28,6 +28,14 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _load(path: Path):
+    """A result file's JSON; a file that does not parse is refused by name (sealing would record its damage)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not whole JSON ({exc}): restore or recompute it before sealing") from None
+
+
 def seal(root: str | Path | None = None, *, today: str | None = None) -> dict[str, int]:
     """Seal every result under ``root`` (default: the results root) that has no ``data_sha256``; return counts of
     the tables and JSON results sealed and of the evidence records re-pointed."""
@@ -37,9 +45,9 @@ def seal(root: str | Path | None = None, *, today: str | None = None) -> dict[st
     for folder in sorted(p for p in root.glob("*/*") if p.is_dir()):
         renamed: dict[str, tuple[str, str]] = {}       # result name -> (old file digest, new file digest)
         for meta_path in sorted(folder.glob("*.meta.json")):
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = _load(meta_path)
             csv_path = folder / (meta_path.name[: -len(".meta.json")] + ".csv")
-            if "data_sha256" in meta or not csv_path.exists():
+            if not isinstance(meta, dict) or "data_sha256" in meta or not csv_path.exists():
                 continue
             meta.update(data_sha256=_sha(csv_path), data_sha256_recorded=stamp)
             atomic_write_json(meta_path, meta)
@@ -47,8 +55,9 @@ def seal(root: str | Path | None = None, *, today: str | None = None) -> dict[st
         for path in sorted(folder.glob("*.json")):
             if path.name.endswith(".meta.json"):
                 continue
-            whole = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(whole, dict) or "meta" not in whole or "data_sha256" in whole["meta"]:
+            whole = _load(path)
+            if not isinstance(whole, dict) or not isinstance(whole.get("meta"), dict) or "data" not in whole \
+                    or "data_sha256" in whole["meta"]:
                 continue
             before = _sha(path)
             whole["meta"].update(data_sha256=data_digest(whole["data"]), data_sha256_recorded=stamp)
@@ -60,9 +69,13 @@ def seal(root: str | Path | None = None, *, today: str | None = None) -> dict[st
         while renamed:
             rewritten: dict[str, tuple[str, str]] = {}
             for path in sorted(folder.glob("*.json")):
-                whole = json.loads(path.read_text(encoding="utf-8"))
-                meta = whole if path.name.endswith(".meta.json") else whole.get("meta", {})
-                inputs = meta.get("inputs") or {}
+                whole = _load(path)
+                if not isinstance(whole, dict):
+                    continue
+                meta = whole if path.name.endswith(".meta.json") else whole.get("meta")
+                inputs = meta.get("inputs") if isinstance(meta, dict) else None
+                if not isinstance(inputs, dict):
+                    continue
                 changed = {k: renamed[k][1] for k, v in inputs.items() if k in renamed and v == renamed[k][0]}
                 if not changed:
                     continue

@@ -42,7 +42,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from hashlib_core._io import atomic_write_json, atomic_write_text
+from hashlib_core._io import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 __all__ = ["repo_root", "results_root", "git_state", "git_diff", "collect_metadata", "to_jsonable", "ResultsStore",
            "ResultFileError", "data_digest", "read_benchmark"]
@@ -82,12 +82,10 @@ def git_state() -> dict[str, Any]:
 
     def git(*args: str) -> str | None:
         try:
-            out = subprocess.run(
-                ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
-            )
+            out = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=10, check=True)
         except (OSError, subprocess.SubprocessError):
             return None
-        return out.stdout.strip()
+        return out.stdout.decode("utf-8", errors="replace").strip()
 
     commit = git("rev-parse", "HEAD")
     if commit is None:
@@ -97,9 +95,9 @@ def git_state() -> dict[str, Any]:
     status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     state: dict[str, Any] = {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
     if state["git_dirty"]:
-        files, text = git_diff()
+        files, diff = git_diff()
         state["git_dirty_files"] = files
-        state["git_diff_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
+        state["git_diff_sha256"] = hashlib.sha256(diff).hexdigest() if diff is not None else None
     return state
 
 
@@ -108,20 +106,20 @@ _CODE = ("--", ".", ":(exclude)results")
 
 
 @lru_cache(maxsize=1)
-def git_diff() -> tuple[list[str], str | None]:
-    """``(changed tracked files, the text of git diff HEAD)`` of the code (results excluded), as the process first
-    saw it (cached: the code a run imported is the code of its start)."""
+def git_diff() -> tuple[list[str], bytes | None]:
+    """``(changed tracked files, the bytes of git diff HEAD)`` of the code (results excluded), as the process first
+    saw it (cached: the code a run imported is the code of its start). Bytes, as git writes them: a diff of a file
+    that is not UTF-8, or has CRLF line ends, is kept and digested exactly, so the kept patch applies."""
     root = repo_root()
 
-    def git(*args: str) -> str | None:
+    def git(*args: str) -> bytes | None:
         try:
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30,
-                                  check=True).stdout
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=30, check=True).stdout
         except (OSError, subprocess.SubprocessError):
             return None
 
-    names = git("diff", "HEAD", "--name-only", *_CODE)
-    return ([n for n in (names or "").splitlines() if n.strip()], git("diff", "HEAD", "--binary", *_CODE))
+    names = (git("diff", "HEAD", "--name-only", *_CODE) or b"").decode("utf-8", errors="replace")
+    return [n for n in names.splitlines() if n.strip()], git("diff", "HEAD", "--binary", *_CODE)
 
 
 def data_digest(data: Any) -> str:
@@ -316,9 +314,9 @@ class ResultsStore:
             return
         path = self.dir / "patches" / f"{digest[:16]}.diff"
         if not path.exists():
-            _, text = git_diff()
-            if text is not None and hashlib.sha256(text.encode("utf-8")).hexdigest() == digest:
-                atomic_write_text(path, text)
+            _, diff = git_diff()
+            if diff is not None and hashlib.sha256(diff).hexdigest() == digest:
+                atomic_write_bytes(path, diff)
 
     def exists(self, name: str) -> bool:
         return self.path(name, ".json").exists() or self.path(name, ".csv").exists()

@@ -204,7 +204,11 @@ def test_a_section_is_overridden_shown_and_compared_by_its_dotted_settings():
     assert flat["protocol.seeds"] == (0, 1, 2) and flat["protocol.select_on"] == "heldout" and "protocol" not in flat
     assert p.setting("protocol.patience") == 3 and p.setting("width") == 8
     assert _Sectioned.default_settings()["protocol.max_steps"] == 50
+    whole = profiles.get("cpu", protocol=p.protocol.override(patience=0))      # a whole section, from Python
+    assert whole.protocol.patience == 0 and whole.protocol.seeds == (0, 1, 2)
     assert {"protocol.seeds", "protocol.max_steps"} <= set(p.weight_settings())
+    assert p.expand(["protocol", "width", "gone"]) == {*(k for k in flat if k.startswith("protocol.")), "width",
+                                                       "gone"}
     from hashlib_core.book import profiles_table
     table = profiles_table(profiles).set_index("setting")
     assert table.loc["protocol.seeds", "smoke"] == "0, 1" and table.loc["protocol.max_steps", "cpu"] == "50"
@@ -237,8 +241,7 @@ def test_changing_a_protocol_setting_makes_stale_exactly_the_results_that_read_i
     def tuned(ctx):
         return {"tuned": pd.DataFrame({"seeds": [len(ctx.profile.protocol.seeds)]})}
 
-    @chapter.experiment("sizes", outputs=("sizes",), independent_of=tuple(
-        k for k in _Sectioned.default_settings() if k.startswith("protocol.")))
+    @chapter.experiment("sizes", outputs=("sizes",), independent_of=("protocol",))   # the whole section
     def sizes(ctx):
         return {"sizes": pd.DataFrame({"width": [ctx.profile.width]})}
 

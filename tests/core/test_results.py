@@ -279,6 +279,43 @@ def test_sealing_old_results_keeps_the_evidence_chain_current(tmp_path):
     assert store.read_meta("b")["inputs"] == {"a": store.digest("a")}
     assert store.read_meta("c")["inputs"] == {"b": store.digest("b")}
     assert seal(tmp_path) == {"tables": 0, "json": 0, "inputs": 0}        # idempotent
+    (store.dir / "notes.json").write_text("[1, 2]")                      # not a result: left alone
+    assert seal(tmp_path) == {"tables": 0, "json": 0, "inputs": 0}
+    store.path("a", ".json").write_text('{"meta": {')                   # cut short: named, nothing sealed
+    with pytest.raises(ValueError, match=r"a.json is not whole JSON .*restore or recompute it before sealing"):
+        seal(tmp_path)
+
+
+def test_a_dirty_tree_with_bytes_that_are_not_utf8_is_recorded_exactly(tmp_path, monkeypatch):
+    """git's diff is kept as bytes: a changed file that is not UTF-8 (or has CRLF line ends) is digested and kept
+    exactly, never a decoding error that stops the run's writes."""
+    import hashlib
+    import subprocess
+
+    from hashlib_core.results import store as results_store
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "code.py").write_bytes(b"x = 1\r\n")
+    subprocess.run(["git", "-C", str(repo), "add", "code.py"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
+                   check=True)
+    (repo / "code.py").write_bytes(b"x = '\xff\xfe'\r\n")               # latin-1 bytes, CRLF
+    monkeypatch.setattr(results_store, "repo_root", lambda: repo)
+    results_store.git_state.cache_clear(), results_store.git_diff.cache_clear()
+    try:
+        state = results_store.git_state()
+        files, diff = results_store.git_diff()
+        assert state["git_dirty"] and state["git_dirty_files"] == ["code.py"] == files
+        assert b"\xff\xfe" in diff and b"\r\n" in diff
+        assert state["git_diff_sha256"] == hashlib.sha256(diff).hexdigest()
+        store = ResultsStore("ch", "cpu", root=tmp_path / "results")
+        store.write_json("r", {"x": 1}, seed=0)
+        kept = store.dir / "patches" / f"{state['git_diff_sha256'][:16]}.diff"
+        assert kept.read_bytes() == diff and store.read_meta("r")["git_dirty"]
+    finally:
+        results_store.git_state.cache_clear(), results_store.git_diff.cache_clear()
 
 
 def test_every_committed_result_carries_a_digest_that_matches():
