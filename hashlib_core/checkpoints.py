@@ -132,7 +132,8 @@ class CheckpointError(RuntimeError):
 
 
 def _sha256_file(path: Path) -> str:
-    """The SHA-256 of a file, read in 1 MiB chunks (``hashlib.file_digest`` needs Python 3.11)."""
+    """The SHA-256 of a file, read in 1 MiB chunks (``hashlib.file_digest`` is newer than the oldest Python we
+    support)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
