@@ -52,10 +52,10 @@ def uncommitted_note(slug: str, profile_name: str, metas: Sequence[Mapping[str, 
     files = sorted({f for m in dirty for f in (m.get("git_dirty_files") or [])})
     unknown = sum(1 for m in dirty if not m.get("git_diff_sha256"))
     kept = sorted({str(m["git_diff_sha256"])[:16] for m in dirty if m.get("git_diff_sha256")})
-    parts = [f" **Warning: {len(dirty)} of {len(metas)} experiments ran from a tree with uncommitted changes** "
-             f"(on commit{'s' if len({m.get('git_commit') for m in dirty}) > 1 else ''} "
-             f"`{'`, `'.join(sorted({str(m.get('git_commit'))[:10] for m in dirty}))}`), so their code is not a "
-             f"commit"]
+    commits = sorted({str(m.get("git_commit"))[:10] for m in dirty})
+    parts = [f" **Not from a commit: {len(dirty)} of {len(metas)} experiments ran from a tree with uncommitted "
+             f"changes** (on commit{'s' if len(commits) > 1 else ''} `{'`, `'.join(commits)}`), so their code is "
+             f"in no commit"]
     if files:
         shown = ", ".join(f"`{f}`" for f in files[:6]) + (f" and {len(files) - 6} more" if len(files) > 6 else "")
         parts.append(f"; the changes touched {shown}, their diff kept as "
