@@ -1,4 +1,4 @@
-"""Atomic file writes shared by every module that persists something.
+"""Atomic file writes shared by every module that persists something, and the SHA-256 of a file as read back.
 
 A reader never sees a half-written file: the bytes go to a temporary file in the
 same directory, are flushed and fsync'ed, and then ``os.replace`` swaps the file
@@ -6,13 +6,14 @@ into place (atomic on POSIX and Windows for paths on one filesystem).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "sha256_file"]
 
 
 def _umask() -> int:
@@ -54,3 +55,12 @@ def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8
 def atomic_write_json(path: str | os.PathLike, obj: Any, *, indent: int = 2) -> Path:
     """Serialise ``obj`` as JSON (sorted keys, trailing newline) and write it atomically."""
     return atomic_write_text(path, json.dumps(obj, indent=indent, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks (what datasets, checkpoints and results record)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

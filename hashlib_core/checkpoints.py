@@ -8,7 +8,6 @@ in torch or resuming with other random states.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -17,6 +16,8 @@ import socket
 import time
 from pathlib import Path
 from typing import Any
+
+from hashlib_core._io import sha256_file
 
 __all__ = ["STATE_FILE", "LOCK_TIMEOUT_S", "lock_timeout_s", "latest_checkpoint", "read_checkpoint_state",
            "CheckpointError", "file_digests", "read_saved_json"]
@@ -131,21 +132,11 @@ class CheckpointError(RuntimeError):
     """A checkpoint that cannot be resumed from: a file missing, cut short or changed since it was saved."""
 
 
-def _sha256_file(path: Path) -> str:
-    """The SHA-256 of a file, read in 1 MiB chunks (``hashlib.file_digest`` is newer than the oldest Python we
-    support)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def file_digests(ckpt: Path) -> dict[str, dict[str, Any]]:
     """``{relative path: {"bytes", "sha256"}}`` of every file of a checkpoint but its state file."""
     out = {}
     for path in sorted(p for p in ckpt.rglob("*") if p.is_file() and p.name != STATE_FILE):
-        digest = _sha256_file(path)
+        digest = sha256_file(path)
         out[path.relative_to(ckpt).as_posix()] = {"bytes": path.stat().st_size, "sha256": digest}
     return out
 
@@ -180,7 +171,7 @@ def read_checkpoint_state(ckpt: str | Path) -> dict[str, Any]:
         if size != meta["bytes"]:
             raise _damaged(ckpt, f"{name} holds {size:,} bytes where {meta['bytes']:,} were saved (cut short "
                                  f"or overwritten)")
-        if _sha256_file(path) != meta["sha256"]:
+        if sha256_file(path) != meta["sha256"]:
             raise _damaged(ckpt, f"{name} changed since it was saved (its SHA-256 differs)")
     if not state.get("files"):
         from accelerate.utils import load as accelerate_load

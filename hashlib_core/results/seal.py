@@ -12,20 +12,15 @@ alone; the run is idempotent.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
-from hashlib_core._io import atomic_write_json
+from hashlib_core._io import atomic_write_json, sha256_file
 from hashlib_core.results.store import data_digest, results_root
 
 __all__ = ["seal"]
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _load(path: Path):
@@ -49,7 +44,7 @@ def seal(root: str | Path | None = None, *, today: str | None = None) -> dict[st
             csv_path = folder / (meta_path.name[: -len(".meta.json")] + ".csv")
             if not isinstance(meta, dict) or "data_sha256" in meta or not csv_path.exists():
                 continue
-            meta.update(data_sha256=_sha(csv_path), data_sha256_recorded=stamp)
+            meta.update(data_sha256=sha256_file(csv_path), data_sha256_recorded=stamp)
             atomic_write_json(meta_path, meta)
             counts["tables"] += 1
         for path in sorted(folder.glob("*.json")):
@@ -59,10 +54,10 @@ def seal(root: str | Path | None = None, *, today: str | None = None) -> dict[st
             if not isinstance(whole, dict) or not isinstance(whole.get("meta"), dict) or "data" not in whole \
                     or "data_sha256" in whole["meta"]:
                 continue
-            before = _sha(path)
+            before = sha256_file(path)
             whole["meta"].update(data_sha256=data_digest(whole["data"]), data_sha256_recorded=stamp)
             atomic_write_json(path, whole)
-            renamed[path.stem] = (before, _sha(path))
+            renamed[path.stem] = (before, sha256_file(path))
             counts["json"] += 1
         # re-point the evidence records that named the old files; a JSON result re-pointed changes its own file, so
         # repeat until no record names a replaced digest (a chain A -> B -> C settles in as many passes)
@@ -79,12 +74,12 @@ def seal(root: str | Path | None = None, *, today: str | None = None) -> dict[st
                 changed = {k: renamed[k][1] for k, v in inputs.items() if k in renamed and v == renamed[k][0]}
                 if not changed:
                     continue
-                before = _sha(path)
+                before = sha256_file(path)
                 inputs.update(changed)
                 atomic_write_json(path, whole)
                 counts["inputs"] += len(changed)
                 if not path.name.endswith(".meta.json"):
-                    rewritten[path.stem] = (before, _sha(path))
+                    rewritten[path.stem] = (before, sha256_file(path))
             renamed = rewritten
     return counts
 

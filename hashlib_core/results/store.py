@@ -42,7 +42,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from hashlib_core._io import atomic_write_bytes, atomic_write_json, atomic_write_text
+from hashlib_core._io import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file
 
 __all__ = ["repo_root", "results_root", "git_state", "git_diff", "collect_metadata", "to_jsonable", "ResultsStore",
            "ResultFileError", "data_digest", "read_benchmark"]
@@ -76,23 +76,31 @@ def _check_slug(kind: str, value: str) -> str:
     return value
 
 
+#: the pathspec of the code a result's provenance covers (results themselves are data, not code)
+_CODE = ("--", ".", ":(exclude)results")
+
+
+def _git(*args: str) -> bytes | None:
+    """The bytes ``git <args>`` writes in the repository root, or None when git is missing or fails."""
+    try:
+        return subprocess.run(["git", *args], cwd=repo_root(), capture_output=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _git_text(*args: str) -> str | None:
+    out = _git(*args)
+    return None if out is None else out.decode("utf-8", errors="replace").strip()
+
+
 @lru_cache(maxsize=1)
 def git_state() -> dict[str, Any]:
-    root = repo_root()
-
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=10, check=True)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return out.stdout.decode("utf-8", errors="replace").strip()
-
-    commit = git("rev-parse", "HEAD")
+    commit = _git_text("rev-parse", "HEAD")
     if commit is None:
         return {"git_commit": None, "git_dirty": None}
     # dirty: the code differs from the commit. Result files are left out: a run of several commands writes results
     # between them, and the next command still runs the committed code.
-    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+    status = _git_text("status", "--porcelain", "--untracked-files=no", *_CODE)
     state: dict[str, Any] = {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
     if state["git_dirty"]:
         files, diff = git_diff()
@@ -101,25 +109,13 @@ def git_state() -> dict[str, Any]:
     return state
 
 
-#: the pathspec of the code a result's provenance covers (results themselves are data, not code)
-_CODE = ("--", ".", ":(exclude)results")
-
-
 @lru_cache(maxsize=1)
 def git_diff() -> tuple[list[str], bytes | None]:
     """``(changed tracked files, the bytes of git diff HEAD)`` of the code (results excluded), as the process first
     saw it (cached: the code a run imported is the code of its start). Bytes, as git writes them: a diff of a file
     that is not UTF-8, or has CRLF line ends, is kept and digested exactly, so the kept patch applies."""
-    root = repo_root()
-
-    def git(*args: str) -> bytes | None:
-        try:
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=30, check=True).stdout
-        except (OSError, subprocess.SubprocessError):
-            return None
-
-    names = (git("diff", "HEAD", "--name-only", *_CODE) or b"").decode("utf-8", errors="replace")
-    return [n for n in names.splitlines() if n.strip()], git("diff", "HEAD", "--binary", *_CODE)
+    names = _git_text("diff", "HEAD", "--name-only", *_CODE) or ""
+    return [n for n in names.splitlines() if n.strip()], _git("diff", "HEAD", "--binary", *_CODE)
 
 
 def data_digest(data: Any) -> str:
@@ -388,7 +384,7 @@ class ResultsStore:
         for suffix in (".csv", ".json"):
             p = self.path(name, suffix)
             if p.exists():
-                return hashlib.sha256(p.read_bytes()).hexdigest()
+                return sha256_file(p)
         return None
 
     def names(self) -> list[str]:
