@@ -180,12 +180,6 @@ class Profile:
         value = getattr(self, section)
         return getattr(value, key) if dot else value
 
-    def require_positive(self, *names: str) -> None:
-        """Raise ``ValueError`` naming the first of ``names`` whose value is below 1."""
-        for name in names:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-
     def weight_settings(self, names: Sequence[str] | None = None) -> dict[str, Any]:
         """The settings that decide trained weights: all but :data:`RUN_SETTINGS` and ``EVALUATION_ONLY``, or
         only ``names`` when given (e.g. the pre-training settings of a pre-training run). What checkpoint folders

@@ -142,8 +142,6 @@ class DynamicEmbeddingsProfile(Profile):
         unknown = sorted(set(self.models) - {m.name for m in MODELS})
         if unknown:
             raise ValueError(f"unknown model(s) {unknown}; known: {[m.name for m in MODELS]}")
-        self.require_positive("max_n", "seq_len", "pt_steps", "pt_batch", "ft_batch", "ft_max_len",
-                              "random_pairs", "prefix_length")
         check_protocol(self.task_keys(), self.ft_lrs, self.ft_validation_examples, self.ft_patience, self.ft_epochs,
                        self.ft_sweep_task)
         if any(not 0 < s < self.pt_steps for s in self.trend_pt_steps) or \

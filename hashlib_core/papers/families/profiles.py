@@ -111,10 +111,7 @@ class FamiliesProfile(Profile):
                              f"{self.memories}")
         if not self.budgets or any(not 0 < b <= 1 for b in self.budgets):
             raise ValueError(f"budgets are fractions of the full table in (0, 1], got {self.budgets}")
-        self.require_positive("length_group", "batch")
-        if self.sst2_heldout < 1 or self.train_limit < 0:
-            raise ValueError("sst2_heldout must be >= 1 (the held-out part chooses) and train_limit >= 0")
-        if self.eval_limit < 0 or self.eval_limit == 1:
+        if self.eval_limit == 1:
             raise ValueError(f"eval_limit must be 0 (every item) or at least 2 (a bootstrap needs two items), got "
                              f"{self.eval_limit}")
         if self.sweep_budget not in self.budgets:
@@ -123,8 +120,6 @@ class FamiliesProfile(Profile):
             raise ValueError(f"seeded_families {self.seeded_families} must be among the families")
         if any(b not in self.budgets for b in self.seeded_budgets):
             raise ValueError(f"seeded_budgets {self.seeded_budgets} must be among the budgets {self.budgets}")
-        if self.massive_max_steps < 0:
-            raise ValueError(f"massive_max_steps must be >= 0 (0: max_steps), got {self.massive_max_steps}")
         for name in ("learning_rates", "lm_learning_rates", "massive_learning_rates"):
             rates = getattr(self, name)
             if name == "massive_learning_rates" and not rates:

@@ -121,13 +121,6 @@ class MultiHashFormerProfile(Profile):
                               or len(set(self.lr_sweep)) != len(self.lr_sweep)):
             raise ValueError(f"lr_sweep {self.lr_sweep} needs distinct positive rates and a corpus with a validation "
                              "split to choose on (corpus='ptb'; WikiText-2's validation split is the training text)")
-        if self.max_valid_tokens < 0:
-            raise ValueError(f"max_valid_tokens must be >= 0 (0: the whole validation split), got "
-                             f"{self.max_valid_tokens}")
-        for name in ("hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads", "seq_len",
-                     "batch_size", "max_steps", "vocab_size", "rank_contexts", "expansion_steps"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.seq_len < 2:
             raise ValueError(f"seq_len must be >= 2 (one context and one target), got {self.seq_len}")
         for label in (*self.lm_variants, *self.sweep_variants, *self.expansion_variants):

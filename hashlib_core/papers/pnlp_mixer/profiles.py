@@ -123,20 +123,9 @@ class PNLPMixerProfile(Profile):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.require_positive("num_hashes", "bloom_size", "max_seq_len", "hidden_size", "num_mixer_layers",
-                              "mixing_dim", "batch_size", "max_epochs", "patience", "mtop_max_epochs", "mtop_patience",
-                              "seeds", "latency_samples")
         points = self.tuning_points()   # checks every tuning entry
         if len(set(points)) != len(points):
             raise ValueError(f"tuning repeats a point or the profile's own values: {self.tuning!r}")
-        if self.snips_max_epochs < 0:
-            raise ValueError(f"snips_max_epochs must be >= 0 (0: max_epochs), got {self.snips_max_epochs}")
-        for name in ("comparison_mtop_max_epochs", "comparison_mtop_train_examples", "comparison_mtop_eval_examples",
-                     "comparison_mtop_batch_size"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0 (0: {self.ZERO_MEANS[name]}), got {getattr(self, name)}")
-        if self.longer_mtop_max_epochs < 0:
-            raise ValueError(f"longer_mtop_max_epochs must be >= 0 (0: not run), got {self.longer_mtop_max_epochs}")
         if self.comparison_mtop_rows not in ("all", "headline"):
             raise ValueError(f"comparison_mtop_rows must be 'all' or 'headline', got {self.comparison_mtop_rows!r}")
         if self.comparison_mtop_lr_schedule not in SCHEDULES:

@@ -193,17 +193,6 @@ class SuperbloomProfile(Profile):
         if self.longer_steps and self.longer_steps <= self.steps:
             raise ValueError(f"longer_steps must exceed steps ({self.steps}) or be 0 (not run), got "
                              f"{self.longer_steps}")
-        if self.train_time_steps < 1:
-            raise ValueError(f"train_time_steps must be >= 1 (steps per timing), got {self.train_time_steps}")
-        for name in ("longer_steps", "train_time_repeats", "examples", "decode_ids", "decode_steps", "other_steps",
-                     "alpha_steps", "validation_pages", "patience", "baseline_hidden", "intermediate"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0 (0: see its comment), got {getattr(self, name)}")
-        self.require_positive("decode_positions", "decode_repeats", "segment", "alpha", "num_hashes", "hidden",
-                              "heads", "steps", "batch", "eval_every", "seeds", "lm_wordpiece", "lm_alpha",
-                              "lm_window", "lm_layers", "lm_steps", "lm_batch", "lm_eval_every", "lm_seeds")
-        if self.lm_validation_windows < 0:
-            raise ValueError(f"lm_validation_windows must be >= 0 (0: all), got {self.lm_validation_windows}")
         if not self.depths or min(self.depths) < 1 or list(self.depths) != sorted(set(self.depths)):
             raise ValueError(f"depths must list increasing layer counts >= 1, got {self.depths}")
         if self.further_depths and (min(self.further_depths) <= self.deep
