@@ -32,7 +32,7 @@ from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["CLAIMS", "family_gap"]
 
-_TASK_LABEL = {"sst2": "SST-2 dev", "massive": "MASSIVE EN test"}
+_TASK_LABEL = {"sst2": "SST-2 report (held out of train)", "massive": "MASSIVE EN test"}
 
 
 def _chosen(runs, family: str, fraction: float | None):
@@ -109,10 +109,11 @@ def _scale(p: Any) -> str:
 
     return (f"{p.name} profile: BERT's classifier, {p.layers} layers, {p.hidden} wide, over BERT's uncased WordPiece "
             f"with each family in place of the table; {listed(p.budgets)} of the table; "
-            + "; ".join(f"{t}: rates {listed(p.task_rates(t))} (chosen per family on held-out data), at most "
-                        f"{p.task_steps(t):,} steps of {p.batch}" for t in p.tasks)
-            + f"; {len(p.seeds)} seeds at {listed(p.seeded_budgets) or 'every budget'} for "
-              f"{', '.join(p.seeded_families) or 'every family'}")
+            + "; ".join(f"{t}: rates {listed(p.protocol(t).learning_rates)} (chosen per family on held-out data), "
+                        f"at most {p.protocol(t).max_steps:,} steps of {p.batch}, {len(p.protocol(t).seeds)} seeds"
+                        for t in p.tasks)
+            + f" at {listed(p.seeded_budgets) or 'every budget'} for {', '.join(p.seeded_families) or 'every family'}"
+            + (f" (and at {min(p.budgets):g} for {', '.join(p.seeded_smallest)})" if p.seeded_smallest else ""))
 
 
 _HF_MD5 = ("We believe that HASHFORMER-MD generally outperforms HASHFORMER-LSH mainly due to its ability to map "
@@ -123,7 +124,8 @@ _MHF = "Models with Multi-ID signatures consistently outperform those using Sing
 _SB = "random hashing with Superbloom digests may outperform coherent hashing."
 
 def _brief(p: Any) -> str:
-    return f"{p.layers} x {p.hidden} encoder, {len(p.seeds)} seeds for the compared families"
+    seeds = sorted({len(p.protocol(t).seeds) for t in p.tasks})
+    return f"{p.layers} x {p.hidden} encoder, {'/'.join(map(str, seeds))} seeds for the compared families"
 
 
 def _hf(hash_: str, model: str) -> float:

@@ -8,7 +8,9 @@ Experiments (``python -m hashlib_core.papers.families --profile P [--only ...]``
   (:func:`~.track_a.finish_task`), each under an hour in the ``cpu`` profile; ``replace`` merges the tasks;
 * ``collisions``: every family's hash on the vocabulary against the birthday bound (no training);
 * ``throughput``: each family's build (precompute) time and forward tokens per second on one CPU thread;
-* ``add``: Track B's runs (:func:`~.track_b.fit_memories`);
+* ``add_sweep`` and ``add``: Track B's runs in two stages, every memory's learning-rate sweep
+  (:func:`~.track_b.sweep_memories`), then its other seeds and budgets at the chosen rate
+  (:func:`~.track_b.fit_memories`);
 * ``claims``: the source papers' comparative claims this backbone can test.
 """
 from __future__ import annotations
@@ -20,7 +22,7 @@ from hashlib_core.embeddings import catalogue
 from hashlib_core.embeddings.diagnostics import collisions
 from hashlib_core.papers.families.profiles import PROFILES
 from hashlib_core.papers.families.track_a import TrackA, finish_task, majority_shares, sweep_task, task_deciles
-from hashlib_core.papers.families.track_b import fit_memories
+from hashlib_core.papers.families.track_b import fit_memories, sweep_memories
 
 __all__ = ["CHAPTER", "TRACK_A_ONLY", "TRACK_B_ONLY", "TASK_PARTS"]
 
@@ -28,18 +30,16 @@ CHAPTER = Chapter("families", "Every family on one backbone", PROFILES, resource
 
 #: settings only one track reads (the other track's results stay current when one changes)
 TRACK_B_ONLY = ("memories", "memory_multiples", "lm_vocab", "lm_layers", "lm_hidden", "lm_heads", "lm_seq_len",
-                "lm_batch", "lm_train_tokens", "lm_learning_rates", "lm_seeds", "lm_eval_every", "lm_max_steps",
-                "lm_validation_windows")
-TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "learning_rates",
-                "seeds", "layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout",
-                "eval_limit", "batch",
-                "length_group", "eval_every", "max_steps", "massive_max_steps", "massive_learning_rates", "typo_rate")
+                "lm_batch", "lm_train_tokens", "lm_protocol", "lm_validation_windows")
+TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "seeded_smallest",
+                "sst2_protocol", "massive_protocol", "layers", "hidden", "heads", "intermediate", "max_len",
+                "train_limit", "sst2_heldout", "sst2_report", "eval_limit", "batch", "length_group", "typo_rate")
 _BENCH = ("bench_batch", "bench_length", "bench_repeats")
 _KINDS = ("runs", "curves")
 TASK_PARTS = {f"replace_{task}": task for task in ("sst2", "massive")}
 _TRACK_A_PART = (*TRACK_B_ONLY, *_BENCH, "tasks")
 #: settings of one task's runs only (the other task's parts stay current when they change)
-_MASSIVE_ONLY = ("massive_max_steps", "massive_learning_rates")
+_ONLY = {"sst2": ("sst2_protocol", "sst2_heldout", "sst2_report"), "massive": ("massive_protocol",)}
 
 
 def _sweep(task: str):
@@ -63,7 +63,7 @@ def _finish(task: str):
 
 for _name, _task in TASK_PARTS.items():
     _in = (lambda task: lambda profile: task in profile.tasks)(_task)
-    _apart = (*_TRACK_A_PART, *(() if _task == "massive" else _MASSIVE_ONLY))
+    _apart = (*_TRACK_A_PART, *(v for t, names in _ONLY.items() if t != _task for v in names))
     CHAPTER.experiment(f"{_name}_sweep", outputs=(f"{_task}_sweep", f"{_task}_sweep_curves"), when=_in,
                        independent_of=_apart)(_sweep(_task))
     CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS), when=_in,
@@ -85,12 +85,13 @@ def _replace(ctx: RunContext) -> dict:
     out = {kind: pd.concat([evidence.table(f"{t}_{kind}") for t in tasks], ignore_index=True) for kind in _KINDS}
     out["deciles"] = pd.concat([task_deciles(ctx.resources, t, evidence.table(f"{t}_runs")) for t in tasks],
                                ignore_index=True)
-    out["majority"] = pd.DataFrame([{"task": t, **majority_shares(ctx.resources.task(t))} for t in tasks])
+    out["majority"] = pd.DataFrame([{"task": t, **majority_shares(ctx.resources.task(t), ctx.profile.protocol(t))}
+                                    for t in tasks])
     return out
 
 
 @CHAPTER.experiment("collisions", outputs=("collisions",),
-                    independent_of=(*_TRACK_A_PART, *_MASSIVE_ONLY, "length_group"))
+                    independent_of=(*_TRACK_A_PART, *_ONLY["sst2"], *_ONLY["massive"], "length_group"))
 def _collisions(ctx: RunContext) -> dict:
     """Every (family, budget) of Track A built once (seed 0): tokens sharing their whole signature, against the
     birthday bound's expectation for a uniform hash into the family's code space."""
@@ -106,7 +107,7 @@ def _collisions(ctx: RunContext) -> dict:
 
 
 @CHAPTER.experiment("throughput", outputs=("throughput",),
-                    independent_of=(*TRACK_B_ONLY, "tasks", *_MASSIVE_ONLY, "length_group"))
+                    independent_of=(*TRACK_B_ONLY, "tasks", *_ONLY["sst2"], *_ONLY["massive"], "length_group"))
 def _throughput(ctx: RunContext) -> dict:
     """Each family at the sweep budget: build time (hashing the vocabulary once) and forward tokens per second on
     one CPU thread (:mod:`hashlib_core.benchmarks.families`)."""
@@ -125,10 +126,20 @@ def _throughput(ctx: RunContext) -> dict:
     return {"throughput": pd.DataFrame(out["results"])}
 
 
-@CHAPTER.experiment("add", outputs=("lm_runs", "lm_curves", "lm_windows"), independent_of=(*TRACK_A_ONLY, *_BENCH))
+@CHAPTER.experiment("add_sweep", outputs=("lm_sweep", "lm_sweep_curves"), independent_of=(*TRACK_A_ONLY, *_BENCH))
+def _add_sweep(ctx: RunContext) -> dict:
+    """Track B, first stage: every memory's learning-rate sweep on PTB (first seed, first added budget)."""
+    return sweep_memories(ctx)
+
+
+@CHAPTER.experiment("add", outputs=("lm_runs", "lm_curves", "lm_windows"), independent_of=(*TRACK_A_ONLY, *_BENCH),
+                    reads=("lm_sweep", "lm_sweep_curves"))
 def _add(ctx: RunContext) -> dict:
-    """Track B: every memory trained on PTB (its sweep, its seeds, its larger budgets)."""
-    return fit_memories(ctx)
+    """Track B, second stage: every memory's other seeds and larger budgets at its chosen rate."""
+    evidence = ctx.evidence()
+    if not evidence.has("lm_sweep"):
+        raise RuntimeError("Track B's sweep has no results: run it first (--only add_sweep)")
+    return fit_memories(ctx, evidence.table("lm_sweep"), evidence.table("lm_sweep_curves"))
 
 
 from hashlib_core.papers.families.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)

@@ -22,7 +22,7 @@ from transformers.modeling_outputs import CausalLMOutputWithCrossAttentions
 
 from hashlib_core.embeddings import catalogue
 from hashlib_core.embeddings.memories import (BigramHashEmbedding, BLTHashNgramEmbedding, EngramMemory,
-                                              OverEncodingEmbedding)
+                                              OverEncodingEmbedding, ResidualBigramEmbedding)
 
 __all__ = ["FamilyBertConfig", "FamilyBertForSequenceClassification", "MEMORIES", "build_memory", "MemoryCausalLM",
            "body_parameter_count"]
@@ -84,7 +84,11 @@ MEMORIES = {
     "over-encoding": ("Huang et al. 2025", "2- and 3-gram ids mod m + 2j, k = 2 tables per order, projected"),
     "engram": ("DeepSeek 2026; deepseek-ai/Engram engram_demo_v1.py",
                "canonical-id 2- and 3-gram XOR mixes, 4 heads per order, gated by the hidden state"),
-    "bigram": ("openai/parameter-golf", "(36313 t XOR 27191 t-1) mod (B - 1) into a 128-wide table, projected"),
+    "bigram": ("openai/parameter-golf", "(36313 t XOR 27191 t-1) mod (B - 1) into a 128-wide table, projected, "
+               "added to the input"),
+    "bigram-residual": ("KellerJordan/modded-nanogpt (record 2026-01-19)",
+                        "the same bigram hash into a full-width table, zero at start, added to the residual stream "
+                        "before every block with a learned scale per block"),
 }
 
 
@@ -102,29 +106,33 @@ def memory_version(name: str) -> tuple[str, ...]:
     return () if version == 1 else (f"v{version}",)
 
 
-def _memory(name: str, strings: Sequence[str], dim: int, size: int, texts: Sequence[str] | None = None) -> nn.Module:
-    """Memory ``name`` with ``size`` rows (buckets, hash range or rows per head)."""
+def _memory(name: str, strings: Sequence[str], dim: int, size: int, texts: Sequence[str] | None = None,
+            layers: int = 1) -> nn.Module:
+    """Memory ``name`` with ``size`` rows (buckets, hash range or rows per head); ``layers``: the blocks a residual
+    memory feeds."""
     if name == "blt":
         return BLTHashNgramEmbedding(dim, size, sizes=(3, 4, 5))
     if name == "over-encoding":
         return OverEncodingEmbedding(len(strings), dim, size, max_order=3, tables_per_order=2)
     if name == "engram":
         return EngramMemory(strings, dim, size, heads=4, head_width=16, texts=texts)
+    if name == "bigram-residual":
+        return ResidualBigramEmbedding(dim, buckets=size, layers=layers)
     return BigramHashEmbedding(dim, buckets=size, width=128)
 
 
 def build_memory(name: str, strings: Sequence[str], dim: int, budget: int,
-                 texts: Sequence[str] | None = None) -> nn.Module | None:
+                 texts: Sequence[str] | None = None, layers: int = 1) -> nn.Module | None:
     """Memory ``name`` with the most rows whose parameters fit ``budget`` (``None`` for ``"none"``; ``ValueError``
     when even two rows do not fit). ``texts``: each token's decoded text (a byte-level BPE's ``decode([id])``), which
-    Engram's canonical ids read."""
+    Engram's canonical ids read; ``layers``: the model's blocks (a residual memory has a scale per block)."""
     if name not in MEMORIES:
         raise ValueError(f"unknown memory {name!r}; choose one of {sorted(MEMORIES)}")
     if name == "none":
         return None
 
     def count(size: int) -> int:
-        return _memory(name, strings, dim, size).embedding_parameter_count()
+        return _memory(name, strings, dim, size, layers=layers).embedding_parameter_count()
 
     low, high = 2, 4
     if count(low) > budget:
@@ -135,15 +143,19 @@ def build_memory(name: str, strings: Sequence[str], dim: int, budget: int,
     while high - low > 1:                                # count(low) <= budget < count(high)
         mid = (low + high) // 2
         low, high = (mid, high) if count(mid) <= budget else (low, mid)
-    return _memory(name, strings, dim, low, texts)
+    return _memory(name, strings, dim, low, texts, layers)
 
 
 class MemoryCausalLM(nn.Module):
     """A GPT-2-style causal LM whose input is ``wte(ids) + memory(ids)`` (the Engram memory also reads the token
-    embedding as its gate's hidden state); the output head is tied to ``wte``."""
+    embedding as its gate's hidden state); a residual memory (:class:`ResidualBigramEmbedding`) is added instead
+    before every block, scaled by the block's own ``lambdas[i]``. The output head is tied to ``wte``."""
 
     def __init__(self, config: GPT2Config, memory: nn.Module | None) -> None:
         super().__init__()
+        if isinstance(memory, ResidualBigramEmbedding) and memory.lambdas.numel() != config.n_layer:
+            raise ValueError(f"the residual memory has {memory.lambdas.numel()} scales for {config.n_layer} blocks: "
+                             f"build it with layers={config.n_layer}")
         self.config, self.lm, self.memory = config, GPT2LMHeadModel(config), memory
 
     def embedding_parameter_count(self) -> int:
@@ -156,12 +168,30 @@ class MemoryCausalLM(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None, **_: Any) -> Any:
         hidden = self.lm.transformer.wte(input_ids)
-        if isinstance(self.memory, EngramMemory):
+        hooks = []
+        if isinstance(self.memory, ResidualBigramEmbedding):
+            rows = self.memory(input_ids)
+            for block, scale in zip(self.lm.transformer.h, self.memory.lambdas):
+                hooks.append(block.register_forward_pre_hook(_adding(scale * rows), with_kwargs=True))
+        elif isinstance(self.memory, EngramMemory):
             hidden = hidden + self.memory(input_ids, hidden)
         elif self.memory is not None:
             hidden = hidden + self.memory(input_ids)
-        logits = self.lm(inputs_embeds=hidden).logits
+        try:
+            logits = self.lm(inputs_embeds=hidden).logits
+        finally:
+            for hook in hooks:
+                hook.remove()
         loss = None
         if labels is not None:      # next-token cross-entropy, the mean over every predicted position
             loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1))
         return CausalLMOutputWithCrossAttentions(loss=loss, logits=logits)
+
+
+def _adding(extra: torch.Tensor):
+    """A forward pre-hook adding ``extra`` to a block's input hidden states (its first argument)."""
+    def hook(_module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if args:
+            return (args[0] + extra, *args[1:]), kwargs
+        return args, {**kwargs, "hidden_states": kwargs["hidden_states"] + extra}
+    return hook

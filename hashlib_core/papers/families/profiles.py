@@ -5,10 +5,10 @@ WordPiece (30,522 pieces: the full table is about 95% of the model), with each f
 of the full table's parameters. Track B (*add to the table*) trains a small causal LM on Penn Treebank with a
 4,096-piece byte-level BPE, each memory adding a multiple of the token table's parameters.
 
-Protocol (both tracks): every model of a comparison gets the same three learning rates with the first seed, at its
-reference size (a budget family at ``sweep_budget``; Track B's base model); the rate with the best held-out score is
-chosen, and the other budgets and seeds train at it. Early stopping on the held-out part; the report split is read
-once, after training.
+Protocol (both tracks, :mod:`hashlib_core.protocol`, one section per task): every model of a comparison gets the same
+learning rates with the first seed, at its reference size (a budget family at ``sweep_budget``; Track B's first
+multiple); the rate with the best score on the selection split is chosen, and the other budgets and seeds train at
+it. Early stopping on the selection split; the report splits, which chose nothing, are read once, after training.
 """
 from __future__ import annotations
 
@@ -18,11 +18,24 @@ from typing import ClassVar, Mapping
 
 from hashlib_core.embeddings.catalogue import FAMILIES
 from hashlib_core.profiles import Profile, ProfileSet
+from hashlib_core.protocol import Protocol
 
-__all__ = ["FamiliesProfile", "PROFILES", "VOCABULARY"]
+__all__ = ["FamiliesProfile", "PROFILES", "VOCABULARY", "SST2_PROTOCOL", "MASSIVE_PROTOCOL", "LM_PROTOCOL"]
 
 #: Track A's tokenizer: BERT's uncased WordPiece (staged under ``vocab/``)
 VOCABULARY = "bert-base-uncased"
+
+
+#: Track A's protocol on SST-2: the held-out part of the training split chooses (the rate, the stopping step); a
+#: second held-out part of the training split (10,000 sentences in the cpu profile) and GLUE's dev split report
+SST2_PROTOCOL = Protocol(learning_rates=(3e-4, 1e-3, 3e-3), seeds=(0, 1, 2), patience=3, max_steps=4000,
+                         eval_every=200, select_on="heldout", report_on=("report", "dev"))
+#: Track A's protocol on MASSIVE: its validation split chooses, its test split reports
+MASSIVE_PROTOCOL = Protocol(learning_rates=(1e-3, 3e-3, 1e-2), seeds=(0, 1, 2), patience=3, max_steps=6000,
+                            eval_every=200, select_on="validation", report_on=("test",))
+#: Track B's protocol: PTB's validation windows choose, its test windows report
+LM_PROTOCOL = Protocol(learning_rates=(1e-3, 3e-3, 1e-2), seeds=(0, 1, 2), patience=3, max_steps=4000,
+                       eval_every=250, select_on="validation", report_on=("test",))
 
 
 @dataclass(frozen=True)
@@ -37,35 +50,34 @@ class FamiliesProfile(Profile):
     seeded_budgets: tuple[float, ...] = (0.0625,)
     #: families that run every seed (the others: the first seed only); empty: every family
     seeded_families: tuple[str, ...] = ()
-    learning_rates: tuple[float, ...] = (3e-4, 1e-3, 3e-3)
-    seeds: tuple[int, ...] = (0, 1, 2)
+    #: families that also run every seed at the smallest budget (a claim reads them there)
+    seeded_smallest: tuple[str, ...] = ()
+    #: each task's protocol (:class:`~hashlib_core.protocol.Protocol`): rates swept at each family's reference size
+    #: with the first seed, the other seeds at the rate chosen, early stopping and the rate choice on ``select_on``,
+    #: the report splits read once, after training
+    sst2_protocol: Protocol = SST2_PROTOCOL
+    massive_protocol: Protocol = MASSIVE_PROTOCOL
     #: backbone: BERT layers, width, heads, feed-forward width, longest input (pieces with [CLS] and [SEP])
     layers: int = 2
     hidden: int = 64
     heads: int = 2
     intermediate: int = 256
     max_len: int = 48
-    #: training examples kept per task (0: all); SST-2's held-out part of train (the rate choice and early stopping)
+    #: training examples kept per task (0: all but the held-out parts); SST-2's held-out parts of its training
+    #: split: the selection part (the rate choice and early stopping) and the report part (read once, after training)
     train_limit: int = 0
     sst2_heldout: int = 1000
-    #: MASSIVE's held-out (validation) and report (test) items and SST-2's report items scored (0: all; a seeded
-    #: sample otherwise): the smoke profile's limit proves the code paths in seconds
+    sst2_report: int = 10000
+    #: MASSIVE's validation and test items and SST-2's dev items scored (0: all; a seeded sample otherwise): the
+    #: smoke profile's limit proves the code paths in seconds
     eval_limit: int = 0
     batch: int = 64
     #: batches whose rows are sorted by length together (1: plain shuffled batches): a batch pads to its longest row
     length_group: int = 50
-    #: optimiser steps between held-out evaluations; evaluations without improvement before stopping; step cap
-    eval_every: int = 200
-    patience: int = 3
-    max_steps: int = 4000
-    #: MASSIVE's own step cap and learning rates (0 and empty: ``max_steps`` and ``learning_rates``): its 60 intents
-    #: learn more slowly than SST-2's two classes
-    massive_max_steps: int = 0
-    massive_learning_rates: tuple[float, ...] = ()
     #: the robustness axis: the share of report-split words given one typo
     typo_rate: float = 0.15
     #: Track B: memories, added budgets as multiples of the token table, BPE size, LM shape, windows and steps
-    memories: tuple[str, ...] = ("none", "blt", "over-encoding", "engram", "bigram")
+    memories: tuple[str, ...] = ("none", "blt", "over-encoding", "engram", "bigram", "bigram-residual")
     memory_multiples: tuple[float, ...] = (1.0, 4.0)
     lm_vocab: int = 4096
     lm_layers: int = 2
@@ -74,10 +86,9 @@ class FamiliesProfile(Profile):
     lm_seq_len: int = 64
     lm_batch: int = 32
     lm_train_tokens: int = 0
-    lm_learning_rates: tuple[float, ...] = (1e-3, 3e-3, 1e-2)
-    lm_seeds: tuple[int, ...] = (0, 1, 2)
-    lm_eval_every: int = 250
-    lm_max_steps: int = 3000
+    #: Track B's protocol (rates at the first multiple with the first seed, the other seeds there at the rate
+    #: chosen, the other multiples with the first seed)
+    lm_protocol: Protocol = LM_PROTOCOL
     #: validation windows scored at each evaluation (0: all)
     lm_validation_windows: int = 0
     #: throughput: timed batch and best-of repeats (one CPU thread)
@@ -89,10 +100,8 @@ class FamiliesProfile(Profile):
                                                            "bench_repeats"})
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"train_limit", "eval_limit", "lm_train_tokens",
                                                            "lm_validation_windows"})
-    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"massive_max_steps": "as max_steps",
-                                                                "massive_learning_rates": "as learning_rates",
-                                                                "seeded_families": "none", "seeded_budgets": "none",
-                                                                "patience": "never stop early"})
+    ZERO_MEANS: ClassVar[Mapping[str, str]] = MappingProxyType({"seeded_families": "none", "seeded_budgets": "none",
+                                                                "seeded_smallest": "none"})
     BOUNDS: ClassVar[Mapping[str, str]] = MappingProxyType({"typo_rate": "[0, 1]", "budgets": "(0, 1]",
                                                             "sweep_budget": "(0, 1]", "seeded_budgets": "(0, 1]"})
 
@@ -116,30 +125,30 @@ class FamiliesProfile(Profile):
                              f"{self.eval_limit}")
         if self.sweep_budget not in self.budgets:
             raise ValueError(f"sweep_budget {self.sweep_budget} must be one of the budgets {self.budgets}")
-        if any(f not in self.families for f in self.seeded_families):
-            raise ValueError(f"seeded_families {self.seeded_families} must be among the families")
+        for name in ("seeded_families", "seeded_smallest"):
+            if any(f not in self.families for f in getattr(self, name)):
+                raise ValueError(f"{name} {getattr(self, name)} must be among the families")
         if any(b not in self.budgets for b in self.seeded_budgets):
             raise ValueError(f"seeded_budgets {self.seeded_budgets} must be among the budgets {self.budgets}")
-        for name in ("learning_rates", "lm_learning_rates", "massive_learning_rates"):
-            rates = getattr(self, name)
-            if name == "massive_learning_rates" and not rates:
-                continue
-            if not rates or len(set(rates)) != len(rates) or min(rates) <= 0:
-                raise ValueError(f"{name} must be distinct and positive, got {rates}")
-        if not self.seeds or not self.lm_seeds:
-            raise ValueError("seeds and lm_seeds need at least one seed each")
+        for name, splits in (("sst2_protocol", ({"heldout"}, {"report", "dev"})),
+                             ("massive_protocol", ({"validation"}, {"test"})), ("lm_protocol", ({"validation"},
+                                                                                                 {"test"}))):
+            proto = getattr(self, name)
+            if not isinstance(proto, Protocol):
+                raise TypeError(f"{name} must be a Protocol, got {type(proto).__name__}")
+            if proto.select_on not in splits[0] or not set(proto.report_on) <= splits[1]:
+                raise ValueError(f"{name} selects on {sorted(splits[0])} and reports on some of {sorted(splits[1])}; "
+                                 f"got select_on={proto.select_on!r}, report_on={list(proto.report_on)}")
         if any(m <= 0 for m in self.memory_multiples):
             raise ValueError(f"memory_multiples must be > 0, got {self.memory_multiples}")
         if self.hidden % self.heads or self.lm_hidden % self.lm_heads:
             raise ValueError("hidden must divide by heads and lm_hidden by lm_heads")
 
-    def task_steps(self, task: str) -> int:
-        """The step cap of ``task``'s runs."""
-        return self.massive_max_steps if task == "massive" and self.massive_max_steps else self.max_steps
-
-    def task_rates(self, task: str) -> tuple[float, ...]:
-        """The learning rates ``task``'s sweep tries."""
-        return self.massive_learning_rates if task == "massive" and self.massive_learning_rates else self.learning_rates
+    def protocol(self, task: str) -> Protocol:
+        """The protocol of Track A's ``task`` (``sst2``, ``massive``) or of Track B (``lm``)."""
+        if task not in ("sst2", "massive", "lm"):
+            raise ValueError(f"no protocol for {task!r}: the tasks are sst2, massive and lm")
+        return getattr(self, f"{task}_protocol")
 
 
 #: the families the chapter's claims compare, and the control
@@ -150,28 +159,33 @@ PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
         name="smoke", budget_minutes=1.5,
         families=("full", "hashing-trick", "md5-emb", "lsh-emb", "md5-proj", "gated-signatures", "superbloom",
                   "dynamic-ngram", "hashed-nets", "ce-concat", "tt-rec", "low-rank"),
-        budgets=(0.25, 0.016), sweep_budget=0.25, seeded_budgets=(0.25,), learning_rates=(1e-3, 3e-3), seeds=(0, 1),
-        layers=1, hidden=16, heads=2, intermediate=32, max_len=16, train_limit=256, sst2_heldout=64, eval_limit=256,
-        batch=32,
-        eval_every=4, patience=1, max_steps=8, memories=("none", "bigram", "blt"), memory_multiples=(1.0,),
+        budgets=(0.25, 0.016), sweep_budget=0.25, seeded_budgets=(0.25,), seeded_smallest=("md5-emb",),
+        sst2_protocol=SST2_PROTOCOL.override(learning_rates=(1e-3, 3e-3), seeds=(0, 1), eval_every=4, patience=1,
+                                             max_steps=8),
+        massive_protocol=MASSIVE_PROTOCOL.override(learning_rates=(1e-3, 3e-3), seeds=(0, 1), eval_every=4,
+                                                   patience=1, max_steps=8),
+        layers=1, hidden=16, heads=2, intermediate=32, max_len=16, train_limit=256, sst2_heldout=64, sst2_report=128,
+        eval_limit=256, batch=32, memories=("none", "bigram", "bigram-residual", "blt"), memory_multiples=(1.0,),
         lm_vocab=300, lm_layers=1, lm_hidden=16, lm_heads=2, lm_seq_len=16, lm_batch=8, lm_train_tokens=4000,
-        lm_learning_rates=(3e-3,), lm_seeds=(0,), lm_eval_every=4, lm_max_steps=8, lm_validation_windows=16,
-        bench_batch=4, bench_length=8, bench_repeats=1),
-    # two CPU cores: each task's sweep at the sweep budget, the other budgets at the chosen rate, three seeds there for
-    # the families the claims read (and the full table); Track B one seed (no claim reads it; intervals: paired
-    # bootstraps over the test windows), 64 wide (the 4,096-way softmax dominates a step on two cores). Each task's
-    # training sample is 8,000 examples: its two stages fit an hour each
+        lm_protocol=LM_PROTOCOL.override(learning_rates=(3e-3,), seeds=(0,), eval_every=4, max_steps=8),
+        lm_validation_windows=16, bench_batch=4, bench_length=8, bench_repeats=1),
+    # two CPU cores, up to five hours (the chapter's page says why): each task's sweep at the sweep budget, the other
+    # budgets at the chosen rate, three seeds for the families the claims read (and the full table) where they read
+    # them; caps high enough that the chosen runs stop early; every training example but the held-out parts; Track B
+    # three seeds at one added budget (the table's size) and two rates (the two the shorter runs chose), 64 wide (the
+    # 4,096-way softmax dominates a step on two cores)
     cpu=FamiliesProfile(
-        name="cpu", budget_minutes=180.0, train_limit=8000,
-        max_steps=1200, massive_max_steps=2000, massive_learning_rates=(1e-3, 3e-3, 1e-2), eval_every=100, patience=3,
-        max_len=40, seeded_families=_CLAIMED, lm_hidden=64, lm_batch=16,
-        lm_seeds=(0,), lm_max_steps=1200, lm_eval_every=100, lm_validation_windows=200),
+        name="cpu", budget_minutes=300.0, max_len=40, seeded_families=_CLAIMED, seeded_smallest=("md5-emb",),
+        lm_hidden=64, lm_batch=16, lm_validation_windows=200, memory_multiples=(1.0,),
+        lm_protocol=LM_PROTOCOL.override(learning_rates=(3e-3, 1e-2))),
     # one GPU: every budget and the full table at 100% too, all seeds everywhere
     small=FamiliesProfile(
         name="small", accelerator="gpu", budget_minutes=10.0, budgets=(1.0, 0.25, 0.0625, 0.016), seeded_budgets=(),
-        max_steps=6000, lm_max_steps=4000),
+        sst2_protocol=SST2_PROTOCOL.override(max_steps=8000), massive_protocol=MASSIVE_PROTOCOL.override(
+            max_steps=8000), lm_protocol=LM_PROTOCOL.override(max_steps=8000)),
     paper=FamiliesProfile(
         name="paper", accelerator="gpu", budget_minutes=120.0, budgets=(1.0, 0.25, 0.0625, 0.016), seeded_budgets=(),
-        hidden=128, heads=2, intermediate=512, max_steps=20000, lm_hidden=256, lm_layers=4, lm_heads=4,
-        lm_max_steps=20000),
+        hidden=128, heads=2, intermediate=512, sst2_protocol=SST2_PROTOCOL.override(max_steps=20000),
+        massive_protocol=MASSIVE_PROTOCOL.override(max_steps=20000), lm_hidden=256, lm_layers=4, lm_heads=4,
+        lm_protocol=LM_PROTOCOL.override(max_steps=20000)),
 )

@@ -6,7 +6,9 @@
 * :func:`pareto_front`: the rows no other row of the task beats at fewer or equal parameters (or bytes);
 * :func:`sweep`, :func:`robustness`, :func:`deciles`, :func:`collision_table`, :func:`throughput_table`;
 * :func:`memories`: Track B's bits per byte, each memory's difference from the control with a paired bootstrap
-  over the test windows.
+  over the test windows;
+* :func:`seed_spread` and :func:`memory_seeds`: every seed of a setting that ran several, side by side, so that a
+  seed that collapses is seen rather than averaged away.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from hashlib_core.papers.families.data import TASKS
 from hashlib_core.papers.families.track_b import unpack_floats
 
 __all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
-           "memories", "catalogue", "memory_catalogue", "not_built", "untrained", "stuck", "quoted"]
+           "memories", "seed_spread", "memory_seeds", "catalogue", "memory_catalogue", "not_built", "untrained", "stuck", "quoted"]
 
 _SHORT = {"sst2": "SST-2", "massive": "MASSIVE EN"}
 
@@ -139,6 +141,39 @@ def memories(lm_runs: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def seed_spread(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each (task, family, budget) that ran several seeds at its chosen rate: every seed's report accuracy, the
+    spread (best minus worst) and the worst seed's distance below the others' mean (``worst_gap``): a seed far below
+    its siblings collapsed, and the mean hides it."""
+    out = []
+    chosen = runs[runs["chosen"]]
+    for (task, family, fraction), rows in chosen.groupby(["task", "family", "fraction"], sort=False):
+        if len(rows) < 2:
+            continue
+        acc = rows.sort_values("seed")["accuracy"].to_numpy(float)
+        worst = int(np.argmin(acc))
+        others = np.delete(acc, worst)
+        out.append({"task": task, "family": family, "fraction": fraction,
+                    **{f"seed {int(s)}": a for s, a in zip(rows.sort_values("seed")["seed"], acc)},
+                    "spread": float(acc.max() - acc.min()), "worst_gap": float(others.mean() - acc[worst]),
+                    "capped": int((~rows["converged"].astype(bool)).sum())})
+    return pd.DataFrame(out)
+
+
+def memory_seeds(lm_runs: pd.DataFrame) -> pd.DataFrame:
+    """Track B's chosen runs at the first added budget, one column of test bits per byte per seed, ordered by the
+    mean (lower is better), and the memory's rank under each seed: an ordering that holds across seeds."""
+    chosen = lm_runs[lm_runs["chosen"]]
+    first = chosen[(chosen["memory"] == "none") | (chosen["multiple"] == chosen.loc[chosen["memory"] != "none",
+                                                                                     "multiple"].min())]
+    wide = first.pivot_table(index="memory", columns="seed", values="test_bpb")
+    wide.columns = [f"seed {int(c)}" for c in wide.columns]
+    ranks = wide.rank(axis=0).astype("Int64")
+    wide["mean"] = wide.mean(axis=1)
+    wide["ranks"] = [" ".join(str(v) for v in ranks.loc[m]) for m in wide.index]
+    return wide.sort_values("mean").reset_index()
+
+
 def catalogue(profile=None) -> pd.DataFrame:
     """The catalogue's families: name, what each is, its source, how its size follows the budget and (with a
     ``profile``) whether that profile trains it."""
@@ -194,11 +229,15 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
     """The numbers the page's prose cites, computed (glued by name)."""
     sweep_budget = profile.sweep_budget
     chosen = runs[runs["chosen"]]
+    protocols = {t: profile.protocol(t) for t in profile.tasks}
     out = {"n_families": str(table["family"].nunique()), "n_runs": f"{len(runs):,}",
-           "n_rates": str(len(profile.learning_rates)),
-           "rates": "; ".join(f"{_SHORT[t]}: " + ", ".join(f"{r:g}" for r in profile.task_rates(t)) + " (at most "
-                              f"{profile.task_steps(t):,} steps)" for t in profile.tasks),
-           "patience": str(profile.patience), "length_group": str(profile.length_group),
+           "n_rates": "/".join(sorted({str(len(p.learning_rates)) for p in protocols.values()})),
+           "rates": "; ".join(f"{_SHORT[t]}: " + ", ".join(f"{r:g}" for r in p.learning_rates) + " (at most "
+                              f"{p.max_steps:,} steps, scored every {p.eval_every:,})" for t, p in protocols.items()),
+           "patience": "/".join(sorted({str(p.patience) for p in protocols.values()})),
+           "length_group": str(profile.length_group),
+           "capped_by_task": "; ".join(f"{_SHORT[t]} {int((~rows['converged'].astype(bool)).sum())} of {len(rows)}"
+                                       for t, rows in chosen.groupby("task", sort=False)),
            "n_capped": f"{int((~chosen['converged'].astype(bool)).sum()):,}",
            "n_chosen": f"{int(runs['chosen'].sum()):,}", "sweep_budget": f"{100 * sweep_budget:g}%",
            "not_built": ", ".join(f"{f} at {100 * b:g}%" for f, b in not_built(runs, profile)) or "none",
@@ -208,8 +247,9 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
                              f"{r['heldout_accuracy']:.1f}% held out)" for _, r in caught.iterrows()) or "none"
     out["majority"] = "; ".join(f"{_SHORT[r['task']]} {r['heldout_majority']:.1f}% held out, "
                                 f"{r['report_majority']:.1f}% report" for _, r in majority.iterrows())
-    for task, (_, _, split) in TASKS.items():
+    for task in TASKS:
         label = _SHORT[task]
+        split = profile.protocol(task).report_on[0] if task in profile.tasks else ""
         rows = table[table["task"] == task]
         if rows.empty:
             out[f"replace_{task}"] = (f"{label} is not trained in the {profile.name} profile: its "
@@ -224,7 +264,7 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
         name = label
         sentences = []
         if len(full):
-            sentences.append(f"On {name} the full table reaches {bar:.1f}% ({split}).")
+            sentences.append(f"On {name} the full table reaches {bar:.1f}% ({split} split).")
         if len(ranked):
             sentences.append(f"At {100 * sweep_budget:g}% of its parameters the best family is "
                              f"{ranked.iloc[0]['family']} ({ranked.iloc[0]['accuracy']:.1f}%) and the worst "

@@ -1,11 +1,13 @@
 """Track A, *replace the table*: one family of the catalogue in place of BERT's ``V x d`` table, trained on one
-task until the held-out accuracy stops improving, then scored on the report split, clean and with typos.
+task under the task's protocol (:mod:`hashlib_core.protocol`): until the selection split's accuracy stops improving,
+then scored on every report split, the first also with typos.
 
 :class:`TrackA` is the chapter's shared resource (the tokenizer, the vocabulary and each task tokenised once).
 :func:`plan` lists a task's runs; :func:`sweep_task` runs each family's learning-rate sweep (first seed) at its
-reference size, and :func:`finish_task` the other budgets and the other seeds at the rate chosen (two stages, each
-its own experiment: each stays under an hour in the ``cpu`` profile). Per-item
-correctness of every chosen run is kept (packed bits), what the deciles and the paired bootstraps read.
+reference size (:func:`hashlib_core.protocol.run_sweep`), and :func:`finish_task` the other budgets and the other
+seeds at the rate chosen (:func:`hashlib_core.protocol.run_seeds`): two stages, each its own experiment. Per-item
+correctness of every run on every report split is kept (packed bits), what the deciles and the paired bootstraps
+read.
 """
 from __future__ import annotations
 
@@ -19,23 +21,30 @@ import torch
 
 from hashlib_core.batching import LengthGroupedBatches
 from hashlib_core.chapter import RunContext
-from hashlib_core.early_stopping import train_until_converged
 from hashlib_core.embeddings.catalogue import FAMILIES, code_version, minimum_budget
 from hashlib_core.papers.families.data import TaskData, collate, encode, frequency_deciles, load_task, typo_texts
 from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertForSequenceClassification,
                                                    body_parameter_count)
 from hashlib_core.papers.families.profiles import VOCABULARY, FamiliesProfile
 from hashlib_core.profiles import seed_everything
-from hashlib_core.training import TrainConfig
+from hashlib_core.protocol import Protocol, ProtocolRun, Trained, converge, run_seeds, run_sweep, trained
 
-__all__ = ["TrackA", "RUN_SETTINGS", "Setting", "settings", "skipped", "plan", "sweep_task", "finish_task",
-           "task_deciles", "converged", "choose", "majority_shares", "pack", "unpack", "embedding_bytes"]
+__all__ = ["TrackA", "RUN_SETTINGS", "run_settings", "Setting", "settings", "skipped", "plan", "sweep_task",
+           "finish_task", "task_deciles", "converged", "majority_shares", "pack", "unpack", "embedding_bytes"]
 
 
-#: the settings that change one Track A run's weights (its checkpoint's digest): which runs a profile makes (the
-#: tasks, families, budgets, rates and seeds) and Track B's settings do not
-RUN_SETTINGS = ("layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "eval_limit",
-                "batch", "eval_every", "patience", "max_steps", "length_group", "seed")
+#: the settings that change one Track A run's weights (its checkpoint's digest), besides its task's protocol's
+#: cap, patience and scoring interval (:func:`run_settings`): which runs a profile makes (the tasks, families,
+#: budgets, rates and seeds) and Track B's settings do not
+RUN_SETTINGS = ("layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "sst2_report",
+                "eval_limit", "batch", "length_group", "seed")
+#: the protocol settings that change a run's weights (the rate and the seed are in the run's own digest)
+_PROTOCOL_WEIGHTS = ("max_steps", "patience", "eval_every", "select_on")
+
+
+def run_settings(task: str) -> tuple[str, ...]:
+    """The profile settings in the checkpoint digest of a run on ``task`` (or ``"lm"``: Track B's protocol part)."""
+    return (*(RUN_SETTINGS if task != "lm" else ()), *(f"{task}_protocol.{k}" for k in _PROTOCOL_WEIGHTS))
 
 
 @dataclass
@@ -60,7 +69,7 @@ class TrackA:
         if name not in self.tasks:
             p = self.profile
             self.tasks[name] = load_task(name, self.tokenizer, p.max_len, p.train_limit, p.sst2_heldout, p.seed,
-                                         eval_limit=p.eval_limit)
+                                         eval_limit=p.eval_limit, report=p.sst2_report)
         return self.tasks[name]
 
     def budget(self, family: str, fraction: float) -> int:
@@ -98,19 +107,22 @@ def skipped(profile: FamiliesProfile, vocab_size: int) -> list[Setting]:
             if max(1, int(full * b)) < minimum_budget(f, vocab_size, profile.hidden)]
 
 
-def plan(profile: FamiliesProfile, vocab_size: int | None = None) -> list[tuple[Setting, bool, list[int]]]:
-    """``(setting, swept, seeds)``: the reference setting of each family is swept (every rate, first seed); the
-    seeds every setting runs at its chosen rate: all of ``profile.seeds`` at a seeded budget (or a one-size
-    family's one size) of a seeded family, the first seed elsewhere."""
+def plan(profile: FamiliesProfile, vocab_size: int | None = None, task: str = "sst2"
+         ) -> list[tuple[Setting, bool, list[int]]]:
+    """``(setting, swept, seeds)`` of ``task``: the reference setting of each family is swept (every rate, first
+    seed); the seeds every setting runs at its chosen rate: all of the task protocol's seeds at a seeded budget (or
+    a one-size family's one size) of a seeded family, and at the smallest budget of a ``seeded_smallest`` family; the
+    first seed elsewhere."""
     seeded = set(profile.seeded_budgets) or set(profile.budgets)
+    all_seeds = list(profile.protocol(task).seeds)
     out = []
     for s in settings(profile, vocab_size):
         one_size = FAMILIES[s.family].sizing != "budget"
         swept = one_size or s.fraction == profile.sweep_budget
         every = (one_size or s.fraction in seeded) and (not profile.seeded_families
                                                          or s.family in profile.seeded_families)
-        seeds = list(profile.seeds) if every else [profile.seeds[0]]
-        out.append((s, swept, seeds))
+        every = every or (s.family in profile.seeded_smallest and s.fraction == min(profile.budgets))
+        out.append((s, swept, all_seeds if every else all_seeds[:1]))
     swept_families = {s.family for s, swept, _ in out if swept}
     lost = sorted(set(profile.families) - swept_families)
     if lost:
@@ -156,91 +168,94 @@ def _predict(model, rows: list[list[int]], batch: int) -> np.ndarray:
     return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.int64)
 
 
-def converged(ctx: RunContext, model, loader, score, lr: float, seed: int, max_steps: int, every: int, name: str,
+def converged(ctx: RunContext, model, loader, score, protocol: Protocol, lr: float, seed: int, name: str,
               parts: tuple, settings: tuple[str, ...] | None = None):
-    """Train ``model`` until ``score`` (held-out, higher is better) stops improving: linear schedule over the cap,
-    warm-up and logging from the cap and the interval, the outcome kept under ``name`` (digest: ``parts``, the
-    optimisation and ``settings``), a restored run's time reported as reused; the model comes back on the CPU."""
-    train = TrainConfig(max_steps=max_steps, learning_rate=lr, warmup_steps=min(100, max_steps // 10),
-                        scheduler="linear", weight_decay=0.01, log_every=max(1, every // 5), seed=seed)
+    """Train ``model`` under ``protocol`` until ``score`` (the selection split, higher is better) stops improving
+    (:func:`hashlib_core.protocol.converge`), the outcome kept under ``name`` (digest: ``parts``, the optimisation
+    and ``settings``), a restored run's time reported as reused; the model comes back on the CPU."""
+    train = protocol.train_config(lr, seed)
     out = ctx.checkpoint_dir(name, *parts, train, settings=settings)
-    run = train_until_converged(model, loader, train, score, every=every, patience=ctx.profile.patience,
-                                output_dir=out, device=ctx.device, progress=False)
+    run = converge(model, loader, score, protocol, learning_rate=lr, seed=seed, output_dir=out, config=train,
+                   device=ctx.device)
     if run.restored:
         ctx.reuse(run.wall_time_s)
     model.cpu()
     return run
 
 
-def choose(sweep: list[dict[str, Any]]) -> float:
-    """The swept rate with the best held-out score (ties: the smaller rate); marks each row ``chosen``."""
-    best = max(sweep, key=lambda r: (r["best_validation"], -r["learning_rate"]))["learning_rate"]
-    for row in sweep:
-        row["chosen"] = row["learning_rate"] == best
-    return best
-
-
-def _run(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, lr: float, seed: int, typo_ids: list[list[int]]
-         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _train_one(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, typo_ids: list[list[int]]):
+    """``train_one(lr, seed)`` of :func:`~hashlib_core.protocol.run_sweep`: one family at one budget trained on
+    ``data`` under its task's protocol; its :class:`~hashlib_core.protocol.Trained` carries the table row and the
+    curves (``extra``)."""
     p = ctx.profile
+    protocol = p.protocol(data.name)
     budget = res.budget(s.family, s.fraction)
-    seed_everything(seed)
-    config = FamilyBertConfig(family=s.family, budget=budget, family_seed=seed, vocab_tokens=res.vocab,
-                              hidden_size=p.hidden, num_hidden_layers=p.layers, num_attention_heads=p.heads,
-                              intermediate_size=p.intermediate, max_position_embeddings=p.max_len,
-                              num_labels=data.num_labels)
-    model = FamilyBertForSequenceClassification(config)
     train_ids, train_labels = data.parts["train"]
-    batches = LengthGroupedBatches([len(ids) for ids in train_ids], p.batch, group=p.length_group)
-    loader = torch.utils.data.DataLoader(list(zip(train_ids, train_labels.tolist())), batch_sampler=batches,
-                                         collate_fn=collate)
-    held_ids, held_labels = data.parts["heldout"]
+    select_ids, select_labels = data.parts[protocol.select_on]
 
-    def score(m) -> float:
-        return float((_predict(m, held_ids, 256) == held_labels).mean())
+    def one(lr: float, seed: int) -> Trained:
+        seed_everything(seed)
+        config = FamilyBertConfig(family=s.family, budget=budget, family_seed=seed, vocab_tokens=res.vocab,
+                                  hidden_size=p.hidden, num_hidden_layers=p.layers, num_attention_heads=p.heads,
+                                  intermediate_size=p.intermediate, max_position_embeddings=p.max_len,
+                                  num_labels=data.num_labels)
+        model = FamilyBertForSequenceClassification(config)
+        batches = LengthGroupedBatches([len(ids) for ids in train_ids], p.batch, group=p.length_group)
+        loader = torch.utils.data.DataLoader(list(zip(train_ids, train_labels.tolist())), batch_sampler=batches,
+                                             collate_fn=collate)
 
-    ctx.log(f"{data.name}: {s.family} at {s.fraction:g} of the table, lr {lr:g}, seed {seed}")
-    run = converged(ctx, model, loader, score, lr, seed, p.task_steps(data.name), p.eval_every,
-                    f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}",
-                    (data.name, s.family, s.fraction, *code_version(s.family)),
-                    settings=RUN_SETTINGS)
-    report_ids, report_labels = data.parts["report"]
-    clean = _predict(model, report_ids, 256) == report_labels
-    noisy = _predict(model, typo_ids, 256) == report_labels
-    row = {"task": data.name, "family": s.family, "sizing": FAMILIES[s.family].sizing, "fraction": s.fraction,
-           "budget": budget, "emb_params": model.embedding_parameter_count(),
-           "body_params": body_parameter_count(model), "learning_rate": lr, "seed": seed,
-           "accuracy": 100 * float(clean.mean()), "typo_accuracy": 100 * float(noisy.mean()),
-           "heldout_accuracy": 100 * run.best_score, "n_items": len(report_labels), **run.summary(),
-           "restored": run.restored,
-           **embedding_bytes(model), "correct": pack(clean), "typo_correct": pack(noisy)}
-    curve = [{"task": data.name, "family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed,
-              "step": st, "value": v, "kind": "train loss"} for st, v in run.losses] + \
-            [{"task": data.name, "family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed,
-              "step": st, "value": 100 * v, "kind": "held-out accuracy"} for st, v in run.history]
-    return row, curve
+        def score(m) -> float:
+            return float((_predict(m, select_ids, 256) == select_labels).mean())
+
+        ctx.log(f"{data.name}: {s.family} at {s.fraction:g} of the table, lr {lr:g}, seed {seed}")
+        run = converged(ctx, model, loader, score, protocol, lr, seed,
+                        f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}",
+                        (data.name, s.family, s.fraction, *code_version(s.family)), settings=run_settings(data.name))
+        items = {split: _predict(model, data.parts[split][0], 256) == data.parts[split][1]
+                 for split in protocol.report_on}
+        first = protocol.report_on[0]
+        noisy = _predict(model, typo_ids, 256) == data.parts[first][1]
+        row = {"task": data.name, "family": s.family, "sizing": FAMILIES[s.family].sizing, "fraction": s.fraction,
+               "budget": budget, "emb_params": model.embedding_parameter_count(),
+               "body_params": body_parameter_count(model), "learning_rate": lr, "seed": seed,
+               "accuracy": 100 * float(items[first].mean()), "typo_accuracy": 100 * float(noisy.mean()),
+               "heldout_accuracy": 100 * run.best_score, "n_items": len(items[first]),
+               **{f"{k}_accuracy": 100 * float(v.mean()) for k, v in items.items() if k != first},
+               **run.summary(), "at_cap": not run.converged and run.steps >= run.max_steps,
+               "restored": run.restored, **embedding_bytes(model), "correct": pack(items[first]),
+               "typo_correct": pack(noisy), **{f"{k}_correct": pack(v) for k, v in items.items() if k != first}}
+        key = {"task": data.name, "family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed}
+        curve = [{**key, "step": st, "value": v, "kind": "train loss"} for st, v in run.losses] + \
+                [{**key, "step": st, "value": 100 * v, "kind": "held-out accuracy"} for st, v in run.history]
+        return trained(run, items, row=row, curve=curve)
+    return one
+
+
+def _rows(runs: list[ProtocolRun]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The table rows (each marked ``chosen``) and the curves of protocol runs."""
+    rows = [{**r.trained.extra["row"], "chosen": r.chosen} for r in runs]
+    return rows, [c for r in runs for c in r.trained.extra["curve"]]
 
 
 def _typo_ids(res: TrackA, data: TaskData, p: FamiliesProfile) -> list[list[int]]:
-    return encode(res.tokenizer, typo_texts(data.report_texts, p.typo_rate, seed=p.seed), p.max_len)
+    first = p.protocol(data.name).report_on[0]
+    return encode(res.tokenizer, typo_texts(data.texts[first], p.typo_rate, seed=p.seed), p.max_len)
 
 
 def sweep_task(ctx: RunContext, task: str) -> dict[str, pd.DataFrame]:
     """The first stage of ``task``: every family's reference setting at every learning rate with the first seed;
-    ``chosen`` marks each family's best held-out rate (ties: the smaller). Returns ``runs`` and ``curves``."""
+    ``chosen`` marks each family's best rate on the selection split (the protocol's tie rule). Returns ``runs`` and
+    ``curves``."""
     res: TrackA = ctx.resources
     p = ctx.profile
     data = res.task(task)
     typo_ids = _typo_ids(res, data, p)
+    protocol = p.protocol(task)
     rows, curves = [], []
-    for s, _, seeds in [x for x in plan(p, len(res.vocab)) if x[1]]:
-        sweep = []
-        for lr in p.task_rates(task):
-            row, curve = _run(ctx, res, data, s, lr, seeds[0], typo_ids)
-            sweep.append(row)
-            curves += curve
-        choose(sweep)
-        rows += sweep
+    for s, _, _ in [x for x in plan(p, len(res.vocab), task) if x[1]]:
+        r, c = _rows(run_sweep(protocol, _train_one(ctx, res, data, s, typo_ids)).runs)
+        rows += r
+        curves += c
     return {"runs": pd.DataFrame(rows), "curves": pd.DataFrame(curves)}
 
 
@@ -252,35 +267,37 @@ def finish_task(ctx: RunContext, task: str, swept: pd.DataFrame, swept_curves: p
     p = ctx.profile
     data = res.task(task)
     typo_ids = _typo_ids(res, data, p)
+    protocol = p.protocol(task)
     chosen_lr = swept[swept["chosen"]].set_index("family")["learning_rate"].to_dict()
-    steps = plan(p, len(res.vocab))
+    steps = plan(p, len(res.vocab), task)
     missing = sorted({s.family for s, _, _ in steps} - set(chosen_lr))
     if missing:
         raise RuntimeError(f"{task}: no chosen learning rate for {missing}: run the sweep first "
                            f"(--only replace_{task}_sweep)")
     rows, curves = swept.to_dict("records"), swept_curves.to_dict("records")
     for s, was_swept, seeds in steps:
-        for seed in seeds[1:] if was_swept else seeds:
-            row, curve = _run(ctx, res, data, s, float(chosen_lr[s.family]), seed, typo_ids)
-            row["chosen"] = True
-            rows.append(row)
-            curves += curve
+        r, c = _rows(run_seeds(protocol, float(chosen_lr[s.family]), _train_one(ctx, res, data, s, typo_ids),
+                               seeds[1:] if was_swept else seeds))
+        rows += r
+        curves += c
     return {"runs": pd.DataFrame(rows), "curves": pd.DataFrame(curves)}
 
 
-def majority_shares(data: TaskData) -> dict[str, float]:
-    """The share (%) of the commonest label among the held-out and the report items: a model that predicts one
-    class scores it."""
+def majority_shares(data: TaskData, protocol: Protocol) -> dict[str, float]:
+    """The share (%) of the commonest label among the selection items and the (first) report items: a model that
+    predicts one class scores it."""
     def share(labels: np.ndarray) -> float:
         return 100 * float(np.bincount(labels).max()) / len(labels)
 
-    return {"heldout_majority": share(data.parts["heldout"][1]), "report_majority": share(data.parts["report"][1])}
+    select, report = protocol.select_on, protocol.report_on[0]
+    return {"heldout_majority": share(data.parts[select][1]), "report_majority": share(data.parts[report][1])}
 
 
 def task_deciles(res: TrackA, task: str, runs: pd.DataFrame) -> pd.DataFrame:
     """Each chosen run's report accuracy by the decile of its items' rarest piece (training counts)."""
     data = res.task(task)
-    decile = frequency_deciles(data.parts["report"][0], data.train_counts(len(res.vocab)))
+    report = res.profile.protocol(task).report_on[0]
+    decile = frequency_deciles(data.parts[report][0], data.train_counts(len(res.vocab)))
     out = []
     for r in runs[runs["chosen"]].itertuples():
         correct = unpack(r.correct, len(decile))
