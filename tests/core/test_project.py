@@ -137,7 +137,8 @@ def test_committed_results_are_complete_and_not_stale():
 
 def test_committed_cpu_runs_keep_to_the_cpu_budget():
     """The cpu profile's promise: at most an hour per experiment, three hours per chapter (wall times recorded in
-    the results' metadata by the run that wrote them)."""
+    the results' metadata by the run that wrote them); up to five where the chapter's headline needs it to settle,
+    which its profile says (``budget_minutes`` over 180 and a ``BUDGET_NOTE`` the page shows)."""
     from hashlib_core.papers import CHAPTERS, chapter
 
     for slug in CHAPTERS:
@@ -154,4 +155,9 @@ def test_committed_cpu_runs_keep_to_the_cpu_budget():
                 walls[exp.name] = float(meta["wall_time_s"])
         over = {name: round(w / 60, 1) for name, w in walls.items() if w > 3600}
         assert not over, f"{slug}: cpu experiments over an hour (minutes): {over}"
-        assert sum(walls.values()) <= 3 * 3600, f"{slug}: the cpu run took {sum(walls.values()) / 60:.0f} minutes"
+        cpu = ch.profiles.get("cpu")
+        budget = min(max(180.0, cpu.budget_minutes), 300.0)
+        if cpu.budget_minutes > 180:
+            assert getattr(cpu, "BUDGET_NOTE", ""), f"{slug}: a cpu budget over three hours needs a BUDGET_NOTE"
+        assert sum(walls.values()) <= budget * 60, \
+            f"{slug}: the cpu run took {sum(walls.values()) / 60:.0f} minutes, over its {budget:.0f}"

@@ -41,7 +41,16 @@ def test_profiles_refuse_settings_that_cannot_run():
     with pytest.raises(ValueError, match="seeded_families"):
         FamiliesProfile(families=("full",), seeded_families=("bloom",))
     with pytest.raises(ValueError, match="distinct"):
-        FamiliesProfile(learning_rates=(1e-3, 1e-3))
+        PROFILES.get("cpu", **{"sst2_protocol.learning_rates": "1e-3,1e-3"})
+    with pytest.raises(ValueError, match="seeded_smallest"):
+        FamiliesProfile(families=("full",), seeded_smallest=("md5-emb",))
+    # a task's protocol selects and reports on that task's parts, never one part for both
+    with pytest.raises(ValueError, match="sst2_protocol selects on"):
+        PROFILES.get("cpu", **{"sst2_protocol.select_on": "dev", "sst2_protocol.report_on": "report"})
+    with pytest.raises(ValueError, match="also the selection split"):
+        PROFILES.get("cpu", **{"massive_protocol.report_on": "validation"})
+    with pytest.raises(ValueError, match="no protocol"):
+        PROFILES.get("cpu").protocol("rte")
 
 
 def test_plan_sweeps_each_family_once_and_seeds_what_the_claims_read():
@@ -55,17 +64,25 @@ def test_plan_sweeps_each_family_once_and_seeds_what_the_claims_read():
     assert by[("md5-emb", p.sweep_budget)] == (True, [0, 1, 2])              # read by a claim: three seeds
     assert by[("bloom", p.sweep_budget)] == (True, [0])                      # not read by a claim: one seed
     assert by[("md5-emb", 0.25)] == (False, [0])
+    assert by[("md5-emb", min(p.budgets))] == (False, [0, 1, 2])             # seeded_smallest: a claim reads it
+    assert by[("lsh-emb", min(p.budgets))] == (False, [0])
     assert by[("md5-proj", p.sweep_budget)] == (True, [0, 1, 2])             # a fixed family: its one size
-    runs = sum(len(p.learning_rates) + len(seeds) - 1 if swept else len(seeds) for _, swept, seeds in steps)
-    # every family swept, every budget family at its other budgets, the claimed families' other seeds
-    assert runs == (len(p.families) * len(p.learning_rates) + len(budget_families) * (len(p.budgets) - 1)
-                    + len(p.seeded_families) * (len(p.seeds) - 1))
+    rates, seeds_n = len(p.sst2_protocol.learning_rates), len(p.sst2_protocol.seeds)
+    runs = sum(rates + len(seeds) - 1 if swept else len(seeds) for _, swept, seeds in steps)
+    # every family swept, every budget family at its other budgets, the claimed families' other seeds (and the
+    # seeded_smallest families' at the smallest budget)
+    assert runs == (len(p.families) * rates + len(budget_families) * (len(p.budgets) - 1)
+                    + (len(p.seeded_families) + len(p.seeded_smallest)) * (seeds_n - 1))
+    # each task's seeds are its protocol's
+    fewer = p.override(**{"massive_protocol.seeds": "4,5"})
+    assert by == {(s.family, s.fraction): (sw, se) for s, sw, se in plan(fewer, task="sst2")}
+    assert dict(((s.family, s.fraction), se) for s, _, se in plan(fewer, task="massive"))[("full", 1.0)] == [4, 5]
     # with the vocabulary's size, what a budget cannot build is left out (the gated signatures at the smallest)
     vocab = 30522
     assert skipped(p, vocab) == [type(steps[0][0])("gated-signatures", min(p.budgets))]
     assert len(plan(p, vocab)) == len(steps) - 1
     every = PROFILES.get("small")
-    assert all(seeds == list(every.seeds) for _, _, seeds in plan(every))
+    assert all(seeds == list(every.sst2_protocol.seeds) for _, _, seeds in plan(every))
     assert {s.fraction for s in settings(every) if s.family == "bloom"} == {1.0, 0.25, 0.0625, 0.016}
 
 
@@ -147,14 +164,14 @@ def test_a_hashing_family_needs_the_vocabulary():
         FamilyBertConfig(family="nope")
 
 
-@pytest.mark.parametrize("name", ["blt", "over-encoding", "engram", "bigram"])
+@pytest.mark.parametrize("name", ["blt", "over-encoding", "engram", "bigram", "bigram-residual"])
 def test_memories_take_the_most_rows_within_the_budget(name):
     budget = 6000
     memory = build_memory(name, STRINGS, 8, budget)
     count = memory.embedding_parameter_count()
     assert count <= budget
     size = {"blt": lambda m: m.max_hash, "over-encoding": lambda m: m.modulus, "engram": lambda m: m.rows,
-            "bigram": lambda m: m.buckets}[name](memory)
+            "bigram": lambda m: m.buckets, "bigram-residual": lambda m: m.buckets}[name](memory)
     bigger = _memory(name, STRINGS, 8, size + 1).embedding_parameter_count()
     assert bigger > budget or bigger == count                                    # one more row no longer fits
     lm = MemoryCausalLM(_gpt2(), memory)
@@ -165,10 +182,43 @@ def test_memories_take_the_most_rows_within_the_budget(name):
     assert lm.embedding_parameter_count() == len(STRINGS) * 8 + count
 
 
-def _gpt2():
+def _gpt2(layers: int = 1):
     from transformers import GPT2Config
 
-    return GPT2Config(vocab_size=len(STRINGS), n_positions=8, n_embd=8, n_layer=1, n_head=2)
+    return GPT2Config(vocab_size=len(STRINGS), n_positions=8, n_embd=8, n_layer=layers, n_head=2)
+
+
+def test_the_residual_bigram_is_added_before_every_block_and_starts_as_no_memory():
+    """The speedrun form: a full-width table, zero at start (the model is then exactly the control), its rows
+    added before block i scaled by lambdas[i]; the same model computed by hand, block by block, agrees."""
+    from hashlib_core.embeddings.memories import ResidualBigramEmbedding, bigram_hash_ids
+
+    config = _gpt2(layers=2)
+    torch.manual_seed(0)
+    control = MemoryCausalLM(config, None).eval()
+    memory = build_memory("bigram-residual", STRINGS, 8, 20 * 8 + 2, layers=2)
+    assert isinstance(memory, ResidualBigramEmbedding) and memory.buckets == 20
+    assert memory.embedding_parameter_count() == 20 * 8 + 2 and memory.lambdas.tolist() == pytest.approx([0.1, 0.1])
+    model = MemoryCausalLM(config, memory).eval()
+    model.lm.load_state_dict(control.lm.state_dict())
+    ids = torch.tensor([[1, 4, 5, 6, 7], [7, 8, 9, 10, 11]])
+    assert torch.equal(model(input_ids=ids).logits, control(input_ids=ids).logits)
+    with torch.no_grad():
+        memory.table.weight.normal_()
+        memory.lambdas.copy_(torch.tensor([0.5, -2.0]))
+        t = model.lm.transformer
+        rows = memory.table(bigram_hash_ids(ids, 20))
+        h = t.wte(ids) + t.wpe(torch.arange(ids.shape[1]))
+        for block, scale in zip(t.h, memory.lambdas):
+            out = block(h + scale * rows)
+            h = out[0] if isinstance(out, tuple) else out
+        by_hand = model.lm.lm_head(t.ln_f(h))
+    assert torch.allclose(model(input_ids=ids).logits, by_hand, atol=1e-5)
+    assert not torch.allclose(by_hand, control(input_ids=ids).logits)
+    # no hook is left behind: the control path of the same backbone is unchanged after a forward
+    assert all(not block._forward_pre_hooks for block in t.h)
+    with pytest.raises(ValueError, match="build it with layers=2"):
+        MemoryCausalLM(config, build_memory("bigram-residual", STRINGS, 8, 200, layers=1))
 
 
 def test_memories_refuse_what_cannot_be_built():
@@ -296,26 +346,32 @@ def test_not_built_lists_the_settings_no_task_trained():
 
 
 def test_the_second_stage_trains_at_each_familys_chosen_rate(monkeypatch):
-    """finish_task reads the chosen rate from the sweep's runs and trains every other (setting, seed) at it."""
+    """sweep_task sweeps each family through the protocol; finish_task reads the chosen rate from the sweep's runs
+    and trains every other (setting, seed) at it."""
     from types import SimpleNamespace
 
     from hashlib_core.papers.families import track_a
     from hashlib_core.papers.families.data import TaskData
+    from hashlib_core.protocol import Trained
 
     p = FamiliesProfile(families=("full", "bloom"), budgets=(0.25, 0.0625), sweep_budget=0.0625,
-                        seeded_budgets=(0.0625,), seeds=(0, 1), learning_rates=(1e-3, 3e-3))
-    data = TaskData("sst2", {"report": ([[2, 1000, 3]], np.array([0]))}, ["a sentence"], 2)
+                        seeded_budgets=(0.0625,)).override(**{"sst2_protocol.seeds": "0,1",
+                                                              "sst2_protocol.learning_rates": "1e-3,3e-3"})
+    data = TaskData("sst2", {"report": ([[2, 1000, 3]], np.array([0]))}, {"report": ["a sentence"]}, 2)
     res = SimpleNamespace(vocab=STRINGS * 2000, tokenizer=lambda texts, **_: {"input_ids": [[2, 3]] * len(texts)},
                           task=lambda name: data)
     calls = []
     held_out = {("full", 1e-3): 0.5, ("full", 3e-3): 0.7, ("bloom", 1e-3): 0.6, ("bloom", 3e-3): 0.6}   # a tie
 
-    def fake_run(ctx, res, data, s, lr, seed, typo_ids):
-        calls.append((s.family, s.fraction, lr, seed))
-        return {"family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed,
-                "best_validation": held_out.get((s.family, lr), 0.0)}, []
+    def fake_train_one(ctx, res, data, s, typo_ids):
+        def one(lr, seed):
+            calls.append((s.family, s.fraction, lr, seed))
+            row = {"family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed}
+            return Trained(held_out.get((s.family, lr), 0.0), 10, 20, False,
+                           {"report": np.ones(1), "dev": np.ones(1)}, {"row": row, "curve": []})
+        return one
 
-    monkeypatch.setattr(track_a, "_run", fake_run)
+    monkeypatch.setattr(track_a, "_train_one", fake_train_one)
     ctx = SimpleNamespace(resources=res, profile=p)
     swept = track_a.sweep_task(ctx, "sst2")
     assert sorted(calls) == sorted([("full", 1.0, 1e-3, 0), ("full", 1.0, 3e-3, 0), ("bloom", 0.0625, 1e-3, 0),
@@ -357,9 +413,11 @@ def test_stuck_runs_are_those_near_the_majority_share():
     from hashlib_core.papers.families.data import TaskData
     from hashlib_core.papers.families.track_a import majority_shares
 
-    data = TaskData("sst2", {"heldout": ([[1]] * 4, np.array([1, 1, 1, 0])), "report": ([[1]] * 2, np.array([0, 1]))},
-                    [], 2)
-    assert majority_shares(data) == {"heldout_majority": 75.0, "report_majority": 50.0}
+    data = TaskData("sst2", {"heldout": ([[1]] * 4, np.array([1, 1, 1, 0])), "report": ([[1]] * 2, np.array([0, 1])),
+                             "dev": ([[1]] * 3, np.array([1, 1, 1]))}, {}, 2)
+    proto = PROFILES.get("cpu").sst2_protocol
+    assert majority_shares(data, proto) == {"heldout_majority": 75.0, "report_majority": 50.0}
+    assert majority_shares(data, proto.override(report_on=("dev", "report")))["report_majority"] == 100.0
     runs = _runs().assign(heldout_accuracy=[50.0] * 3 + [79.0] + [90.0] * (len(_runs()) - 4))
     majority = pd.DataFrame({"task": ["sst2"], "heldout_majority": [75.0], "report_majority": [50.0]})
     caught = tables.stuck(runs, majority)
@@ -370,38 +428,50 @@ def test_a_runs_checkpoint_digest_reads_only_what_changes_its_weights():
     from hashlib_core.papers.families import track_a, track_b
 
     cpu = PROFILES.get("cpu")
-    for names in (track_a.RUN_SETTINGS, track_b.RUN_SETTINGS):
+    for names in (track_a.run_settings("sst2"), track_a.run_settings("massive"), track_b.RUN_SETTINGS):
         assert set(names) <= set(cpu.weight_settings())
     # which runs a profile makes (tasks, families, rates, seeds) and the other track's settings leave a run's digest
     other = cpu.override(tasks=("massive",), families=("full", "bloom"), budgets=(0.0625,), seeded_budgets=(),
-                         seeded_families=(), learning_rates=(1e-3,), seeds=(5,), lm_hidden=32, lm_seeds=(4,),
-                         memories=("none",))
-    assert other.weight_settings(track_a.RUN_SETTINGS) == cpu.weight_settings(track_a.RUN_SETTINGS)
-    assert other.override(hidden=32, heads=2).weight_settings(track_a.RUN_SETTINGS) != \
-        cpu.weight_settings(track_a.RUN_SETTINGS)
+                         seeded_families=(), seeded_smallest=(), lm_hidden=32, memories=("none",),
+                         **{"sst2_protocol.learning_rates": "1e-3", "sst2_protocol.seeds": "5",
+                            "lm_protocol.seeds": "4"})
+    for task in ("sst2", "massive"):
+        assert other.weight_settings(track_a.run_settings(task)) == cpu.weight_settings(track_a.run_settings(task))
+    assert other.override(hidden=32, heads=2).weight_settings(track_a.run_settings("sst2")) != \
+        cpu.weight_settings(track_a.run_settings("sst2"))
+    # a task's cap is in its own runs' digests only
+    longer = cpu.override(**{"massive_protocol.max_steps": 7})
+    assert longer.weight_settings(track_a.run_settings("sst2")) == cpu.weight_settings(track_a.run_settings("sst2"))
+    assert longer.weight_settings(track_a.run_settings("massive")) != \
+        cpu.weight_settings(track_a.run_settings("massive"))
     assert cpu.override(hidden=32).weight_settings(track_b.RUN_SETTINGS) == cpu.weight_settings(track_b.RUN_SETTINGS)
-    assert cpu.override(lm_max_steps=7).weight_settings(track_b.RUN_SETTINGS) != \
+    assert cpu.override(**{"lm_protocol.max_steps": 7}).weight_settings(track_b.RUN_SETTINGS) != \
         cpu.weight_settings(track_b.RUN_SETTINGS)
 
 
-def test_massive_has_its_own_rates_and_cap_and_only_its_parts_read_them():
+def test_each_task_has_its_own_protocol_and_only_its_parts_read_it():
     from hashlib_core.papers.families.experiments import CHAPTER
 
     cpu = PROFILES.get("cpu")
-    assert cpu.task_rates("massive") == cpu.massive_learning_rates != cpu.task_rates("sst2") == cpu.learning_rates
-    assert cpu.task_steps("massive") == cpu.massive_max_steps != cpu.task_steps("sst2") == cpu.max_steps
-    plain = cpu.override(massive_max_steps=0, massive_learning_rates=())
-    assert (plain.task_steps("massive"), plain.task_rates("massive")) == (cpu.max_steps, cpu.learning_rates)
-    with pytest.raises(ValueError, match="massive_max_steps must be >= 0"):
-        cpu.override(massive_max_steps=-1)
-    with pytest.raises(ValueError, match="massive_learning_rates must be distinct"):
-        cpu.override(massive_learning_rates=(1e-3, 1e-3))
-    for name in ("replace_sst2_sweep", "replace_sst2", "collisions", "throughput", "add"):
-        assert {"massive_max_steps", "massive_learning_rates"} <= CHAPTER.experiments[name].independent_of
+    assert cpu.protocol("massive").learning_rates != cpu.protocol("sst2").learning_rates
+    assert cpu.protocol("sst2").select_on == "heldout" and cpu.protocol("sst2").report_on == ("report", "dev")
+    assert cpu.protocol("lm") is cpu.lm_protocol
+    with pytest.raises(ValueError, match="protocol.max_steps must be an int >= 1"):
+        cpu.override(**{"massive_protocol.max_steps": -1})
+    massive = {"massive_protocol." + k for k in ("learning_rates", "seeds", "max_steps", "patience")}
+    sst2 = {"sst2_protocol.max_steps", "sst2_report", "sst2_heldout"}
+    for name in ("replace_sst2_sweep", "replace_sst2", "collisions", "throughput", "add_sweep", "add"):
+        assert massive <= CHAPTER.experiments[name].independent_of
+    for name in ("replace_massive_sweep", "replace_massive", "collisions", "throughput", "add_sweep", "add"):
+        assert sst2 <= CHAPTER.experiments[name].independent_of
     for name in ("replace_massive_sweep", "replace_massive", "replace", "claims"):
-        assert not {"massive_max_steps", "massive_learning_rates"} & CHAPTER.experiments[name].independent_of
+        assert not massive & CHAPTER.experiments[name].independent_of
+    lm = {"lm_protocol.max_steps", "lm_protocol.seeds"}
+    for name in ("replace_sst2_sweep", "replace_massive", "replace", "collisions", "throughput"):
+        assert lm <= CHAPTER.experiments[name].independent_of
+    assert not lm & CHAPTER.experiments["add"].independent_of
     # the batching changes Track A's weights only: Track B, the collisions and the throughput stay current
-    for name in ("collisions", "throughput", "add"):
+    for name in ("collisions", "throughput", "add_sweep", "add"):
         assert "length_group" in CHAPTER.experiments[name].independent_of
     for name in ("replace_sst2_sweep", "replace_sst2", "replace_massive_sweep", "replace_massive", "replace"):
         assert "length_group" not in CHAPTER.experiments[name].independent_of
@@ -432,13 +502,19 @@ def test_eval_limit_scores_a_seeded_sample_of_the_held_out_and_report_items(mirr
     assert len(part[0]) == 4 and part[1] == sorted(part[1]) and [f"t{i}" for i in part[1]] == part[0]
     assert _sample((texts, labels), 4, seed=0) == part and _sample((texts, labels), 0, seed=0) == (texts, labels)
     raw, _ = _texts_labels("massive", 100, 1000, 0, eval_limit=50)
-    assert len(raw["heldout"][0]) == len(raw["report"][0]) == 50 and len(raw["train"][0]) == 100
+    assert len(raw["validation"][0]) == len(raw["test"][0]) == 50 and len(raw["train"][0]) == 100
     full, _ = _texts_labels("massive", 100, 1000, 0)
-    assert len(full["report"][0]) > 50
-    sst, _ = _texts_labels("sst2", 100, 64, 0, eval_limit=50)
-    assert len(sst["report"][0]) == 50 and len(sst["heldout"][0]) == 64
+    assert len(full["test"][0]) > 50
+    sst, _ = _texts_labels("sst2", 100, 64, 0, eval_limit=50, report=200)
+    assert len(sst["dev"][0]) == 50 and len(sst["heldout"][0]) == 64 and len(sst["report"][0]) == 200
+    # SST-2's three parts of its training split share no text (a repeated phrase stays out of training)
+    whole, _ = _texts_labels("sst2", 0, 64, 0, report=200)
+    assert not set(whole["train"][0]) & (set(whole["heldout"][0]) | set(whole["report"][0]))
+    assert whole["report"] == sst["report"] and whole["heldout"] == sst["heldout"]
+    with pytest.raises(ValueError, match="leave no training examples"):
+        _texts_labels("sst2", 0, 60000, 0, report=10000)
     assert heldout_size("massive", FamiliesProfile(eval_limit=50)) == 50
-    assert heldout_size("massive", FamiliesProfile()) == len(full["heldout"][0])
+    assert heldout_size("massive", FamiliesProfile()) == len(full["validation"][0])
     with pytest.raises(ValueError, match="eval_limit must be 0"):
         FamiliesProfile(eval_limit=1)
 

@@ -96,6 +96,13 @@ class FamiliesProfile(Profile):
     bench_length: int = 64
     bench_repeats: int = 5
 
+    #: why the cpu profile may take up to five hours (the page shows it): the headline comparisons need three seeds,
+    #: every training sentence and runs that stop before their caps to settle
+    BUDGET_NOTE: ClassVar[str] = (
+        "The cpu profile of this chapter may take up to five hours rather than three: its comparisons settle only with "
+        "three seeds of every compared family, SST-2's training split less its two held-out parts, and step caps high "
+        "enough that the chosen runs stop early, for every family of the catalogue on two tasks and every memory on "
+        "PTB.")
     EVALUATION_ONLY: ClassVar[frozenset[str]] = frozenset({"typo_rate", "bench_batch", "bench_length",
                                                            "bench_repeats"})
     ZERO_MEANS_ALL: ClassVar[frozenset[str]] = frozenset({"train_limit", "eval_limit", "lm_train_tokens",
