@@ -63,7 +63,6 @@ def test_plan_sweeps_each_family_once_and_seeds_what_the_claims_read():
     assert by[("full", 1.0)] == (True, [0, 1, 2])
     assert by[("md5-emb", p.sweep_budget)] == (True, [0, 1, 2])              # read by a claim: three seeds
     assert by[("bloom", p.sweep_budget)] == (True, [0])                      # not read by a claim: one seed
-    assert by[("md5-emb", 0.25)] == (False, [0])
     assert by[("md5-emb", min(p.budgets))] == (False, [0, 1, 2])             # seeded_smallest: a claim reads it
     assert by[("lsh-emb", min(p.budgets))] == (False, [0])
     assert by[("md5-proj", p.sweep_budget)] == (True, [0, 1, 2])             # a fixed family: its one size
@@ -393,8 +392,9 @@ def test_quoted_reads_every_task_and_says_which_did_not_run():
     runs = _runs()
     bits = np.array([10.0, 12.0])
     lm = pd.DataFrame([{"memory": m, "multiple": k, "window_bits": pack_floats(bits - d), "memory_params": 5,
-                        "total_params": 50, "learning_rate": 1e-3, "chosen": True, "converged": True,
-                        "test_bytes": 10.0} for m, k, d in (("none", 0.0, 0.0), ("blt", 1.0, 1.0))])
+                        "total_params": 50, "learning_rate": 1e-3, "chosen": True, "converged": True, "seed": 0,
+                        "test_bpb": float((bits - d).sum()) / 10.0, "test_bytes": 10.0}
+                       for m, k, d in (("none", 0.0, 0.0), ("blt", 1.0, 1.0))])
     windows = pd.DataFrame({"window": [0, 1], "bytes": [5.0, 5.0]})
     collisions = pd.DataFrame({"family": ["md5-emb"], "fraction": [0.0625], "emb_params": [60], "tokens": [100],
                                "colliding": [30], "expected": [20.0], "code_space": [50.0]})
@@ -407,6 +407,15 @@ def test_quoted_reads_every_task_and_says_which_did_not_run():
     assert q["fastest"].startswith("full") and q["slowest_build"].startswith("md5-emb")
     assert q["memories_helping"] == "blt at 1x" and q["most_colliding"].startswith("md5-emb at 6.25%")
     assert q["stuck"] == "none" and q["majority"] == "SST-2 40.0% held out, 51.0% report"
+    # Track B's ordering (lower first) and the pairs the page reads (none of them trained here)
+    assert q["lm_order"] == "blt (2.000), none (2.200); seeds per memory: 1" and q["lm_pairs"].startswith("no pair")
+    # the seeds of the fixture's settings: md5-emb at the sweep budget spreads the most
+    spread = tables.seed_spread(runs)
+    assert set(spread["family"]) == {"full", "md5-emb", "lsh-emb", "md5-proj"}
+    widest = spread.loc[spread["spread"].idxmax()]
+    assert q["seed_spread"] == f"{widest['spread']:.1f} points at most ({widest['family']} on SST-2)"
+    assert q["budget_note"] == "The smoke profile keeps to three hours."
+    assert PROFILES.get("cpu").budget_minutes > 180 and "five hours" in FamiliesProfile.BUDGET_NOTE
 
 
 def test_stuck_runs_are_those_near_the_majority_share():
@@ -534,3 +543,34 @@ def test_a_family_or_memory_whose_code_changed_gets_new_checkpoints(monkeypatch)
         catalogue.code_version("nope")
     with pytest.raises(ValueError, match="unknown memory"):
         modeling.memory_version("nope")
+
+
+def test_track_b_orders_memories_per_seed_and_resamples_windows_and_seeds_together():
+    """memory_seeds ranks each memory under each seed; memory_gap and memories read (seeds, windows) scores whose
+    mean is bits per byte, so a gap is exact on the whole sample and its interval widens when seeds disagree."""
+    windows = pd.DataFrame({"window": [0, 1, 2, 3], "bytes": [10.0, 10.0, 20.0, 20.0]})
+    base = np.array([10.0, 12.0, 20.0, 18.0])
+
+    def run(memory, seed, shift, multiple=1.0):
+        bits = base - shift
+        return {"memory": memory, "multiple": 0.0 if memory == "none" else multiple, "seed": seed, "chosen": True,
+                "window_bits": pack_floats(bits), "test_bpb": float(bits.sum()) / 60.0, "memory_params": 5,
+                "total_params": 50, "learning_rate": 1e-3, "converged": True}
+
+    lm = pd.DataFrame([run("none", s, 0.0) for s in (0, 1)] + [run("engram", s, 1.0) for s in (0, 1)]
+                      + [run("bigram-residual", 0, 2.0), run("bigram-residual", 1, 0.5)]
+                      + [run("bigram-residual", 0, 3.0, multiple=4.0)])
+    order = tables.memory_seeds(lm)
+    assert list(order["memory"]) == ["bigram-residual", "engram", "none"]      # the 4x run is not in the order
+    assert list(order["ranks"]) == ["1 2", "2 1", "3 3"]
+    assert order["mean"].iloc[0] == pytest.approx((base.sum() - 8 + base.sum() - 2) / 2 / 60)
+    gap = tables.memory_gap(lm, windows, "bigram-residual", "engram")
+    assert gap["gap"] == pytest.approx(((base.sum() - 8 + base.sum() - 2) / 2 - (base.sum() - 4)) / 60)
+    assert gap["seeds"] == (2, 2) and gap["low"] < gap["gap"] < gap["high"]
+    same = tables.memory_gap(lm, windows, "engram", "none")      # both models' seeds agree: a fixed shift
+    assert same["gap"] == pytest.approx(-4 / 60) and same["low"] == pytest.approx(same["high"])
+    table = tables.memories(lm, windows).set_index(["memory", "multiple"])
+    assert table.loc[("engram", 1.0), "vs_control"] == pytest.approx(-4 / 60)
+    assert table.loc[("none", 0.0), "test_bpb"] == pytest.approx(base.sum() / 60)
+    with pytest.raises(ValueError, match="no chosen run of memory 'blt'"):
+        tables.memory_gap(lm, windows, "blt", "none")

@@ -3,8 +3,9 @@
 
 Experiments (``python -m hashlib_core.papers.families --profile P [--only ...]``):
 
-* ``replace_<task>_sweep`` and ``replace_<task>`` (``sst2``, ``massive``): Track A's runs on one task in two stages,
-  the learning-rate sweeps (:func:`~.track_a.sweep_task`), then the other budgets and seeds at the chosen rates
+* ``replace_<task>_sweep``, ``replace_<task>_sweep_rest`` and ``replace_<task>`` (``sst2``, ``massive``): Track A's
+  runs on one task in two stages, the learning-rate sweeps (:func:`~.track_a.sweep_task`: first the families the
+  claims compare, then the rest), then the other budgets and seeds at the chosen rates
   (:func:`~.track_a.finish_task`), each under an hour in the ``cpu`` profile; ``replace`` merges the tasks;
 * ``collisions``: every family's hash on the vocabulary against the birthday bound (no training);
 * ``throughput``: each family's build (precompute) time and forward tokens per second on one CPU thread;
@@ -21,7 +22,8 @@ from hashlib_core.chapter import Chapter, RunContext
 from hashlib_core.embeddings import catalogue
 from hashlib_core.embeddings.diagnostics import collisions
 from hashlib_core.papers.families.profiles import PROFILES
-from hashlib_core.papers.families.track_a import TrackA, finish_task, majority_shares, sweep_task, task_deciles
+from hashlib_core.papers.families.track_a import (TrackA, finish_task, majority_shares, sweep_families, sweep_task,
+                                                task_deciles)
 from hashlib_core.papers.families.track_b import fit_memories, sweep_memories
 
 __all__ = ["CHAPTER", "TRACK_A_ONLY", "TRACK_B_ONLY", "TASK_PARTS"]
@@ -42,11 +44,15 @@ _TRACK_A_PART = (*TRACK_B_ONLY, *_BENCH, "tasks")
 _ONLY = {"sst2": ("sst2_protocol", "sst2_heldout", "sst2_report"), "massive": ("massive_protocol",)}
 
 
-def _sweep(task: str):
+_PART = {"claimed": "sweep", "rest": "sweep_rest"}
+
+
+def _sweep(task: str, part: str):
     def run(ctx: RunContext) -> dict:
-        """Track A on one task, first stage: every family's learning-rate sweep at its reference size."""
-        out = sweep_task(ctx, task)
-        return {f"{task}_sweep": out["runs"], f"{task}_sweep_curves": out["curves"]}
+        """Track A on one task, first stage: the learning-rate sweep at each family's reference size (the claimed
+        families, or the rest)."""
+        out = sweep_task(ctx, task, part)
+        return {f"{task}_{_PART[part]}": out["runs"], f"{task}_{_PART[part]}_curves": out["curves"]}
     return run
 
 
@@ -54,20 +60,27 @@ def _finish(task: str):
     def run(ctx: RunContext) -> dict:
         """Track A on one task, second stage: the other budgets and seeds at each family's chosen rate."""
         evidence = ctx.evidence()
-        if not evidence.has(f"{task}_sweep"):
-            raise RuntimeError(f"{task}'s sweep has no results: run it first (--only replace_{task}_sweep)")
-        out = finish_task(ctx, task, evidence.table(f"{task}_sweep"), evidence.table(f"{task}_sweep_curves"))
+        parts = [f"{task}_{_PART[part]}" for part in _PART if sweep_families(ctx.profile, part)]
+        missing = [name for name in parts if not evidence.has(name)]
+        if missing:
+            raise RuntimeError(f"{task}'s sweep has no results {missing}: run it first (--only "
+                               f"{','.join(f'replace_{name}' for name in missing)})")
+        out = finish_task(ctx, task, pd.concat([evidence.table(name) for name in parts], ignore_index=True),
+                          pd.concat([evidence.table(f"{name}_curves") for name in parts], ignore_index=True))
         return {f"{task}_{kind}": out[kind] for kind in _KINDS}
     return run
 
 
 for _name, _task in TASK_PARTS.items():
     _in = (lambda task: lambda profile: task in profile.tasks)(_task)
+    _rest = (lambda task: lambda profile: task in profile.tasks and bool(sweep_families(profile, "rest")))(_task)
     _apart = (*_TRACK_A_PART, *(v for t, names in _ONLY.items() if t != _task for v in names))
-    CHAPTER.experiment(f"{_name}_sweep", outputs=(f"{_task}_sweep", f"{_task}_sweep_curves"), when=_in,
-                       independent_of=_apart)(_sweep(_task))
-    CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS), when=_in,
-                       independent_of=_apart, reads=(f"{_task}_sweep", f"{_task}_sweep_curves"))(_finish(_task))
+    for _part, _out in _PART.items():
+        CHAPTER.experiment(f"replace_{_task}_{_out}", outputs=(f"{_task}_{_out}", f"{_task}_{_out}_curves"),
+                           when=_in if _part == "claimed" else _rest, independent_of=_apart)(_sweep(_task, _part))
+    CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS), when=_in, independent_of=_apart,
+                       reads=tuple(f"{_task}_{o}{c}" for o in _PART.values() for c in ("", "_curves")))(
+        _finish(_task))
 
 
 @CHAPTER.experiment("replace", outputs=("runs", "curves", "deciles", "majority"),

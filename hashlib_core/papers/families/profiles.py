@@ -176,13 +176,13 @@ PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
         lm_vocab=300, lm_layers=1, lm_hidden=16, lm_heads=2, lm_seq_len=16, lm_batch=8, lm_train_tokens=4000,
         lm_protocol=LM_PROTOCOL.override(learning_rates=(3e-3,), seeds=(0,), eval_every=4, max_steps=8),
         lm_validation_windows=16, bench_batch=4, bench_length=8, bench_repeats=1),
-    # two CPU cores, up to five hours (the chapter's page says why): each task's sweep at the sweep budget, the other
-    # budgets at the chosen rate, three seeds for the families the claims read (and the full table) where they read
+    # two CPU cores, up to five hours (the chapter's page says why): each task's sweep at the sweep budget, the
+    # smallest budget at the chosen rate (the quarter budget is the small profile's), three seeds for the families the claims read (and the full table) where they read
     # them; caps high enough that the chosen runs stop early; every training example but the held-out parts; Track B
     # three seeds at one added budget (the table's size) and two rates (the two the shorter runs chose), 64 wide (the
     # 4,096-way softmax dominates a step on two cores)
     cpu=FamiliesProfile(
-        name="cpu", budget_minutes=300.0, max_len=40, seeded_families=_CLAIMED, seeded_smallest=("md5-emb",),
+        name="cpu", budget_minutes=300.0, budgets=(0.0625, 0.016), max_len=40, seeded_families=_CLAIMED, seeded_smallest=("md5-emb",),
         lm_hidden=64, lm_batch=16, lm_validation_windows=200, memory_multiples=(1.0,),
         lm_protocol=LM_PROTOCOL.override(learning_rates=(3e-3, 1e-2))),
     # one GPU: every budget and the full table at 100% too, all seeds everywhere

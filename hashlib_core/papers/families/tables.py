@@ -20,9 +20,11 @@ from hashlib_core.papers.families.data import TASKS
 from hashlib_core.papers.families.track_b import unpack_floats
 
 __all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
-           "memories", "seed_spread", "memory_seeds", "catalogue", "memory_catalogue", "not_built", "untrained", "stuck", "quoted"]
+           "memories", "memory_gap", "seed_spread", "memory_seeds", "catalogue", "memory_catalogue", "not_built", "untrained", "stuck", "quoted"]
 
 _SHORT = {"sst2": "SST-2", "massive": "MASSIVE EN"}
+#: Track B's pairs the page reads (the published small-scale finding: a plain bigram table beats a gated memory)
+_LM_PAIRS = (("bigram-residual", "engram"), ("bigram", "engram"), ("bigram-residual", "bigram"))
 
 
 def _interval(rows: pd.DataFrame) -> tuple[float, float, float]:
@@ -44,6 +46,7 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
                     "emb_params": int(rows["emb_params"].iloc[0]), "body_params": int(rows["body_params"].iloc[0]),
                     "accuracy": mean, "low": low, "high": high, "seeds": len(rows),
                     "typo_accuracy": rows["typo_accuracy"].mean(),
+                    "dev_accuracy": rows["dev_accuracy"].mean() if "dev_accuracy" in rows else np.nan,
                     "learning_rate": rows["learning_rate"].iloc[0],
                     "stored_bytes": int(rows["bytes_int8_zlib"].iloc[0] + rows["lookup_bytes"].iloc[0]),
                     "bytes_int8_zlib": int(rows["bytes_int8_zlib"].iloc[0]),
@@ -107,35 +110,52 @@ def throughput_table(throughput: pd.DataFrame) -> pd.DataFrame:
         "tokens_per_s", ascending=False, ignore_index=True)
 
 
-def memories(lm_runs: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
-    """Track B: each chosen (memory, multiple) run's test bits per byte and its difference from the control's
-    (negative: the memory helps), a paired bootstrap over the test windows (seeds averaged per window; each resample
-    divides its windows' bits by their bytes)."""
+def _window_scores(rows: pd.DataFrame, per_window: np.ndarray) -> np.ndarray:
+    """``(seeds, windows)``: each run's bits per test window times (windows / total bytes), so that a run's mean over
+    the windows is its bits per byte (what a two-level bootstrap over seeds and windows resamples)."""
+    bits = np.stack([unpack_floats(b) for b in rows["window_bits"]])
+    if bits.shape[1] != len(per_window):
+        raise ValueError(f"{bits.shape[1]} scored windows but bytes for {len(per_window)}")
+    return bits * len(per_window) / float(per_window.sum())
+
+
+def memory_gap(lm_runs: pd.DataFrame, windows: pd.DataFrame, a: str, b: str) -> dict:
+    """Test bits per byte of memory ``a`` minus memory ``b`` (each at its first added budget, chosen runs), with a
+    paired two-level bootstrap: the test windows and each memory's seeds resampled together."""
     chosen = lm_runs[lm_runs["chosen"]]
     per_window = windows.sort_values("window")["bytes"].to_numpy(float)
-    total = float(per_window.sum())
+    first = chosen.loc[chosen["memory"] != "none", "multiple"].min()
 
-    def bits(rows: pd.DataFrame) -> np.ndarray:
-        return np.stack([unpack_floats(b) for b in rows["window_bits"]])
+    def scores(memory: str) -> np.ndarray:
+        rows = chosen[(chosen["memory"] == memory) & ((memory == "none") | (chosen["multiple"] == first))]
+        if rows.empty:
+            raise ValueError(f"Track B has no chosen run of memory {memory!r}")
+        return _window_scores(rows, per_window)
 
+    xa, xb = scores(a), scores(b)
+    iv = paired_bootstrap(xa, xb, items="PTB test windows", names=(a, b), resamples=2000)
+    return {"a": a, "b": b, "gap": iv.estimate, "low": iv.low, "high": iv.high, "seeds": (len(xa), len(xb))}
+
+
+def memories(lm_runs: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
+    """Track B: each chosen (memory, multiple) run's test bits per byte and its difference from the control's
+    (negative: the memory helps), a paired bootstrap over the test windows and, where there are several, the
+    seeds of both (two levels, resampled together)."""
+    chosen = lm_runs[lm_runs["chosen"]]
+    per_window = windows.sort_values("window")["bytes"].to_numpy(float)
     control = chosen[chosen["memory"] == "none"]
     if control.empty:
         raise ValueError("Track B's table needs the control (memory 'none') among the runs")
-    base = bits(control).mean(axis=0)
-    if len(base) != len(per_window):
-        raise ValueError(f"{len(base)} scored windows but bytes for {len(per_window)}")
+    base = _window_scores(control, per_window)
     out = []
     for (memory, multiple), rows in chosen.groupby(["memory", "multiple"], sort=False):
-        x = bits(rows)
+        x = _window_scores(rows, per_window)
         row = {"memory": memory, "multiple": multiple, "memory_params": int(rows["memory_params"].iloc[0]),
                "total_params": int(rows["total_params"].iloc[0]), "learning_rate": rows["learning_rate"].iloc[0],
-               "seeds": len(rows), "test_bpb": float(x.sum(axis=1).mean()) / total,
+               "seeds": len(rows), "test_bpb": float(x.mean()),
                "capped": int((~rows["converged"].astype(bool)).sum())}
         if memory != "none":
-            mean = x.mean(axis=0)
-            iv = paired_bootstrap(metric=lambda idx, a=mean: a[idx].sum() / per_window[idx].sum(),
-                                  metric_b=lambda idx: base[idx].sum() / per_window[idx].sum(),
-                                  n_items=len(base), items="PTB test windows", resamples=2000)
+            iv = paired_bootstrap(x, base, items="PTB test windows", names=(memory, "none"), resamples=2000)
             row.update(vs_control=iv.estimate, low=iv.low, high=iv.high)
         out.append(row)
     return pd.DataFrame(out)
@@ -286,6 +306,23 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
     out["best_memory"] = (f"{best['memory']} at {best['multiple']:g}x the table ({best['vs_control']:+.3f} bits per "
                           "byte against the control)")
     out["memories_helping"] = ", ".join(f"{r['memory']} at {r['multiple']:g}x" for _, r in helped.iterrows()) or "none"
+    order = memory_seeds(lm)
+    out["lm_order"] = (", ".join(f"{r['memory']} ({r['mean']:.3f})" for _, r in order.iterrows())
+                       + f"; seeds per memory: {'/'.join(sorted({str(int(n)) for n in mem['seeds']}))}")
+    pairs = [(a, b) for a, b in _LM_PAIRS if {a, b} <= set(lm["memory"])]
+    gaps = [memory_gap(lm, lm_windows, a, b) for a, b in pairs]
+    out["lm_pairs"] = "; ".join(f"{g['a']} minus {g['b']}: {g['gap']:+.3f} [{g['low']:+.3f}, {g['high']:+.3f}]"
+                                for g in gaps) or "no pair of these memories was trained"
+    spread = seed_spread(runs)
+    out["seed_spread"] = "none" if spread.empty else (
+        f"{spread['spread'].max():.1f} points at most (" + ", ".join(
+            f"{r['family']} on {_SHORT[r['task']]}" for _, r in spread.nlargest(1, "spread").iterrows()) + ")")
+    lp = profile.lm_protocol
+    out["lm_rates"] = (", ".join(f"{r:g}" for r in lp.learning_rates) + f", at most {lp.max_steps:,} steps, "
+                       f"scored every {lp.eval_every:,}, {len(lp.seeds)} seeds")
+    out["sst2_report"] = f"{profile.sst2_report:,}"
+    out["budget_note"] = getattr(profile, "BUDGET_NOTE", "") if profile.budget_minutes > 180 else \
+        f"The {profile.name} profile keeps to three hours."
     col = collision_table(collisions)
     col = col[col["expected"] > 0]
     out["most_colliding"] = "none"

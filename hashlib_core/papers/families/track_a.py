@@ -30,7 +30,7 @@ from hashlib_core.profiles import seed_everything
 from hashlib_core.protocol import Protocol, ProtocolRun, Trained, converge, run_seeds, run_sweep, trained
 
 __all__ = ["TrackA", "RUN_SETTINGS", "run_settings", "Setting", "settings", "skipped", "plan", "sweep_task",
-           "finish_task", "task_deciles", "converged", "majority_shares", "pack", "unpack", "embedding_bytes"]
+           "sweep_families", "finish_task", "task_deciles", "converged", "majority_shares", "pack", "unpack", "embedding_bytes"]
 
 
 #: the settings that change one Track A run's weights (its checkpoint's digest), besides its task's protocol's
@@ -242,17 +242,30 @@ def _typo_ids(res: TrackA, data: TaskData, p: FamiliesProfile) -> list[list[int]
     return encode(res.tokenizer, typo_texts(data.texts[first], p.typo_rate, seed=p.seed), p.max_len)
 
 
-def sweep_task(ctx: RunContext, task: str) -> dict[str, pd.DataFrame]:
-    """The first stage of ``task``: every family's reference setting at every learning rate with the first seed;
-    ``chosen`` marks each family's best rate on the selection split (the protocol's tie rule). Returns ``runs`` and
-    ``curves``."""
+def sweep_families(profile: FamiliesProfile, part: str) -> list[str]:
+    """The families one part of the sweep runs: ``"claimed"``, the seeded families (the ones the claims compare,
+    swept first: the headline gets the budget first), or all of them when every family is seeded; ``"rest"``, the
+    others."""
+    claimed = [f for f in profile.families if not profile.seeded_families or f in profile.seeded_families]
+    if part == "claimed":
+        return claimed
+    if part == "rest":
+        return [f for f in profile.families if f not in claimed]
+    raise ValueError(f"part must be 'claimed' or 'rest', got {part!r}")
+
+
+def sweep_task(ctx: RunContext, task: str, part: str = "claimed") -> dict[str, pd.DataFrame]:
+    """The first stage of ``task`` for one part of the families (:func:`sweep_families`): each family's reference
+    setting at every learning rate with the first seed; ``chosen`` marks each family's best rate on the selection
+    split (the protocol's tie rule). Returns ``runs`` and ``curves``."""
     res: TrackA = ctx.resources
     p = ctx.profile
     data = res.task(task)
     typo_ids = _typo_ids(res, data, p)
     protocol = p.protocol(task)
+    families = set(sweep_families(p, part))
     rows, curves = [], []
-    for s, _, _ in [x for x in plan(p, len(res.vocab), task) if x[1]]:
+    for s, _, _ in [x for x in plan(p, len(res.vocab), task) if x[1] and x[0].family in families]:
         r, c = _rows(run_sweep(protocol, _train_one(ctx, res, data, s, typo_ids)).runs)
         rows += r
         curves += c
