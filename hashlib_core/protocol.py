@@ -28,8 +28,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Protocol", "Trained", "ProtocolRun", "ProtocolOutcome", "choose_rate", "run_protocol", "converge",
-           "trained", "TIES"]
+__all__ = ["Protocol", "Trained", "ProtocolRun", "ProtocolOutcome", "choose_rate", "run_protocol", "run_sweep",
+           "run_seeds", "converge", "trained", "TIES"]
 
 #: tie rules between learning rates whose selection scores are equal: the smaller rate (the encoder chapters'
 #: rule) or the larger one
@@ -96,6 +96,17 @@ class Protocol:
     def settings(self) -> dict[str, Any]:
         """Every setting as plain JSON values (what a result's digest records)."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    def train_config(self, learning_rate: float, seed: int, *, warmup_steps: int | None = None,
+                     scheduler: str = "linear", weight_decay: float = 0.01) -> Any:
+        """The :class:`~hashlib_core.training.TrainConfig` of one run: the schedule spans the cap, warm-up
+        ``min(100, cap // 10)`` steps unless given, a training-loss log five times per scoring interval."""
+        from hashlib_core.training import TrainConfig
+
+        warmup = min(100, self.max_steps // 10) if warmup_steps is None else warmup_steps
+        return TrainConfig(max_steps=self.max_steps, learning_rate=learning_rate, warmup_steps=warmup,
+                           scheduler=scheduler, weight_decay=weight_decay, log_every=max(1, self.eval_every // 5),
+                           seed=seed)
 
     def touches(self, other: "Protocol") -> list[str]:
         """The settings in which ``other`` differs from this protocol (what makes a result stale)."""
@@ -183,13 +194,10 @@ def choose_rate(scores: Mapping[float, float], tie: str = "smaller") -> float:
     return max(finite, key=lambda r: (finite[r], sign * r))
 
 
-def run_protocol(protocol: Protocol, train_one: Callable[[float, int], Trained],
-                 log: Callable[[str], None] | None = None) -> ProtocolOutcome:
-    """Apply ``protocol`` to ``train_one(learning_rate, seed)``: the sweep with the first seed, the choice on the
-    selection split, the other seeds at the chosen rate; every run's report items checked to cover exactly the
-    report splits (never the selection split)."""
-    first, *others = protocol.seeds
-
+def _checked(protocol: Protocol, train_one: Callable[[float, int], Trained],
+             log: Callable[[str], None] | None) -> Callable[[float, int], Trained]:
+    """``train_one`` whose result is checked: a :class:`Trained` scoring exactly the report splits, each on at least
+    one item, and never the selection split."""
     def one(rate: float, seed: int) -> Trained:
         if log is not None:
             log(f"lr {rate:g}, seed {seed}")
@@ -207,30 +215,58 @@ def run_protocol(protocol: Protocol, train_one: Callable[[float, int], Trained],
         if any(n == 0 for n in lengths.values()):
             raise ValueError(f"a report split scored no items: {lengths}")
         return trained
+    return one
 
+
+def run_sweep(protocol: Protocol, train_one: Callable[[float, int], Trained],
+              log: Callable[[str], None] | None = None) -> ProtocolOutcome:
+    """The protocol's first stage: every rate with the first seed, and the rate chosen on the selection split (the
+    run at it is marked chosen). :func:`run_seeds` adds the other seeds; :func:`run_protocol` does both."""
+    one = _checked(protocol, train_one, log)
+    first = protocol.seeds[0]
     sweep = {rate: one(rate, first) for rate in protocol.learning_rates}
     rate = choose_rate({r: t.selection_score for r, t in sweep.items()}, protocol.tie)
-    runs = [ProtocolRun(r, first, swept=True, chosen=r == rate, trained=t) for r, t in sweep.items()]
-    runs += [ProtocolRun(rate, seed, swept=False, chosen=True, trained=one(rate, seed)) for seed in others]
-    return ProtocolOutcome(protocol, rate, runs)
+    return ProtocolOutcome(protocol, rate, [ProtocolRun(r, first, swept=True, chosen=r == rate, trained=t)
+                                            for r, t in sweep.items()])
+
+
+def run_seeds(protocol: Protocol, rate: float, train_one: Callable[[float, int], Trained],
+              seeds: Sequence[int] | None = None, log: Callable[[str], None] | None = None) -> list[ProtocolRun]:
+    """The second stage: ``seeds`` (default: every seed of the protocol but the first, which the sweep ran) at the
+    chosen ``rate``, one chosen run each. A model that is not swept itself (a smaller budget of a swept family)
+    takes its family's rate and every seed it runs here."""
+    one = _checked(protocol, train_one, log)
+    todo = list(protocol.seeds[1:] if seeds is None else seeds)
+    return [ProtocolRun(float(rate), seed, swept=False, chosen=True, trained=one(float(rate), seed)) for seed in todo]
+
+
+def run_protocol(protocol: Protocol, train_one: Callable[[float, int], Trained],
+                 log: Callable[[str], None] | None = None) -> ProtocolOutcome:
+    """Apply ``protocol`` to ``train_one(learning_rate, seed)``: the sweep with the first seed, the choice on the
+    selection split, the other seeds at the chosen rate; every run's report items checked to cover exactly the
+    report splits (never the selection split)."""
+    outcome = run_sweep(protocol, train_one, log)
+    outcome.runs += run_seeds(protocol, outcome.chosen_rate, train_one, log=log)
+    return outcome
 
 
 def converge(model: Any, loader: Any, score: Callable[[Any], float], protocol: Protocol, *, learning_rate: float,
-             seed: int, output_dir: str | Path | None = None, warmup_steps: int | None = None,
-             scheduler: str = "linear", weight_decay: float = 0.01, device: Any = None,
+             seed: int, output_dir: str | Path | None = None, config: Any = None, device: Any = None,
              progress: bool = False) -> Any:
     """Train ``model`` to convergence under ``protocol``: ``score`` (the selection split, higher is better) every
     ``eval_every`` steps, stopping after ``patience`` evaluations without improvement or at ``max_steps``, the best
     weights loaded (:func:`hashlib_core.early_stopping.train_until_converged`, with its restore from
-    ``output_dir``). Returns its :class:`~hashlib_core.early_stopping.ConvergedRun`; :func:`trained` turns it and
-    the report items into a :class:`Trained`."""
+    ``output_dir``). ``config``: the run's :class:`~hashlib_core.training.TrainConfig` when the caller built it
+    (:meth:`Protocol.train_config`; its cap must be the protocol's), else the protocol's default for the rate and
+    seed. Returns its :class:`~hashlib_core.early_stopping.ConvergedRun`; :func:`trained` turns it and the report
+    items into a :class:`Trained`."""
     from hashlib_core.early_stopping import train_until_converged
-    from hashlib_core.training import TrainConfig
 
-    warmup = min(100, protocol.max_steps // 10) if warmup_steps is None else warmup_steps
-    config = TrainConfig(max_steps=protocol.max_steps, learning_rate=learning_rate, warmup_steps=warmup,
-                         scheduler=scheduler, weight_decay=weight_decay,
-                         log_every=max(1, protocol.eval_every // 5), seed=seed)
+    config = protocol.train_config(learning_rate, seed) if config is None else config
+    if config.max_steps != protocol.max_steps or config.learning_rate != learning_rate or config.seed != seed:
+        raise ValueError(f"converge: the config (cap {config.max_steps}, rate {config.learning_rate:g}, seed "
+                         f"{config.seed}) is not this run's (cap {protocol.max_steps}, rate {learning_rate:g}, seed "
+                         f"{seed}); build it with protocol.train_config")
     return train_until_converged(model, loader, config, score, every=protocol.eval_every,
                                  patience=protocol.patience, output_dir=output_dir, device=device, progress=progress)
 

@@ -37,7 +37,8 @@ import torch
 from torch import nn
 
 __all__ = ["BLT_PRIMES", "blt_ngram_hashes", "BLTHashNgramEmbedding", "over_encoding_ids", "OverEncodingEmbedding",
-           "bigram_hash_ids", "BigramHashEmbedding", "canonical_ids", "engram_key", "primes_above", "engram_mix", "EngramMemory"]
+           "bigram_hash_ids", "BigramHashEmbedding", "ResidualBigramEmbedding", "canonical_ids", "engram_key",
+           "primes_above", "engram_mix", "EngramMemory"]
 
 #: BLT's hash multipliers (``primes`` in ``bytelatent/model/blt.py``)
 BLT_PRIMES = (1000000007, 5915587277, 1500450271, 3267000013, 5754853343, 4093082899, 9576890767, 3628273133,
@@ -194,6 +195,29 @@ class BigramHashEmbedding(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.scale * self.projection(self.table(bigram_hash_ids(ids, self.buckets)))
+
+
+class ResidualBigramEmbedding(nn.Module):
+    """The bigram table in the form of the public speedruns (KellerJordan/modded-nanogpt, record
+    2026-01-19_BigramHashEmbedding): a ``B x d`` table at the model's full width, **zero** at start, indexed by
+    :func:`bigram_hash_ids`, and added to the residual stream before **every** block ``i`` with its own learned
+    scale ``lambdas[i]`` (0.1 at start). :meth:`forward` returns the looked-up rows; the model adds
+    ``lambdas[i] * rows`` before block ``i``. Parameters: ``B d + layers``."""
+
+    def __init__(self, embedding_dim: int, buckets: int, layers: int) -> None:
+        super().__init__()
+        owner = "ResidualBigramEmbedding"
+        self.embedding_dim = _positive(owner, "embedding_dim", embedding_dim)
+        self.buckets = _positive(owner, "buckets", buckets)
+        self.table = nn.Embedding(buckets, embedding_dim)
+        nn.init.zeros_(self.table.weight)
+        self.lambdas = nn.Parameter(torch.full((_positive(owner, "layers", layers),), 0.1))
+
+    def embedding_parameter_count(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.table(bigram_hash_ids(ids, self.buckets))
 
 
 _ENGRAM_SPACES = re.compile(r"[ \t\r\n]+")

@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from hashlib_core.protocol import Protocol, Trained, choose_rate, converge, run_protocol, trained
+from hashlib_core.protocol import (Protocol, Trained, choose_rate, converge, run_protocol, run_seeds, run_sweep,
+                                   trained)
 
 
 def _protocol(**kw) -> Protocol:
@@ -114,14 +115,49 @@ def _loader():
 def test_converge_stops_on_the_selection_score_and_flags_a_run_still_improving_at_its_cap():
     # a score that keeps rising: the run reaches its cap while improving
     model = _Line()
-    run = converge(model, _loader(), lambda m: float(m.w.detach()), _protocol(max_steps=30, eval_every=10),
-                   learning_rate=0.05, seed=0, scheduler="constant", warmup_steps=0)
+    proto = _protocol(max_steps=30, eval_every=10)
+    run = converge(model, _loader(), lambda m: float(m.w.detach()), proto, learning_rate=0.05, seed=0,
+                   config=proto.train_config(0.05, 0, scheduler="constant", warmup_steps=0))
     done = trained(run, {"test": [1, 0, 1]})
     assert done.at_cap and done.steps == 30 and done.best_step == 30
     assert done.items["test"].tolist() == [1.0, 0.0, 1.0] and done.extra["max_steps"] == 30
     # a score that peaks early: patience stops the run before its cap, not flagged
     seen = iter([0.1, 0.9, 0.5, 0.4, 0.3, 0.2])
-    early = converge(_Line(), _loader(), lambda m: next(seen), _protocol(max_steps=60, eval_every=10, patience=2),
-                     learning_rate=0.05, seed=0, scheduler="constant", warmup_steps=0)
+    proto = _protocol(max_steps=60, eval_every=10, patience=2)
+    early = converge(_Line(), _loader(), lambda m: next(seen), proto, learning_rate=0.05, seed=0,
+                     config=proto.train_config(0.05, 0, scheduler="constant", warmup_steps=0))
     flagged = trained(early, {"test": [1]})
     assert not flagged.at_cap and flagged.best_step == 20 and flagged.steps == 40
+
+
+def test_converge_refuses_a_config_that_is_not_the_runs():
+    proto = _protocol(max_steps=30, eval_every=10)
+    with pytest.raises(ValueError, match="build it with protocol.train_config"):
+        converge(_Line(), _loader(), lambda m: 0.0, proto, learning_rate=0.05, seed=0,
+                 config=proto.override(max_steps=20).train_config(0.05, 0))
+    with pytest.raises(ValueError, match="not this run's"):
+        converge(_Line(), _loader(), lambda m: 0.0, proto, learning_rate=0.05, seed=1,
+                 config=proto.train_config(0.05, 0))
+
+
+def test_the_sweep_and_the_seeds_run_apart_as_run_protocol_runs_them_together():
+    calls = []
+
+    def train_one(rate, seed):
+        calls.append((rate, seed))
+        return Trained(selection_score={1e-3: 0.5, 3e-3: 0.7}[rate], best_step=10, steps=20, at_cap=False,
+                       items={"test": np.ones(3)})
+
+    proto = _protocol(learning_rates=(1e-3, 3e-3), seeds=(0, 1, 2))
+    swept = run_sweep(proto, train_one)
+    assert calls == [(1e-3, 0), (3e-3, 0)] and swept.chosen_rate == 3e-3
+    assert [(r.learning_rate, r.swept, r.chosen) for r in swept.runs] == [(1e-3, True, False), (3e-3, True, True)]
+    calls.clear()
+    more = run_seeds(proto, swept.chosen_rate, train_one)
+    assert calls == [(3e-3, 1), (3e-3, 2)] and all(r.chosen and not r.swept for r in more)
+    calls.clear()
+    assert [r.seed for r in run_seeds(proto, 1e-3, train_one, seeds=[0])] == [0] and calls == [(1e-3, 0)]
+    calls.clear()
+    whole = run_protocol(proto, train_one)
+    assert calls == [(1e-3, 0), (3e-3, 0), (3e-3, 1), (3e-3, 2)]
+    assert [(r.learning_rate, r.seed) for r in whole.chosen()] == [(3e-3, 0), (3e-3, 1), (3e-3, 2)]
