@@ -88,6 +88,25 @@ def test_the_bigram_memory_starts_silent_and_learns():
     assert big.projection.weight.abs().sum() > 0 and losses[-1] < losses[0]
 
 
+def test_the_residual_bigram_is_a_zero_full_width_table_with_one_scale_per_block():
+    """The speedrun form (modded-nanogpt's BigramHashEmbedding record): B x d rows at zero, indexed by the bigram
+    hash, and a scale per block starting at 0.1; B d + layers parameters; it learns from its first step."""
+    res = memories.ResidualBigramEmbedding(16, buckets=64, layers=3)
+    assert res.embedding_parameter_count() == 64 * 16 + 3
+    assert res.lambdas.tolist() == pytest.approx([0.1, 0.1, 0.1])
+    assert torch.equal(res(IDS), torch.zeros(2, 5, 16))
+    with torch.no_grad():
+        res.table.weight.copy_(torch.arange(64 * 16, dtype=torch.float32).view(64, 16))
+    torch.testing.assert_close(res(IDS), res.table.weight[memories.bigram_hash_ids(IDS, 64)])
+    with torch.no_grad():
+        res.table.weight.zero_()
+    loss = ((res.lambdas[0] * res(IDS) - 1.0) ** 2).mean()
+    loss.backward()
+    assert res.table.weight.grad.abs().sum() > 0          # zero rows, a non-zero scale: the rows move at once
+    with pytest.raises(ValueError, match="layers"):
+        memories.ResidualBigramEmbedding(16, buckets=64, layers=0)
+
+
 def test_bad_input_is_refused():
     with pytest.raises(TypeError, match=r"\(batch, length\)"):
         memories.blt_ngram_hashes(torch.tensor([1, 2]), 3)
