@@ -71,7 +71,8 @@ from hashlib_core.data.loaders_tasks import (
     load_wordpiece_vocab,
     wordpiece_vocab_path,
 )
-from hashlib_core.data.loaders_text import load_card660, load_glue, load_ptb, load_stanford_rw, load_wikitext2
+from hashlib_core.data.loaders_text import (load_card660, load_enwiki2015, load_glue, load_ptb, load_stanford_rw,
+                                            load_wikitext2)
 from hashlib_core.data.lookup import (
     CACHE_DIR_ENV,
     DATA_DIR_ENV,
@@ -94,8 +95,8 @@ __all__ = [
     "DataError", "DatasetUnavailableError", "ChecksumMismatchError", "DataFormatError",
     "manifest", "list_datasets", "list_configs", "data_dir", "cache_dir", "downloads_enabled", "fetch_bytes",
     "dataset_path", "manifest_markdown_table", "load",
-    "load_glue", "load_wikitext2", "load_ptb", "load_card660", "load_stanford_rw", "load_atis", "load_snips",
-    "load_mtop_xsemplr", "load_mtop", "load_massive", "load_pnlp_mixer_labels", "load_wordpiece_vocab",
+    "load_glue", "load_wikitext2", "load_ptb", "load_enwiki2015", "load_card660", "load_stanford_rw", "load_atis",
+    "load_snips", "load_mtop_xsemplr", "load_mtop", "load_massive", "load_pnlp_mixer_labels", "load_wordpiece_vocab",
     "wordpiece_vocab_path", "load_wn18rr", "load_fb15k237", "load_lastfm", "load_lastfm_artists", "load_sessions",
     "load_gowalla", "load_wikispeedia", "load_ud_pud", "UPOS_TAGS",
 ]
@@ -106,6 +107,7 @@ _LOADERS: dict[str, Callable[..., Any]] = {
     "glue": load_glue,
     "wikitext2": load_wikitext2,
     "ptb": load_ptb,
+    "enwiki2015": load_enwiki2015,
     "card660": load_card660,
     "stanford_rw": load_stanford_rw,
     "atis": load_atis,

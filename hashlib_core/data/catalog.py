@@ -70,6 +70,9 @@ def _validate_manifest(data: Any, path: Path) -> None:
             if not isinstance(spec.get("staged", True), bool):
                 fail(f"dataset {name!r} file {file!r}: 'staged' must be true or false (false: not in the staged "
                      "mirror, read from the cache or downloaded)")
+            if "assembled" in spec and not (isinstance(spec["assembled"], str) and spec["assembled"].strip()):
+                fail(f"dataset {name!r} file {file!r}: 'assembled' must say how the file was built from its "
+                     "sources (a file no single URL serves)")
             if "compression" in spec and spec["compression"] not in COMPRESSIONS:
                 fail(f"dataset {name!r} file {file!r}: 'compression' is {spec['compression']!r}; use one of "
                      f"{list(COMPRESSIONS)}, or drop the key for an uncompressed file")

@@ -173,6 +173,43 @@ def load_ptb(*, verify: bool = True) -> DatasetDict:
     return _line_splits("ptb", verify)
 
 
+def load_enwiki2015(*, verify: bool = True) -> Dataset:
+    """English Wikipedia (2015 dump, the first 100 WikiExtractor files): one row per text line of an article.
+
+    The ``<doc ...>`` and ``</doc>`` tag lines and the blank lines are dropped; each row keeps its line (``text``:
+    the article's title line, its section headings and one paragraph per line, as WikiExtractor wrote them) and
+    its article's ``doc_id`` and ``title`` (from the tag line), so that a held-out part can be cut by article. A
+    line outside any article, or a tag line that does not parse, is a :class:`DataFormatError`.
+    """
+    import re
+
+    name, file = "enwiki2015", _config("enwiki2015", "default")["table"]["file"]
+    tag = re.compile(r'<doc id="(\d+)" url="[^"]*" title="(.*)">$')
+    ids: list[int] = []
+    titles: list[str] = []
+    texts: list[str] = []
+    current: tuple[int, str] | None = None
+    for number, line in enumerate(_split_lines(_read_compressed_text(name, file, verify)), start=1):
+        if line.startswith("<doc "):
+            match = tag.match(line)
+            if match is None or current is not None:
+                raise DataFormatError(f"dataset {name!r} file {file!r} line {number}: "
+                                      f"{'an unparsable' if match is None else 'a nested'} article tag {line[:80]!r}")
+            current = (int(match.group(1)), match.group(2))
+        elif line == "</doc>":
+            if current is None:
+                raise DataFormatError(f"dataset {name!r} file {file!r} line {number}: '</doc>' outside an article")
+            current = None
+        elif line.strip():
+            if current is None:
+                raise DataFormatError(f"dataset {name!r} file {file!r} line {number}: text outside an article")
+            ids.append(current[0])
+            titles.append(current[1])
+            texts.append(line)
+    features = Features({"doc_id": Value("int64"), "title": Value("string"), "text": Value("string")})
+    return _dataset({"doc_id": ids, "title": titles, "text": texts}, features, name)
+
+
 def _line_splits(name: str, verify: bool) -> DatasetDict:
     """A line-per-row text dataset (WikiText-2, Penn Treebank): one ``text`` column per split, each file unzipped
     first when its manifest entry says so."""

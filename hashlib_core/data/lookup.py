@@ -220,6 +220,14 @@ def dataset_path(name: str, file: str, *, verify: bool = True, download: bool = 
     if cached.is_file():
         _check_file(cached, spec, name, file, verify)
         return cached
+    if spec.get("assembled"):
+        raise DatasetUnavailableError(
+            _unavailable_message(name, file, searched, spec["url"],
+                                 f"no single URL serves it: it is {spec['assembled']}",
+                                 "assemble it as the dataset's SOURCE.md describes (the manifest pins its sha256) "
+                                 "and put it in the cache"),
+            dataset=name, file=file, paths=searched, url=spec["url"],
+        )
     blockers = _download_blockers(download)
     if blockers:
         reason = "downloads are disabled by " + " and ".join(blockers)

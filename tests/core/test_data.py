@@ -593,15 +593,17 @@ def test_manifest_files_agree_with_source_md(mirror: Path, name: str) -> None:
     and its artist names are two datasets of one folder), with each file's sha256, size and rows."""
     entry = MANIFEST[name]
     text = _source_md(mirror, name)
-    stated = _md_tables(text, "file")
+    # a row named in parentheses, "(unzipped)", describes the file above it (checked by the loader tests)
+    stated = {f: row for f, row in _md_tables(text, "file").items() if not f.startswith("(")}
     in_folder = {f for other in MANIFEST.values() if other["folder"] == entry["folder"] for f in other["files"]}
     assert set(stated) == in_folder
     for file, spec in entry["files"].items():
-        assert stated[file]["sha256"] == spec["sha256"], file
+        described = spec.get("role") == "documentation" and not re.fullmatch(r"[0-9a-f]{64}", stated[file]["sha256"])
+        assert described or stated[file]["sha256"] == spec["sha256"], file   # a listing SOURCE.md describes
         assert _number(stated[file]["bytes"]) == spec["bytes"], file
         stated_column = _rows_column(stated[file])
-        if "rows" not in spec or stated_column is None:          # rows SOURCE.md does not tabulate: see below
-            continue
+        if "rows" not in spec or stated_column is None or stated_column.strip() in {"-", "–"}:
+            continue                                              # rows SOURCE.md does not tabulate: see below
         if stated_column.strip() == "pickle":                     # records, not lines: the loader test counts them
             assert spec.get("format") == "pickle", file
             continue
@@ -636,6 +638,11 @@ def test_manifest_sources_agree_with_source_md(mirror: Path, name: str) -> None:
     for file, spec in MANIFEST[name]["files"].items():
         url = spec["url"]
         raw = re.fullmatch(r"https://raw\.githubusercontent\.com/([^/]+/[^/]+)/([0-9a-f]{40})/(.+)", url)
+        tree = re.fullmatch(r"https://github\.com/([^/]+/[^/]+)/tree/([0-9a-f]{40})/(.+)", url)
+        if tree is not None:                 # an assembled file: its sources' folder at the pinned commit
+            repository, commit, path = tree.groups()
+            assert spec.get("assembled") and repository in text and commit in text and path in text, file
+            continue
         if raw is None:
             assert url.startswith("https://huggingface.co/google-bert/bert-base-uncased/"), url
             assert "Hugging Face `bert-base-uncased`" in text
@@ -696,6 +703,8 @@ def test_lastfm_artists_name_every_lastfm_artist(mirror: Path, loaded: Callable[
 
 # ------------------------------------------------------------------------------------ loaders
 def _expected_rows(name: str, table: dict[str, Any]) -> int:
+    if "rows" in table:                  # the loader's rows where they are not the file's lines (tag lines dropped)
+        return table["rows"]
     files = MANIFEST[name]["files"]
     if "member" in table:
         return files[table["file"]]["members"][table["member"]]["rows"]
@@ -1033,3 +1042,34 @@ def test_loader_reads_through_the_download_cache(mirror: Path, tmp_path: Path,
     assert data.load_card660()[:3] == card[:3]
     assert len(fetched) == 2
 
+
+
+def test_enwiki2015_drops_the_tag_lines_and_keeps_each_lines_article(mirror: Path) -> None:
+    """SOURCE.md's statements recomputed: the unzipped file's sha256 and line count, 6,514 articles with strictly
+    increasing ids, and the words of the text lines (whitespace-split)."""
+    text = _source_md(mirror, "enwiki2015")
+    unzipped = _md_tables(text, "file")["(unzipped)"]
+    raw = gzip.decompress((mirror / "enwiki2015" / "enwiki-2015-AA.txt.gz").read_bytes())
+    assert hashlib.sha256(raw).hexdigest() == unzipped["sha256"]
+    assert raw.count(b"\n") == _number(unzipped["lines"]) == MANIFEST["enwiki2015"]["files"][
+        "enwiki-2015-AA.txt.gz"]["rows"]
+    wiki = data.load_enwiki2015(verify=False)
+    ids = wiki["doc_id"][:]
+    starts = [ids[0]] + [b for a, b in zip(ids, ids[1:]) if b != a]
+    assert starts == sorted(set(starts)) and len(starts) == _stated(r"([\d,]+) English Wikipedia articles", text)[0]
+    assert sum(len(t.split()) for t in wiki["text"][:]) == _stated(r"\*\*([\d,]+) words\*\*", text)[0]
+    assert not any(t.startswith("<doc") or t == "</doc>" or not t.strip() for t in wiki["text"][:])
+    assert wiki[0]["title"] == "Anarchism" and wiki[0]["text"] == "Anarchism"
+
+
+def test_an_assembled_file_that_is_missing_says_how_it_was_built(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """No single URL serves an assembled file: without a mirror or cache copy the error says what it is built from
+    and how to stage it, and nothing is downloaded."""
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "nothing"))
+    monkeypatch.setenv(data.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv("HASHLIB_OFFLINE", raising=False)
+    monkeypatch.setattr(lookup, "fetch_bytes", lambda *a, **k: pytest.fail("an assembled file is never downloaded"))
+    with pytest.raises(data.DatasetUnavailableError, match="no single URL serves it") as caught:
+        data.dataset_path("enwiki2015", "enwiki-2015-AA.txt.gz")
+    assert "SOURCE.md" in str(caught.value) and "wiki_00" in str(caught.value)
