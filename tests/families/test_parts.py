@@ -520,7 +520,7 @@ def test_eval_limit_scores_a_seeded_sample_of_the_held_out_and_report_items(mirr
     whole, _ = _texts_labels("sst2", 0, 64, 0, report=200)
     assert not set(whole["train"][0]) & (set(whole["heldout"][0]) | set(whole["report"][0]))
     assert whole["report"] == sst["report"] and whole["heldout"] == sst["heldout"]
-    with pytest.raises(ValueError, match="leave no training examples"):
+    with pytest.raises(ValueError, match="leaves none to train on"):
         _texts_labels("sst2", 0, 60000, 0, report=10000)
     assert heldout_size("massive", FamiliesProfile(eval_limit=50)) == 50
     assert heldout_size("massive", FamiliesProfile()) == len(full["validation"][0])

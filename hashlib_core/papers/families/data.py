@@ -5,9 +5,10 @@ read it) and one or more report parts (what the tables print; never read while t
 task's protocol names them (:mod:`hashlib_core.protocol`):
 
 * ``sst2``: GLUE SST-2. Its test labels are not public, and its 872 dev items resolve only gaps of several points,
-  so two parts of the training split (a fixed shuffle) are held out: ``heldout`` (selection) and ``report`` (10,000
-  items in the cpu profile), and the ``dev`` split is a second report. Training items whose text equals a held-out
-  item's are dropped (SST-2's training split repeats some phrases). The training split holds phrases of the
+  so two parts of the training split (a fixed shuffle) are held out (:func:`hashlib_core.glue.held_out_parts`, the
+  GLUE chapters' shared cut): ``heldout`` (selection) and ``report`` (10,000 items in the cpu profile), and the
+  ``dev`` split is a second report. Training items whose text equals a held-out item's are dropped (SST-2's
+  training split repeats some phrases). The training split holds phrases of the
   treebank's sentences as well as whole sentences, so ``report`` scores phrases, ``dev`` whole sentences.
 * ``massive``: MASSIVE 1.1 EN intents (60 classes): ``train`` / ``validation`` / ``test`` as released (validation
   selects, test reports).
@@ -61,26 +62,20 @@ def _sample(part: tuple[list, list], limit: int, seed: int) -> tuple[list, list]
     return [texts[i] for i in keep], [labels[i] for i in keep]
 
 
+def _listed(part: tuple[list, np.ndarray]) -> tuple[list, list]:
+    return list(part[0]), part[1].tolist()
+
+
 def _texts_labels(task: str, train_limit: int, heldout: int, seed: int, eval_limit: int = 0, report: int = 0):
     from hashlib_core.data import load_glue, load_massive
 
     if task == "sst2":
-        glue = load_glue("sst2")
-        train = glue["train"]
-        order = np.random.default_rng(seed).permutation(len(train))
-        if heldout + report + 1 > len(order):
-            raise ValueError(f"sst2: the held-out parts ({heldout} + {report}) leave no training examples of "
-                             f"{len(order)}; lower sst2_heldout or sst2_report")
-        sentences, labels = train["sentence"], train["label"]
+        from hashlib_core.glue import held_out_parts
 
-        def pick(idx):
-            return [sentences[int(i)] for i in idx], [labels[int(i)] for i in idx]
-        held, kept = pick(order[:heldout]), pick(order[heldout:heldout + report])
-        seen = set(held[0]) | set(kept[0])
-        rest = [i for i in order[heldout + report:] if sentences[int(i)] not in seen]
-        take = rest[:train_limit] if train_limit else rest
-        dev = glue["validation"]
-        return {"train": pick(take), "heldout": held, "report": kept,
+        parts = held_out_parts("sst2", heldout, report, train_limit, seed)
+        dev = load_glue("sst2")["validation"]
+        return {"train": _listed(parts["train"]), "heldout": _listed(parts["selection"]),
+                "report": _listed(parts["report"]),
                 "dev": _sample((list(dev["sentence"]), list(dev["label"])), eval_limit, seed)}, 2
     if task == "massive":
         ds = load_massive("en")
