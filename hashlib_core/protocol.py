@@ -3,8 +3,8 @@ splits that chose nothing.
 
 A :class:`Protocol` is the part of a profile that says how a model is tuned and stopped: the learning rates swept,
 the seeds, the patience of early stopping and the step cap, how often the selection split is scored, which split
-selects (the learning rate, the stopping step) and which splits are reported, and the tie rule between rates that
-score alike. :func:`run_protocol` applies it to any chapter's ``train_one(learning_rate, seed) -> Trained``:
+selects (the learning rate, the stopping step) and which splits are reported, the learning-rate schedule, and the
+tie rule between rates that score alike. :func:`run_protocol` applies it to any chapter's ``train_one(learning_rate, seed) -> Trained``:
 
 1. **sweep**: every rate with the first seed, each run trained to convergence on the selection split
    (:func:`converge`: early stopping, the best weights kept);
@@ -29,11 +29,13 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 __all__ = ["Protocol", "Trained", "ProtocolRun", "ProtocolOutcome", "choose_rate", "run_protocol", "run_sweep",
-           "run_seeds", "converge", "trained", "TIES"]
+           "run_seeds", "converge", "trained", "TIES", "SCHEDULES"]
 
 #: tie rules between learning rates whose selection scores are equal: the smaller rate (the encoder chapters'
 #: rule) or the larger one
 TIES = ("smaller", "larger")
+#: the schedules a protocol may use (those of :class:`~hashlib_core.training.TrainConfig` with one cycle)
+SCHEDULES = ("linear", "cosine", "constant", "constant_with_warmup")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,10 @@ class Protocol:
     report_on: tuple[str, ...] = ("test",)
     #: which rate wins a tie of selection scores (:data:`TIES`)
     tie: str = "smaller"
+    #: the learning-rate schedule (:class:`~hashlib_core.training.TrainConfig`'s): ``"linear"`` decays to zero at
+    #: the cap, so the cap shapes every run; ``"constant_with_warmup"`` holds the rate after the warm-up, so a run
+    #: stops on its own plateau and a higher cap changes only the runs that reach it
+    schedule: str = "linear"
 
     def __post_init__(self) -> None:
         rates = tuple(self.learning_rates)
@@ -81,6 +87,8 @@ class Protocol:
                              f"that chose the rate or the stopping step cannot report it. Hold out another split")
         if self.tie not in TIES:
             raise ValueError(f"protocol.tie must be one of {TIES}, got {self.tie!r}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"protocol.schedule must be one of {SCHEDULES}, got {self.schedule!r}")
         object.__setattr__(self, "learning_rates", tuple(float(r) for r in rates))
         object.__setattr__(self, "seeds", seeds)
         object.__setattr__(self, "report_on", report)
@@ -98,15 +106,16 @@ class Protocol:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
     def train_config(self, learning_rate: float, seed: int, *, warmup_steps: int | None = None,
-                     scheduler: str = "linear", weight_decay: float = 0.01) -> Any:
-        """The :class:`~hashlib_core.training.TrainConfig` of one run: the schedule spans the cap, warm-up
-        ``min(100, cap // 10)`` steps unless given, a training-loss log five times per scoring interval."""
+                     scheduler: str | None = None, weight_decay: float = 0.01) -> Any:
+        """The :class:`~hashlib_core.training.TrainConfig` of one run: the protocol's schedule (or ``scheduler``)
+        over the cap, warm-up ``min(100, cap // 10)`` steps unless given, a training-loss log five times per
+        scoring interval."""
         from hashlib_core.training import TrainConfig
 
         warmup = min(100, self.max_steps // 10) if warmup_steps is None else warmup_steps
         return TrainConfig(max_steps=self.max_steps, learning_rate=learning_rate, warmup_steps=warmup,
-                           scheduler=scheduler, weight_decay=weight_decay, log_every=max(1, self.eval_every // 5),
-                           seed=seed)
+                           scheduler=scheduler or self.schedule, weight_decay=weight_decay,
+                           log_every=max(1, self.eval_every // 5), seed=seed)
 
     def touches(self, other: "Protocol") -> list[str]:
         """The settings in which ``other`` differs from this protocol (what makes a result stale)."""

@@ -161,3 +161,16 @@ def test_the_sweep_and_the_seeds_run_apart_as_run_protocol_runs_them_together():
     whole = run_protocol(proto, train_one)
     assert calls == [(1e-3, 0), (3e-3, 0), (3e-3, 1), (3e-3, 2)]
     assert [(r.learning_rate, r.seed) for r in whole.chosen()] == [(3e-3, 0), (3e-3, 1), (3e-3, 2)]
+
+
+def test_the_schedule_is_a_protocol_setting_that_reaches_every_runs_config():
+    proto = _protocol(max_steps=200, eval_every=10)
+    assert proto.schedule == "linear" and proto.train_config(1e-3, 0).scheduler == "linear"
+    flat = proto.override(schedule="constant_with_warmup")
+    config = flat.train_config(1e-3, 2)
+    assert (config.scheduler, config.warmup_steps, config.max_steps, config.seed) == ("constant_with_warmup", 20,
+                                                                                        200, 2)
+    assert flat.train_config(1e-3, 0, scheduler="cosine").scheduler == "cosine"
+    assert proto.touches(flat) == ["schedule"]
+    with pytest.raises(ValueError, match="protocol.schedule must be one of"):
+        proto.override(schedule="cosine_with_restarts")
