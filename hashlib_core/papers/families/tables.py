@@ -321,6 +321,8 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
     out["lm_rates"] = (", ".join(f"{r:g}" for r in lp.learning_rates) + f", at most {lp.max_steps:,} steps, "
                        f"scored every {lp.eval_every:,}, {len(lp.seeds)} seeds")
     out["sst2_report"] = f"{profile.sst2_report:,}"
+    out["schedule"] = "; ".join(f"{_SHORT.get(t, 'PTB')}: {p.schedule.replace('_', ' ')}"
+                                for t, p in {**protocols, "lm": lp}.items())
     out["budget_note"] = getattr(profile, "BUDGET_NOTE", "") if profile.budget_minutes > 180 else \
         f"The {profile.name} profile keeps to three hours."
     col = collision_table(collisions)

@@ -39,7 +39,7 @@ __all__ = ["TrackA", "RUN_SETTINGS", "run_settings", "Setting", "settings", "ski
 RUN_SETTINGS = ("layers", "hidden", "heads", "intermediate", "max_len", "train_limit", "sst2_heldout", "sst2_report",
                 "eval_limit", "batch", "length_group", "seed")
 #: the protocol settings that change a run's weights (the rate and the seed are in the run's own digest)
-_PROTOCOL_WEIGHTS = ("max_steps", "patience", "eval_every", "select_on")
+_PROTOCOL_WEIGHTS = ("max_steps", "patience", "eval_every", "select_on", "schedule")
 
 
 def run_settings(task: str) -> tuple[str, ...]:
