@@ -4,7 +4,8 @@ splits that chose nothing.
 A :class:`Protocol` is the part of a profile that says how a model is tuned and stopped: the learning rates swept,
 the seeds, the patience of early stopping and the step cap, how often the selection split is scored, which split
 selects (the learning rate, the stopping step) and which splits are reported, the learning-rate schedule, and the
-tie rule between rates that score alike. :func:`run_protocol` applies it to any chapter's ``train_one(learning_rate, seed) -> Trained``:
+tie rule between rates that score alike. :func:`run_protocol` applies it to any chapter's
+``train_one(learning_rate, seed) -> Trained``:
 
 1. **sweep**: every rate with the first seed, each run trained to convergence on the selection split
    (:func:`converge`: early stopping, the best weights kept);
