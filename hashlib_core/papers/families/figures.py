@@ -12,7 +12,8 @@ from hashlib_core.papers.families.tables import pareto_front
 __all__ = ["quality_against", "deciles_figure", "memories_figure", "STYLE"]
 
 _MARKERS = "os^vD<>pP*XhH8d"
-_TASK_TITLE = {"sst2": "SST-2 (accuracy on its report part, held out of train)", "massive": "MASSIVE EN intents (test accuracy)"}
+_TASK_TITLE = {"sst2": "SST-2 (accuracy on its report part, held out of train)",
+               "massive": "MASSIVE EN intents (test accuracy)"}
 _COST_LABEL = {"emb_params": "stored embedding parameters (log scale)",
                "stored_bytes": "bytes: int8 + zlib + lookup structures (log scale)",
                "tokens_per_s": "forward tokens per second, one CPU thread (log scale)"}

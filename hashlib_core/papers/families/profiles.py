@@ -180,14 +180,16 @@ PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
         lm_protocol=LM_PROTOCOL.override(learning_rates=(3e-3,), seeds=(0,), eval_every=4, max_steps=8),
         lm_validation_windows=16, bench_batch=4, bench_length=8, bench_repeats=1),
     # two CPU cores, up to five hours (the chapter's page says why): each task's sweep at the sweep budget, the
-    # smallest budget at the chosen rate (the quarter budget is the small profile's), three seeds for the families the claims read (and the full table) where they read
+    # smallest budget at the chosen rate (the quarter budget is the small profile's), three seeds for the families
+    # the claims read (and the full table) where they read
     # them; caps high enough that the chosen runs stop early; every training example but the held-out parts; Track B
     # three seeds at one added budget (the table's size) and two rates (the two the shorter runs chose), for the
     # memories the speedrun finding compares (BLT and over-encoding: the small profile), 64 wide (the 4,096-way
     # softmax dominates a step on two cores). Every rate is held after its warm-up: a run stops on its own plateau
     # and the caps are safety nets
     cpu=FamiliesProfile(
-        name="cpu", budget_minutes=300.0, budgets=(0.0625, 0.016), max_len=40, seeded_families=_CLAIMED, seeded_smallest=("md5-emb",),
+        name="cpu", budget_minutes=300.0, budgets=(0.0625, 0.016), max_len=40, seeded_families=_CLAIMED,
+        seeded_smallest=("md5-emb",),
         lm_hidden=64, lm_batch=16, lm_validation_windows=200, memory_multiples=(1.0,),
         memories=("none", "engram", "bigram", "bigram-residual"),
         lm_protocol=LM_PROTOCOL.override(learning_rates=(3e-3, 1e-2))),

@@ -20,7 +20,8 @@ from hashlib_core.papers.families.data import TASKS
 from hashlib_core.papers.families.track_b import unpack_floats
 
 __all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
-           "memories", "memory_gap", "seed_spread", "memory_seeds", "catalogue", "memory_catalogue", "not_built", "untrained", "stuck", "quoted"]
+           "memories", "memory_gap", "seed_spread", "memory_seeds", "catalogue", "memory_catalogue", "not_built",
+           "untrained", "stuck", "quoted"]
 
 _SHORT = {"sst2": "SST-2", "massive": "MASSIVE EN"}
 #: Track B's pairs the page reads (the published small-scale finding: a plain bigram table beats a gated memory)

@@ -30,7 +30,8 @@ from hashlib_core.profiles import seed_everything
 from hashlib_core.protocol import Protocol, ProtocolRun, Trained, converge, run_seeds, run_sweep, trained
 
 __all__ = ["TrackA", "RUN_SETTINGS", "run_settings", "Setting", "settings", "skipped", "plan", "sweep_task",
-           "sweep_families", "finish_task", "task_deciles", "converged", "majority_shares", "pack", "unpack", "embedding_bytes"]
+           "sweep_families", "finish_task", "task_deciles", "converged", "majority_shares", "pack", "unpack",
+           "embedding_bytes"]
 
 
 #: the settings that change one Track A run's weights (its checkpoint's digest), besides its task's protocol's
