@@ -3,7 +3,8 @@
 * :func:`wikitext_lines`: the staged WikiText-2 text as non-empty lines, headings (``= ... =``) dropped;
   :func:`ptb_lines`: a Penn Treebank split's sentences;
 * :func:`corpus_lines`: the lines of a pre-training corpus a profile names (:data:`CORPUS_NAMES`: WikiText-2's
-  validation split, Penn Treebank's train split, or both);
+  validation split, Penn Treebank's train split, or both; 16.25M words of 2015 English Wikipedia, less every
+  hundredth article, which ``enwiki2015-heldout`` holds for measuring a pre-trained model on text it never saw);
 * :class:`Sequences`: fixed-length windows of a token stream, as a ``Dataset`` of ``int64`` rows;
 * :func:`with_specials`: ``<s>`` and ``</s>`` (or another pair of special ids) around each row;
 * :func:`pretraining_flatness`: whether a loss curve had flattened (the share of its decrease in its second half);
@@ -13,6 +14,7 @@
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -23,12 +25,15 @@ import torch
 
 from hashlib_core.bpe import BOS_ID, EOS_ID
 
-__all__ = ["CORPUS_NAMES", "wikitext_lines", "ptb_lines", "corpus_lines", "Sequences", "with_specials", "pretraining_flatness",
-           "MLMObjective"]
+__all__ = ["CORPUS_NAMES", "ENWIKI_HELDOUT_EVERY", "wikitext_lines", "ptb_lines", "corpus_lines", "Sequences",
+           "with_specials", "pretraining_flatness", "MLMObjective"]
 
 
 #: the pre-training corpora a profile can name; ``a+b`` is corpus ``a``'s lines, then ``b``'s
-CORPUS_NAMES = ("wikitext2-validation", "ptb-train", "ptb-train+wikitext2-validation")
+CORPUS_NAMES = ("wikitext2-validation", "ptb-train", "ptb-train+wikitext2-validation", "enwiki2015",
+                "enwiki2015-heldout")
+#: every this-many-th article of the Wikipedia corpus (its last of each run of this many) is held out
+ENWIKI_HELDOUT_EVERY = 100
 
 
 def _wikitext_stream(split: str) -> Iterator[str]:
@@ -51,9 +56,34 @@ def _ptb_stream(split: str) -> Iterator[str]:
             yield line
 
 
+@functools.lru_cache(maxsize=1)
+def _enwiki_columns() -> tuple[list[int], list[str]]:
+    """The Wikipedia corpus's article ids and text lines, read once per process."""
+    from hashlib_core.data import load_enwiki2015
+
+    wiki = load_enwiki2015()
+    return wiki["doc_id"][:], wiki["text"][:]
+
+
+def _enwiki_stream(heldout: bool) -> Iterator[str]:
+    """Stripped text lines of the Wikipedia corpus (:func:`hashlib_core.data.load_enwiki2015`: tag and blank lines
+    already dropped), article by article: every :data:`ENWIKI_HELDOUT_EVERY`-th article only (``heldout``), or
+    every other one."""
+    article, previous = -1, None
+    for doc_id, line in zip(*_enwiki_columns()):
+        if doc_id != previous:
+            article, previous = article + 1, doc_id
+        if (article % ENWIKI_HELDOUT_EVERY == ENWIKI_HELDOUT_EVERY - 1) == heldout:
+            line = line.strip()
+            if line:
+                yield line
+
+
 _CORPUS_PARTS: dict[str, Callable[[], Iterator[str]]] = {
     "wikitext2-validation": lambda: _wikitext_stream("validation"),
     "ptb-train": lambda: _ptb_stream("train"),
+    "enwiki2015": lambda: _enwiki_stream(heldout=False),
+    "enwiki2015-heldout": lambda: _enwiki_stream(heldout=True),
 }
 
 
@@ -84,7 +114,8 @@ def corpus_lines(name: str, max_words: int = 0) -> list[str]:
 
     ``"wikitext2-validation"``: WikiText-2's validation split without its headings (as :func:`wikitext_lines`);
     ``"ptb-train"``: Penn Treebank's train split, a sentence per line; ``"ptb-train+wikitext2-validation"``: the
-    PTB lines, then the WikiText-2 lines. With ``max_words > 0`` the list ends with the line that brings the
+    PTB lines, then the WikiText-2 lines; ``"enwiki2015"``: the Wikipedia articles' text lines (titles, headings,
+    paragraphs) but every :data:`ENWIKI_HELDOUT_EVERY`-th article's, which ``"enwiki2015-heldout"`` holds. With ``max_words > 0`` the list ends with the line that brings the
     (whitespace-split) word count to ``max_words`` or beyond; later corpora are then not read at all.
     """
     if not isinstance(name, str):

@@ -802,7 +802,16 @@ def test_corpus_lines_counts_on_the_real_corpora(mirror: Path) -> None:
     wiki_raw = (mirror / MANIFEST["wikitext2"]["folder"] / "valid.txt").read_text(encoding="utf-8").split("\n")
     wiki = [line.strip() for line in wiki_raw if line.strip() and not line.strip().startswith("=")]
     (ptb_words,) = _stated(r"([\d,]+) train words", _source_md(mirror, "ptb"))
-    expected = {"wikitext2-validation": wiki, "ptb-train": ptb, "ptb-train+wikitext2-validation": ptb + wiki}
+    articles: list[list[str]] = []
+    for line in gzip.decompress((mirror / "enwiki2015" / "enwiki-2015-AA.txt.gz").read_bytes()).decode().split("\n"):
+        if line.startswith("<doc "):
+            articles.append([])
+        elif line != "</doc>" and line.strip():
+            articles[-1].append(line.strip())
+    every = pretraining.ENWIKI_HELDOUT_EVERY
+    expected = {"wikitext2-validation": wiki, "ptb-train": ptb, "ptb-train+wikitext2-validation": ptb + wiki,
+                "enwiki2015": [x for i, a in enumerate(articles) if i % every != every - 1 for x in a],
+                "enwiki2015-heldout": [x for i, a in enumerate(articles) if i % every == every - 1 for x in a]}
     assert set(expected) == set(pretraining.CORPUS_NAMES)
     for name, reference in expected.items():
         assert pretraining.corpus_lines(name) == reference, name
