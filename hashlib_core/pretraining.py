@@ -115,8 +115,9 @@ def corpus_lines(name: str, max_words: int = 0) -> list[str]:
     ``"wikitext2-validation"``: WikiText-2's validation split without its headings (as :func:`wikitext_lines`);
     ``"ptb-train"``: Penn Treebank's train split, a sentence per line; ``"ptb-train+wikitext2-validation"``: the
     PTB lines, then the WikiText-2 lines; ``"enwiki2015"``: the Wikipedia articles' text lines (titles, headings,
-    paragraphs) but every :data:`ENWIKI_HELDOUT_EVERY`-th article's, which ``"enwiki2015-heldout"`` holds. With ``max_words > 0`` the list ends with the line that brings the
-    (whitespace-split) word count to ``max_words`` or beyond; later corpora are then not read at all.
+    paragraphs) but every :data:`ENWIKI_HELDOUT_EVERY`-th article's, which ``"enwiki2015-heldout"`` holds. With
+    ``max_words > 0`` the list ends with the line that brings the (whitespace-split) word count to ``max_words`` or
+    beyond; later corpora are then not read at all.
     """
     if not isinstance(name, str):
         raise TypeError(f"corpus name must be a str, got {type(name).__name__}; choose one of {list(CORPUS_NAMES)}")
