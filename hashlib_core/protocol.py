@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 __all__ = ["Protocol", "Trained", "ProtocolRun", "ProtocolOutcome", "choose_rate", "run_protocol", "run_sweep",
-           "run_seeds", "converge", "trained", "TIES", "SCHEDULES"]
+           "run_seeds", "converge", "converge_checkpointed", "trained", "TIES", "SCHEDULES"]
 
 #: tie rules between learning rates whose selection scores are equal: the smaller rate (the encoder chapters'
 #: rule) or the larger one
@@ -139,6 +139,15 @@ class Trained:
     items: Mapping[str, np.ndarray]
     #: anything else the chapter keeps with the run (sizes, wall time, curves)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: each report split's score where it is not the mean of ``items`` (a Matthews correlation or a Spearman
+    #: correlation, whose ``items`` are the per-item predictions the claims layer resamples and rescores)
+    scores: Mapping[str, float] | None = None
+
+    def score(self, split: str) -> float:
+        """Report split ``split``'s score: ``scores[split]`` where given, else the mean of its items."""
+        if self.scores is not None and split in self.scores:
+            return float(self.scores[split])
+        return float(np.mean(self.items[split]))
 
 
 @dataclass
@@ -157,7 +166,7 @@ class ProtocolRun:
         t = self.trained
         return {"learning_rate": self.learning_rate, "seed": self.seed, "swept": self.swept, "chosen": self.chosen,
                 "selection_score": t.selection_score, "best_step": t.best_step, "steps": t.steps,
-                "at_cap": t.at_cap, **{f"{split}_score": float(np.mean(v)) for split, v in t.items.items()},
+                "at_cap": t.at_cap, **{f"{split}_score": t.score(split) for split in t.items},
                 **dict(t.extra)}
 
 
@@ -224,6 +233,9 @@ def _checked(protocol: Protocol, train_one: Callable[[float, int], Trained],
         lengths = {s: len(np.asarray(v)) for s, v in trained.items.items()}
         if any(n == 0 for n in lengths.values()):
             raise ValueError(f"a report split scored no items: {lengths}")
+        if trained.scores is not None and not set(trained.scores) <= splits:
+            raise ValueError(f"train_one returned scores for {sorted(set(trained.scores) - splits)}, which are not "
+                             f"its report splits {sorted(protocol.report_on)}")
         return trained
     return one
 
@@ -281,11 +293,30 @@ def converge(model: Any, loader: Any, score: Callable[[Any], float], protocol: P
                                  patience=protocol.patience, output_dir=output_dir, device=device, progress=progress)
 
 
-def trained(run: Any, items: Mapping[str, Sequence[float] | np.ndarray], **extra: Any) -> Trained:
+def converge_checkpointed(ctx: Any, model: Any, loader: Any, score: Callable[[Any], float], protocol: Protocol,
+                          learning_rate: float, seed: int, name: str, parts: Sequence[Any],
+                          settings: Sequence[str] | None = None) -> Any:
+    """:func:`converge` inside a chapter run (a :class:`~hashlib_core.chapter.RunContext`): the outcome kept in
+    the checkpoint folder ``name`` whose digest covers ``parts`` (what the run trains: a task, a model, a code
+    version), the run's :meth:`Protocol.train_config` and the profile's ``settings`` (all weight settings when
+    ``None``); a restored run's wall time counted as reused; the model comes back on the CPU."""
+    config = protocol.train_config(learning_rate, seed)
+    out = ctx.checkpoint_dir(name, *parts, config, settings=settings)
+    run = converge(model, loader, score, protocol, learning_rate=learning_rate, seed=seed, output_dir=out,
+                   config=config, device=ctx.device)
+    if run.restored:
+        ctx.reuse(run.wall_time_s)
+    model.cpu()
+    return run
+
+
+def trained(run: Any, items: Mapping[str, Sequence[float] | np.ndarray], *,
+            scores: Mapping[str, float] | None = None, **extra: Any) -> Trained:
     """A :class:`Trained` from a :class:`~hashlib_core.early_stopping.ConvergedRun` and the report splits' per-item
-    scores: ``at_cap`` is a run that was still improving when its cap stopped it."""
+    scores (or predictions, with ``scores`` the splits' metrics): ``at_cap`` is a run that was still improving when
+    its cap stopped it."""
     return Trained(selection_score=float(run.best_score), best_step=int(run.best_step), steps=int(run.steps),
                    at_cap=not run.converged and run.steps >= run.max_steps,
                    items={k: np.asarray(v, dtype=float) for k, v in items.items()},
-                   extra={**run.summary(), **extra})
+                   extra={**run.summary(), **extra}, scores=None if scores is None else dict(scores))
 

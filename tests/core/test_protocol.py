@@ -174,3 +174,48 @@ def test_the_schedule_is_a_protocol_setting_that_reaches_every_runs_config():
     assert proto.touches(flat) == ["schedule"]
     with pytest.raises(ValueError, match="protocol.schedule must be one of"):
         proto.override(schedule="cosine_with_restarts")
+
+
+def test_a_split_scored_by_a_metric_reports_the_metric_not_the_mean_of_its_predictions():
+    """A GLUE run's items are per-item predictions (class ids) and its score a correlation: the row reads the
+    score; a score for a split that is not reported is refused."""
+    proto = _protocol(learning_rates=(1e-3,), seeds=(0,))
+
+    def one(rate, seed):
+        return Trained(0.5, 10, 20, False, {"test": np.array([1, 0, 1, 1])}, scores={"test": 0.25})
+
+    run = run_protocol(proto, one).runs[0]
+    assert run.row()["test_score"] == 0.25 and run.trained.score("test") == 0.25
+    plain = Trained(0.5, 10, 20, False, {"test": np.array([1, 0, 1, 1])})
+    assert plain.score("test") == 0.75
+    with pytest.raises(ValueError, match="not its report splits"):
+        run_protocol(proto, lambda r, s: Trained(0.5, 10, 20, False, {"test": np.ones(2)}, scores={"dev": 1.0}))
+
+
+def test_converge_checkpointed_keys_the_folder_on_the_run_and_restores_it(tmp_path):
+    """Inside a chapter run: the folder's digest covers the parts and the run's config; the second call restores the
+    outcome (no training), counts its wall time as reused and hands the model back on the CPU."""
+    from types import SimpleNamespace
+
+    from hashlib_core.protocol import converge_checkpointed
+    from hashlib_core.training import config_digest
+
+    reused, folders = [], []
+
+    def checkpoint_dir(name, *parts, settings=None):
+        folders.append((name, config_digest([str(p) for p in parts]), settings))
+        return tmp_path / f"{name}-{folders[-1][1]}"
+
+    ctx = SimpleNamespace(checkpoint_dir=checkpoint_dir, reuse=reused.append, device=torch.device("cpu"))
+    proto = _protocol(max_steps=20, eval_every=10)
+    first = converge_checkpointed(ctx, _Line(), _loader(), lambda m: float(m.w.detach()), proto, 0.05, 0, "line",
+                                  ("part",), settings=("x",))
+    model = _Line()
+    again = converge_checkpointed(ctx, model, _loader(), lambda m: float(m.w.detach()), proto, 0.05, 0, "line",
+                                  ("part",), settings=("x",))
+    assert not first.restored and again.restored and reused == [first.wall_time_s]
+    assert folders[0] == folders[1] and folders[0][2] == ("x",)
+    assert float(model.w.detach()) == pytest.approx(float(first.best_score))         # the best weights restored
+    other = converge_checkpointed(ctx, _Line(), _loader(), lambda m: float(m.w.detach()), proto, 0.05, 1, "line",
+                                  ("part",))
+    assert folders[2][1] != folders[0][1] and not other.restored            # another seed: another folder
