@@ -27,10 +27,11 @@ from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertF
                                                    body_parameter_count)
 from hashlib_core.papers.families.profiles import VOCABULARY, FamiliesProfile
 from hashlib_core.profiles import seed_everything
-from hashlib_core.protocol import Protocol, ProtocolRun, Trained, converge, run_seeds, run_sweep, trained
+from hashlib_core.protocol import (Protocol, ProtocolRun, Trained, converge_checkpointed, run_seeds, run_sweep,
+                                   trained)
 
 __all__ = ["TrackA", "RUN_SETTINGS", "run_settings", "Setting", "settings", "skipped", "plan", "sweep_task",
-           "sweep_families", "finish_task", "task_deciles", "converged", "majority_shares", "pack", "unpack",
+           "sweep_families", "finish_task", "task_deciles", "majority_shares", "pack", "unpack",
            "embedding_bytes"]
 
 
@@ -169,21 +170,6 @@ def _predict(model, rows: list[list[int]], batch: int) -> np.ndarray:
     return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.int64)
 
 
-def converged(ctx: RunContext, model, loader, score, protocol: Protocol, lr: float, seed: int, name: str,
-              parts: tuple, settings: tuple[str, ...] | None = None):
-    """Train ``model`` under ``protocol`` until ``score`` (the selection split, higher is better) stops improving
-    (:func:`hashlib_core.protocol.converge`), the outcome kept under ``name`` (digest: ``parts``, the optimisation
-    and ``settings``), a restored run's time reported as reused; the model comes back on the CPU."""
-    train = protocol.train_config(lr, seed)
-    out = ctx.checkpoint_dir(name, *parts, train, settings=settings)
-    run = converge(model, loader, score, protocol, learning_rate=lr, seed=seed, output_dir=out, config=train,
-                   device=ctx.device)
-    if run.restored:
-        ctx.reuse(run.wall_time_s)
-    model.cpu()
-    return run
-
-
 def _train_one(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, typo_ids: list[list[int]]):
     """``train_one(lr, seed)`` of :func:`~hashlib_core.protocol.run_sweep`: one family at one budget trained on
     ``data`` under its task's protocol; its :class:`~hashlib_core.protocol.Trained` carries the table row and the
@@ -209,9 +195,10 @@ def _train_one(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, typo_id
             return float((_predict(m, select_ids, 256) == select_labels).mean())
 
         ctx.log(f"{data.name}: {s.family} at {s.fraction:g} of the table, lr {lr:g}, seed {seed}")
-        run = converged(ctx, model, loader, score, protocol, lr, seed,
-                        f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}",
-                        (data.name, s.family, s.fraction, *code_version(s.family)), settings=run_settings(data.name))
+        run = converge_checkpointed(ctx, model, loader, score, protocol, lr, seed,
+                                    f"a-{data.name}-{s.family}-{s.fraction:g}-lr{lr:g}-s{seed}",
+                                    (data.name, s.family, s.fraction, *code_version(s.family)),
+                                    settings=run_settings(data.name))
         items = {split: _predict(model, data.parts[split][0], 256) == data.parts[split][1]
                  for split in protocol.report_on}
         first = protocol.report_on[0]

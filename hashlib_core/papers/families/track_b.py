@@ -24,9 +24,9 @@ from transformers import GPT2Config
 from hashlib_core.chapter import RunContext
 from hashlib_core.papers.families.modeling import MemoryCausalLM, build_memory, memory_version
 from hashlib_core.papers.families.profiles import FamiliesProfile
-from hashlib_core.papers.families.track_a import converged, run_settings
+from hashlib_core.papers.families.track_a import run_settings
 from hashlib_core.profiles import seed_everything
-from hashlib_core.protocol import ProtocolRun, Trained, run_seeds, run_sweep, trained
+from hashlib_core.protocol import ProtocolRun, Trained, converge_checkpointed, run_seeds, run_sweep, trained
 
 __all__ = ["TrackB", "sweep_memories", "fit_memories", "window_bits", "pack_floats", "unpack_floats", "RUN_SETTINGS"]
 
@@ -117,8 +117,9 @@ def _train_one(ctx: RunContext, res: TrackB, memory: str, multiple: float):
             return -float(window_bits(m, res.valid).sum()) / float(res.valid_bytes.sum())
 
         ctx.log(f"PTB: memory {memory} at {multiple:g}x the table, lr {lr:g}, seed {seed}")
-        run = converged(ctx, model, loader, score, protocol, lr, seed, f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}",
-                        (memory, multiple, *memory_version(memory)), settings=RUN_SETTINGS)
+        run = converge_checkpointed(ctx, model, loader, score, protocol, lr, seed,
+                                    f"b-{memory}-{multiple:g}-lr{lr:g}-s{seed}",
+                                    (memory, multiple, *memory_version(memory)), settings=RUN_SETTINGS)
         bits = window_bits(model, res.test)
         test_bytes = float(res.test_bytes.sum())
         row = {"memory": memory, "multiple": multiple if memory != "none" else 0.0, "budget": budget,
