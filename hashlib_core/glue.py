@@ -312,13 +312,13 @@ def held_out_parts(task: str, selection: int, report: int, train_limit: int = 0,
     """A task's training split cut in three for the shared protocol (:mod:`hashlib_core.protocol`), from one seeded
     order of it: ``selection`` examples that choose (the rate, the stopping step), then ``report`` examples that
     choose nothing and are reported (GLUE's test labels are not public, and a dev split of a few hundred items
-    resolves only large gaps), then the rest to train on, less every example whose text (a sentence, or a pair)
+    resolves only large gaps; 0: none, the dev split reports), then the rest to train on, less every example whose text (a sentence, or a pair)
     equals a held-out one (GLUE's training splits repeat some), and at most ``train_limit`` of them (0: all).
     Returns ``{"train": ..., "selection": ..., "report": ...}``, each ``(texts, labels)``."""
-    for name, value, low in (("selection", selection, 1), ("report", report, 1), ("train_limit", train_limit, 0)):
+    for name, value, low, zero in (("selection", selection, 1, ""), ("report", report, 0, " (0: none)"),
+                                   ("train_limit", train_limit, 0, " (0: every example left)")):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}{' (0: every example left)' if low == 0 else ''}, "
-                             f"got {value!r}")
+            raise ValueError(f"{name} must be an int >= {low}{zero}, got {value!r}")
     texts, labels = glue_split(task, "train", 0, seed)
     if selection + report >= len(texts):
         raise ValueError(f"{task}: holding out {selection} + {report} of its {len(texts)} training examples leaves "

@@ -100,12 +100,15 @@ def test_held_out_parts_choose_report_and_train_apart(mirror):
     assert dict(zip(parts["train"][0], parts["train"][1].tolist())).items() <= \
         dict(zip(everything, labels.tolist())).items()
     assert glue.held_out_parts("sst2", 100, 300, train_limit=50, seed=0)["train"][0] == kept[:50]
+    none = glue.held_out_parts("sst2", selection=100, report=0, seed=0)
+    assert none["report"][0] == [] and none["selection"][0] == everything[:100]
+    assert none["train"][0] == [t for t in everything[100:] if t not in set(everything[:100])]
     pairs = glue.held_out_parts("mrpc", 50, 50, seed=1)
     assert isinstance(pairs["train"][0][0], tuple) and not set(pairs["train"][0]) & set(pairs["report"][0])
     with pytest.raises(ValueError, match="leaves none to train on"):
         glue.held_out_parts("rte", 2000, 1000)
-    for bad in ({"selection": 0, "report": 10}, {"selection": 10, "report": True}, {"selection": 10, "report": 10,
-                                                                                     "train_limit": -1}):
+    for bad in ({"selection": 0, "report": 10}, {"selection": 10, "report": True}, {"selection": 10, "report": -1},
+                {"selection": 10, "report": 10, "train_limit": -1}):
         with pytest.raises(ValueError, match="must be an int"):
             glue.held_out_parts("rte", **bad)
 
