@@ -179,7 +179,8 @@ PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
         lm_vocab=300, lm_layers=1, lm_hidden=16, lm_heads=2, lm_seq_len=16, lm_batch=8, lm_train_tokens=4000,
         lm_protocol=LM_PROTOCOL.override(learning_rates=(3e-3,), seeds=(0,), eval_every=4, max_steps=8),
         lm_validation_windows=16, bench_batch=4, bench_length=8, bench_repeats=1),
-    # two CPU cores, up to five hours (the chapter's page says why): each task's sweep at the sweep budget, the
+    # two CPU cores, up to five hours (the chapter's page says why): each task's sweep at the sweep budget (MASSIVE's
+    # at the two rates its shorter runs chose, with the rate held after the warm-up, which favours lower rates), the
     # smallest budget at the chosen rate (the quarter budget is the small profile's), three seeds for the families
     # the claims read (and the full table) where they read
     # them; caps high enough that the chosen runs stop early; every training example but the held-out parts; Track B
@@ -189,7 +190,7 @@ PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
     # and the caps are safety nets
     cpu=FamiliesProfile(
         name="cpu", budget_minutes=300.0, budgets=(0.0625, 0.016), max_len=40, seeded_families=_CLAIMED,
-        seeded_smallest=("md5-emb",),
+        seeded_smallest=("md5-emb",), massive_protocol=MASSIVE_PROTOCOL.override(learning_rates=(1e-3, 3e-3)),
         lm_hidden=64, lm_batch=16, lm_validation_windows=200, memory_multiples=(1.0,),
         memories=("none", "engram", "bigram", "bigram-residual"),
         lm_protocol=LM_PROTOCOL.override(learning_rates=(3e-3, 1e-2))),
