@@ -10,7 +10,11 @@ Shared layers, one per concept:
   log-probabilities, embedding parameter counts), so evaluation code never branches on the model type.
 - :mod:`hashlib_core.data` -- dataset manifest and loaders (``datasets``), mirror / cache / download look-up.
 - :mod:`hashlib_core.bpe` -- locally trained byte-level BPE tokenizers; :mod:`hashlib_core.glue` -- GLUE
-  fine-tuning and metrics.
+  fine-tuning and metrics; :mod:`hashlib_core.glue_protocol` -- GLUE on the shared protocol (the held-out report
+  set).
+- :mod:`hashlib_core.protocol` -- one experimental protocol for every chapter: the learning-rate sweep on a selection
+  split, seeds at the chosen rate, early stopping, reports on splits that chose nothing.
+- :mod:`hashlib_core.pretraining` -- pre-training corpora (Penn Treebank, WikiText-2, 2015 Wikipedia) and objectives.
 - :mod:`hashlib_core.profiles`, :mod:`hashlib_core.training`, :mod:`hashlib_core.params`,
   :mod:`hashlib_core.results` -- profiles (smoke / cpu / small / paper), the training loop, parameter accounting,
   results files and paper-vs-ours tables.

@@ -26,7 +26,7 @@ from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
 __all__ = ["GLUE_TASKS", "PRIMARY_METRIC", "GLUE_TEXT_COLUMNS", "normalize_task", "glue_metric", "num_labels",
            "glue_split", "GlueSplits", "check_finetuning_settings", "per_task_scores", "majority_score", "TextDataset",
-           "GlueCollator", "TokenizerEncoder", "predict", "predictions", "held_out", "held_out_parts", "finetune"]
+           "GlueCollator", "TokenizerEncoder", "predict", "predictions", "held_out", "finetune"]
 
 #: Canonical task names and the metric HashFormers reports for each (§4.3).
 PRIMARY_METRIC: dict[str, str] = {
@@ -305,30 +305,6 @@ def held_out(task: str, train_limit: int, validation: int, seed: int = 0
         raise ValueError(f"{task}: cannot hold out {validation} of its {len(texts)} training examples")
     stop = len(texts) if not train_limit else min(len(texts), validation + train_limit)
     return (texts[validation:stop], labels[validation:stop]), (texts[:validation], labels[:validation])
-
-
-def held_out_parts(task: str, selection: int, report: int, train_limit: int = 0, seed: int = 0
-                   ) -> dict[str, tuple[list[Any], np.ndarray]]:
-    """A task's training split cut in three for the shared protocol (:mod:`hashlib_core.protocol`), from one seeded
-    order of it: ``selection`` examples that choose (the rate, the stopping step), then ``report`` examples that
-    choose nothing and are reported (GLUE's test labels are not public, and a dev split of a few hundred items
-    resolves only large gaps; 0: none, the dev split reports), then the rest to train on, less every example whose text (a sentence, or a pair)
-    equals a held-out one (GLUE's training splits repeat some), and at most ``train_limit`` of them (0: all).
-    Returns ``{"train": ..., "selection": ..., "report": ...}``, each ``(texts, labels)``."""
-    for name, value, low, zero in (("selection", selection, 1, ""), ("report", report, 0, " (0: none)"),
-                                   ("train_limit", train_limit, 0, " (0: every example left)")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}{zero}, got {value!r}")
-    texts, labels = glue_split(task, "train", 0, seed)
-    if selection + report >= len(texts):
-        raise ValueError(f"{task}: holding out {selection} + {report} of its {len(texts)} training examples leaves "
-                         f"none to train on; hold out fewer")
-    seen = set(texts[:selection + report])
-    rest = [i for i in range(selection + report, len(texts)) if texts[i] not in seen]
-    rest = rest[:train_limit] if train_limit else rest
-    return {"train": ([texts[i] for i in rest], labels[rest]),
-            "selection": (texts[:selection], labels[:selection]),
-            "report": (texts[selection:selection + report], labels[selection:selection + report])}
 
 
 def predictions(task: str, logits: np.ndarray) -> np.ndarray:

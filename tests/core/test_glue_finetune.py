@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from hashlib_core import glue
+from hashlib_core import glue, glue_protocol
 
 
 class Toy(nn.Module):
@@ -91,7 +91,7 @@ def test_held_out_parts_choose_report_and_train_apart(mirror):
     """Three parts of one seeded order: selection first, report next, the rest to train on less every example whose
     text equals a held-out one (SST-2 repeats phrases; MRPC's texts are pairs), at most train_limit of them."""
     everything, labels = glue.glue_split("sst2", "train", 0, 0)
-    parts = glue.held_out_parts("sst2", selection=100, report=300, seed=0)
+    parts = glue_protocol.held_out_parts("sst2", selection=100, report=300, seed=0)
     assert parts["selection"][0] == everything[:100] and parts["report"][0] == everything[100:400]
     assert parts["report"][1].tolist() == labels[100:400].tolist()
     held = set(everything[:400])
@@ -99,18 +99,18 @@ def test_held_out_parts_choose_report_and_train_apart(mirror):
     assert parts["train"][0] == kept and len(kept) < len(everything) - 400        # SST-2 repeats some phrases
     assert dict(zip(parts["train"][0], parts["train"][1].tolist())).items() <= \
         dict(zip(everything, labels.tolist())).items()
-    assert glue.held_out_parts("sst2", 100, 300, train_limit=50, seed=0)["train"][0] == kept[:50]
-    none = glue.held_out_parts("sst2", selection=100, report=0, seed=0)
+    assert glue_protocol.held_out_parts("sst2", 100, 300, train_limit=50, seed=0)["train"][0] == kept[:50]
+    none = glue_protocol.held_out_parts("sst2", selection=100, report=0, seed=0)
     assert none["report"][0] == [] and none["selection"][0] == everything[:100]
     assert none["train"][0] == [t for t in everything[100:] if t not in set(everything[:100])]
-    pairs = glue.held_out_parts("mrpc", 50, 50, seed=1)
+    pairs = glue_protocol.held_out_parts("mrpc", 50, 50, seed=1)
     assert isinstance(pairs["train"][0][0], tuple) and not set(pairs["train"][0]) & set(pairs["report"][0])
     with pytest.raises(ValueError, match="leaves none to train on"):
-        glue.held_out_parts("rte", 2000, 1000)
+        glue_protocol.held_out_parts("rte", 2000, 1000)
     for bad in ({"selection": 0, "report": 10}, {"selection": 10, "report": True}, {"selection": 10, "report": -1},
                 {"selection": 10, "report": 10, "train_limit": -1}):
         with pytest.raises(ValueError, match="must be an int"):
-            glue.held_out_parts("rte", **bad)
+            glue_protocol.held_out_parts("rte", **bad)
 
 
 def test_predictions_are_classes_or_scores():
