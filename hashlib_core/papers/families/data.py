@@ -5,11 +5,12 @@ read it) and one or more report parts (what the tables print; never read while t
 task's protocol names them (:mod:`hashlib_core.protocol`):
 
 * ``sst2``: GLUE SST-2. Its test labels are not public, and its 872 dev items resolve only gaps of several points,
-  so two parts of the training split (a fixed shuffle) are held out (:func:`hashlib_core.glue.held_out_parts`, the
-  GLUE chapters' shared cut): ``heldout`` (selection) and ``report`` (10,000 items in the cpu profile), and the
-  ``dev`` split is a second report. Training items whose text equals a held-out item's are dropped (SST-2's
-  training split repeats some phrases). The training split holds phrases of the
-  treebank's sentences as well as whole sentences, so ``report`` scores phrases, ``dev`` whole sentences.
+  so two parts of the training split (a fixed shuffle) are held out
+  (:func:`hashlib_core.glue_protocol.held_out_parts`, the GLUE chapters' shared cut): ``heldout`` (selection) and
+  ``report`` (10,000 items in the cpu profile), and the ``dev`` split is a second report. Training items whose text
+  equals a held-out item's are dropped (SST-2's training split repeats some phrases). The training split holds
+  phrases of the treebank's sentences as well as whole sentences, so ``report`` scores phrases, ``dev`` whole
+  sentences.
 * ``massive``: MASSIVE 1.1 EN intents (60 classes): ``train`` / ``validation`` / ``test`` as released (validation
   selects, test reports).
 
@@ -70,7 +71,7 @@ def _texts_labels(task: str, train_limit: int, heldout: int, seed: int, eval_lim
     from hashlib_core.data import load_glue, load_massive
 
     if task == "sst2":
-        from hashlib_core.glue import held_out_parts
+        from hashlib_core.glue_protocol import held_out_parts
 
         parts = held_out_parts("sst2", heldout, report, train_limit, seed)
         dev = load_glue("sst2")["validation"]
