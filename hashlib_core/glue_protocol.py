@@ -20,9 +20,10 @@ def held_out_parts(task: str, selection: int, report: int, train_limit: int = 0,
     """A task's training split cut in three for the shared protocol (:mod:`hashlib_core.protocol`), from one seeded
     order of it: ``selection`` examples that choose (the rate, the stopping step), then ``report`` examples that
     choose nothing and are reported (GLUE's test labels are not public, and a dev split of a few hundred items
-    resolves only large gaps; 0: none, the dev split reports), then the rest to train on, less every example whose text (a sentence, or a pair)
-    equals a held-out one (GLUE's training splits repeat some), and at most ``train_limit`` of them (0: all).
-    Returns ``{"train": ..., "selection": ..., "report": ...}``, each ``(texts, labels)``."""
+    resolves only large gaps; 0: none, the dev split reports), then the rest to train on, less every example whose
+    text (a sentence, or a pair) equals a held-out one (GLUE's training splits repeat some), and at most
+    ``train_limit`` of them (0: all). Returns ``{"train": ..., "selection": ..., "report": ...}``, each
+    ``(texts, labels)``."""
     for name, value, low, zero in (("selection", selection, 1, ""), ("report", report, 0, " (0: none)"),
                                    ("train_limit", train_limit, 0, " (0: every example left)")):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
