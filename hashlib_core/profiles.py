@@ -8,8 +8,8 @@ Every chapter runs in four profiles:
 ``cpu``
     Two CPU cores, at most three hours per chapter (each experiment at most an hour; up to five hours where the
     chapter's headline needs it to settle, which its profile class says in a ``BUDGET_NOTE`` the page shows): models
-    large enough to really learn, so that a paper's claims can be tested. Its committed results (``results/<chapter>/cpu/``) are the book's
-    numbers when no GPU run exists.
+    large enough to really learn, so that a paper's claims can be tested. Its committed results
+    (``results/<chapter>/cpu/``) are the book's numbers when no GPU run exists.
 ``small``
     One GPU, about ten minutes: reproduces the paper's *trends* (orderings, ratios) at reduced scale.
 ``paper``
