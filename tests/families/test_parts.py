@@ -85,6 +85,25 @@ def test_plan_sweeps_each_family_once_and_seeds_what_the_claims_read():
     assert {s.fraction for s in settings(every) if s.family == "bloom"} == {1.0, 0.25, 0.0625, 0.016}
 
 
+def test_the_sweep_parts_cover_every_family_once_claimed_first_the_rest_in_halves():
+    from hashlib_core.papers.families.experiments import CHAPTER
+    from hashlib_core.papers.families.track_a import sweep_families
+
+    p = PROFILES.get("cpu")
+    claimed, rest, rest2 = (sweep_families(p, part) for part in ("claimed", "rest", "rest2"))
+    assert claimed == [f for f in p.families if f in p.seeded_families]
+    assert sorted(claimed + rest + rest2) == sorted(p.families)            # each family in exactly one part
+    assert not set(claimed) & set(rest) and not set(rest) & set(rest2)
+    assert len(rest) - len(rest2) in (0, 1)
+    with pytest.raises(ValueError, match="part must be 'claimed', 'rest' or 'rest2'"):
+        sweep_families(p, "rest3")
+    # every family seeded: one part, and the rest's experiments do not run
+    every = PROFILES.get("small")
+    assert sweep_families(every, "claimed") == list(every.families) and not sweep_families(every, "rest2")
+    assert not CHAPTER.experiments["replace_sst2_sweep_rest2"].enabled(every)
+    assert CHAPTER.experiments["replace_sst2_sweep_rest2"].enabled(p)
+
+
 # ------------------------------------------------------------------------------------------------- data helpers
 def test_typos_edit_each_long_word_once_and_only_at_the_rate():
     texts = ["the quick brown fox jumps over a lazy dog", "play it again"]

@@ -3,10 +3,11 @@
 
 Experiments (``python -m hashlib_core.papers.families --profile P [--only ...]``):
 
-* ``replace_<task>_sweep``, ``replace_<task>_sweep_rest`` and ``replace_<task>`` (``sst2``, ``massive``): Track A's
-  runs on one task in two stages, the learning-rate sweeps (:func:`~.track_a.sweep_task`: first the families the
-  claims compare, then the rest), then the other budgets and seeds at the chosen rates
-  (:func:`~.track_a.finish_task`), each under an hour in the ``cpu`` profile; ``replace`` merges the tasks;
+* ``replace_<task>_sweep``, ``replace_<task>_sweep_rest``, ``replace_<task>_sweep_rest2`` and ``replace_<task>``
+  (``sst2``, ``massive``): Track A's runs on one task in two stages, the learning-rate sweeps
+  (:func:`~.track_a.sweep_task`: first the families the claims compare, then the rest in two halves), then the
+  other budgets and seeds at the chosen rates (:func:`~.track_a.finish_task`), each under an hour in the ``cpu``
+  profile; ``replace`` merges the tasks;
 * ``collisions``: every family's hash on the vocabulary against the birthday bound (no training);
 * ``throughput``: each family's build (precompute) time and forward tokens per second on one CPU thread;
 * ``add_sweep`` and ``add``: Track B's runs in two stages, every memory's learning-rate sweep
@@ -44,7 +45,7 @@ _TRACK_A_PART = (*TRACK_B_ONLY, *_BENCH, "tasks")
 _ONLY = {"sst2": ("sst2_protocol", "sst2_heldout", "sst2_report"), "massive": ("massive_protocol",)}
 
 
-_PART = {"claimed": "sweep", "rest": "sweep_rest"}
+_PART = {"claimed": "sweep", "rest": "sweep_rest", "rest2": "sweep_rest2"}
 
 
 def _sweep(task: str, part: str):
@@ -73,11 +74,12 @@ def _finish(task: str):
 
 for _name, _task in TASK_PARTS.items():
     _in = (lambda task: lambda profile: task in profile.tasks)(_task)
-    _rest = (lambda task: lambda profile: task in profile.tasks and bool(sweep_families(profile, "rest")))(_task)
     _apart = (*_TRACK_A_PART, *(v for t, names in _ONLY.items() if t != _task for v in names))
     for _part, _out in _PART.items():
+        _when = (lambda task, part: lambda profile: task in profile.tasks and bool(sweep_families(profile, part)))(
+            _task, _part)
         CHAPTER.experiment(f"replace_{_task}_{_out}", outputs=(f"{_task}_{_out}", f"{_task}_{_out}_curves"),
-                           when=_in if _part == "claimed" else _rest, independent_of=_apart)(_sweep(_task, _part))
+                           when=_when, independent_of=_apart)(_sweep(_task, _part))
     CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS), when=_in, independent_of=_apart,
                        reads=tuple(f"{_task}_{o}{c}" for o in _PART.values() for c in ("", "_curves")))(
         _finish(_task))

@@ -232,14 +232,19 @@ def _typo_ids(res: TrackA, data: TaskData, p: FamiliesProfile) -> list[list[int]
 
 def sweep_families(profile: FamiliesProfile, part: str) -> list[str]:
     """The families one part of the sweep runs: ``"claimed"``, the seeded families (the ones the claims compare,
-    swept first: the headline gets the budget first), or all of them when every family is seeded; ``"rest"``, the
-    others."""
+    swept first: the headline gets the budget first), or all of them when every family is seeded; ``"rest"`` and
+    ``"rest2"``, the others in two halves (the first one longer by one when they are odd), so that each part of a
+    cpu run stays under an hour."""
     claimed = [f for f in profile.families if not profile.seeded_families or f in profile.seeded_families]
     if part == "claimed":
         return claimed
+    others = [f for f in profile.families if f not in claimed]
+    half = (len(others) + 1) // 2
     if part == "rest":
-        return [f for f in profile.families if f not in claimed]
-    raise ValueError(f"part must be 'claimed' or 'rest', got {part!r}")
+        return others[:half]
+    if part == "rest2":
+        return others[half:]
+    raise ValueError(f"part must be 'claimed', 'rest' or 'rest2', got {part!r}")
 
 
 def sweep_task(ctx: RunContext, task: str, part: str = "claimed") -> dict[str, pd.DataFrame]:
