@@ -111,7 +111,10 @@ def test_every_chapter_has_the_four_profiles():
         profiles = chapter(slug).profiles
         assert [getattr(profiles, n).name for n in ("smoke", "cpu", "small", "paper")] == [
             "smoke", "cpu", "small", "paper"]
-        assert profiles.cpu.accelerator == "cpu" and profiles.cpu.budget_minutes <= 180
+        # at most three hours, or up to five where the chapter's headline needs it (its profile class says why)
+        cpu = profiles.cpu
+        assert cpu.accelerator == "cpu" and cpu.budget_minutes <= 300, slug
+        assert cpu.budget_minutes <= 180 or getattr(cpu, "BUDGET_NOTE", ""), slug
 
 
 def test_synchronize_accepts_devices_and_names_and_is_a_no_op_on_cpu():
