@@ -8,7 +8,9 @@ tie rule between rates that score alike. :func:`run_protocol` applies it to any 
 ``train_one(learning_rate, seed) -> Trained``:
 
 1. **sweep**: every rate with the first seed, each run trained to convergence on the selection split
-   (:func:`converge`: early stopping, the best weights kept);
+   (:func:`converge`: early stopping, the best weights kept); where the best rate is the grid's smallest or largest,
+   up to :attr:`Protocol.extend_edges` rates beyond it (:func:`next_rate`), so that the rate chosen lies inside
+   the rates tried, or is flagged (:meth:`ProtocolOutcome.at_edge`) where it still does not;
 2. **choose**: the rate with the best selection score (:func:`choose_rate`; a run that never scored a finite number
    is never chosen over one that did; ties by :attr:`Protocol.tie`);
 3. **seeds**: every other seed at the chosen rate;
@@ -29,8 +31,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Protocol", "Trained", "ProtocolRun", "ProtocolOutcome", "choose_rate", "run_protocol", "run_sweep",
-           "run_seeds", "converge", "converge_checkpointed", "trained", "TIES", "SCHEDULES"]
+__all__ = ["Protocol", "Trained", "ProtocolRun", "ProtocolOutcome", "choose_rate", "rate_at_edge", "next_rate",
+           "run_protocol", "run_sweep", "run_seeds", "converge", "converge_checkpointed", "trained", "TIES",
+           "SCHEDULES"]
 
 #: tie rules between learning rates whose selection scores are equal: the smaller rate (the encoder chapters'
 #: rule) or the larger one
@@ -63,6 +66,9 @@ class Protocol:
     #: the cap, so the cap shapes every run; ``"constant_with_warmup"`` holds the rate after the warm-up, so a run
     #: stops on its own plateau and a higher cap changes only the runs that reach it
     schedule: str = "linear"
+    #: rates the sweep may add beyond its grid (0: none): while the best rate is the smallest or the largest tried,
+    #: the next one beyond it (:func:`next_rate`) is trained, at most this many in all
+    extend_edges: int = 0
 
     def __post_init__(self) -> None:
         rates = tuple(self.learning_rates)
@@ -73,7 +79,7 @@ class Protocol:
         if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds) \
                 or len(set(seeds)) != len(seeds):
             raise ValueError(f"protocol.seeds must list distinct ints >= 0, got {list(seeds)}")
-        for name, low in (("patience", 0), ("max_steps", 1), ("eval_every", 1)):
+        for name, low in (("patience", 0), ("max_steps", 1), ("eval_every", 1), ("extend_edges", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"protocol.{name} must be an int >= {low}"
@@ -160,11 +166,14 @@ class ProtocolRun:
     swept: bool
     chosen: bool
     trained: Trained
+    #: a rate the sweep added beyond its grid (:attr:`Protocol.extend_edges`)
+    extended: bool = False
 
     def row(self) -> dict[str, Any]:
         """The run as a table row: its settings, selection score, steps, cap flag, mean score per report split."""
         t = self.trained
         return {"learning_rate": self.learning_rate, "seed": self.seed, "swept": self.swept, "chosen": self.chosen,
+                "extended": self.extended,
                 "selection_score": t.selection_score, "best_step": t.best_step, "steps": t.steps,
                 "at_cap": t.at_cap, **{f"{split}_score": t.score(split) for split in t.items},
                 **dict(t.extra)}
@@ -191,6 +200,15 @@ class ProtocolOutcome:
                                 self.protocol.select_on else ""))
         return np.stack([np.asarray(r.trained.items[split], dtype=float) for r in self.chosen()])
 
+    def rates(self) -> list[float]:
+        """The rates swept (the grid and any added beyond it), smallest first."""
+        return sorted({r.learning_rate for r in self.runs if r.swept})
+
+    def at_edge(self) -> bool:
+        """Whether the chosen rate is still the smallest or the largest of the rates swept: a rate beyond it was
+        not tried, so the sweep cannot say it is the best."""
+        return rate_at_edge(self.chosen_rate, self.rates())
+
     def at_cap(self) -> list[ProtocolRun]:
         """The chosen runs that stopped at their cap while improving (a headline run must have none)."""
         return [r for r in self.chosen() if r.trained.at_cap]
@@ -211,6 +229,24 @@ def choose_rate(scores: Mapping[float, float], tie: str = "smaller") -> float:
                          f"lower the rates or check the selection split")
     sign = -1.0 if tie == "smaller" else 1.0
     return max(finite, key=lambda r: (finite[r], sign * r))
+
+
+def rate_at_edge(rate: float, rates: Sequence[float]) -> bool:
+    """Whether ``rate`` is the smallest or the largest of a sweep over ``rates`` (more than one): a rate beyond it
+    was not tried, so the sweep cannot say the chosen one is best."""
+    rates = [float(r) for r in rates]
+    return len(set(rates)) > 1 and float(rate) in (min(rates), max(rates))
+
+
+def next_rate(rates: Sequence[float], rate: float) -> float | None:
+    """The rate beyond ``rate``, an edge of ``rates`` (two or more): the edge times its ratio to its neighbour (a
+    sweep of 3e-4, 1e-3, 3e-3 goes on to 9e-3 above and 9e-5 below), to 12 significant digits. ``None`` when
+    ``rate`` is not at an edge or there is no neighbour (a single rate is no sweep to extend)."""
+    grid = sorted({float(r) for r in rates})
+    if not rate_at_edge(rate, grid):
+        return None
+    edge, neighbour = (grid[0], grid[1]) if float(rate) == grid[0] else (grid[-1], grid[-2])
+    return float(f"{edge * edge / neighbour:.12g}")
 
 
 def _checked(protocol: Protocol, train_one: Callable[[float, int], Trained],
@@ -243,13 +279,23 @@ def _checked(protocol: Protocol, train_one: Callable[[float, int], Trained],
 def run_sweep(protocol: Protocol, train_one: Callable[[float, int], Trained],
               log: Callable[[str], None] | None = None) -> ProtocolOutcome:
     """The protocol's first stage: every rate with the first seed, and the rate chosen on the selection split (the
-    run at it is marked chosen). :func:`run_seeds` adds the other seeds; :func:`run_protocol` does both."""
+    run at it is marked chosen). While the chosen rate is the smallest or largest tried, up to
+    :attr:`Protocol.extend_edges` rates beyond it are added (:func:`next_rate`; their runs marked ``extended``) and
+    the choice made again over all of them. :func:`run_seeds` adds the other seeds; :func:`run_protocol` does
+    both."""
     one = _checked(protocol, train_one, log)
     first = protocol.seeds[0]
     sweep = {rate: one(rate, first) for rate in protocol.learning_rates}
     rate = choose_rate({r: t.selection_score for r, t in sweep.items()}, protocol.tie)
-    return ProtocolOutcome(protocol, rate, [ProtocolRun(r, first, swept=True, chosen=r == rate, trained=t)
-                                            for r, t in sweep.items()])
+    added: list[float] = []
+    while len(added) < protocol.extend_edges and (beyond := next_rate(list(sweep), rate)) is not None:
+        if log is not None:
+            log(f"best rate {rate:g} is at the sweep's edge: trying {beyond:g}")
+        sweep[beyond] = one(beyond, first)
+        added.append(beyond)
+        rate = choose_rate({r: t.selection_score for r, t in sweep.items()}, protocol.tie)
+    return ProtocolOutcome(protocol, rate, [ProtocolRun(r, first, swept=True, chosen=r == rate, trained=t,
+                                                        extended=r in added) for r, t in sweep.items()])
 
 
 def run_seeds(protocol: Protocol, rate: float, train_one: Callable[[float, int], Trained],

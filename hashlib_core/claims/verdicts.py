@@ -16,6 +16,8 @@ EVIDENCE = ("exact", "empirical")
 #: The flags a verdict can carry: code -> (the mark the tables show, the legend's sentence).
 FLAGS = {
     "cap": ("cap", "a compared run was best at its step or epoch cap: it may still have been improving"),
+    "rate-edge": ("rate at edge", "a compared model's learning rate was chosen at an end of its sweep: a rate beyond "
+                                  "it was not tried"),
     "floor": ("floor", "a compared model is at its floor (learned nothing measurable) on part of what the claim reads"),
     "one-run": ("1 run", "a compared model was trained once: retraining it could move the effect, and the interval "
                          "does not say by how much"),

@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from hashlib_core.protocol import (Protocol, Trained, choose_rate, converge, run_protocol, run_seeds, run_sweep,
-                                   trained)
+from hashlib_core.protocol import (Protocol, Trained, choose_rate, converge, next_rate, rate_at_edge, run_protocol,
+                                   run_seeds, run_sweep, trained)
 
 
 def _protocol(**kw) -> Protocol:
@@ -34,6 +34,8 @@ def _protocol(**kw) -> Protocol:
     ({"tie": "random"}, "tie must be one of"),
     ({"report_on": ()}, "report_on must name one or more"),
     ({"select_on": ""}, "select_on must name a split"),
+    ({"extend_edges": -1}, "extend_edges must be an int >= 0"),
+    ({"extend_edges": True}, "extend_edges must be an int >= 0"),
 ])
 def test_bad_settings_are_refused_by_name(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -73,6 +75,55 @@ def test_the_sweep_uses_the_first_seed_then_every_seed_runs_at_the_chosen_rate()
     assert rows[1]["test_score"] == pytest.approx(0.3) and math.isnan(rows[2]["selection_score"])
     with pytest.raises(ValueError, match="it is the selection split, which reports nothing"):
         outcome.items("heldout")
+
+
+def test_the_rate_beyond_an_edge_follows_the_grids_ratio_at_that_end():
+    assert next_rate((3e-4, 1e-3, 3e-3), 3e-3) == 9e-3 and next_rate((3e-4, 1e-3, 3e-3), 3e-4) == 9e-5
+    assert next_rate((1e-3, 3e-3, 1e-2), 1e-2) == pytest.approx(1e-2 / 0.3) and next_rate((1e-3, 2e-3), 1e-3) == 5e-4
+    assert next_rate((3e-4, 1e-3, 3e-3), 1e-3) is None                      # inside the grid: nothing to add
+    assert next_rate((1e-3,), 1e-3) is None                                 # one rate is no sweep
+    assert rate_at_edge(3e-3, [1e-3, 3e-3]) and not rate_at_edge(3e-3, [1e-3, 3e-3, 9e-3])
+    assert not rate_at_edge(1e-3, [1e-3])
+
+
+def _peaked(best: float):
+    """A selection score that peaks at ``best`` and falls with the log-distance from it."""
+    return lambda rate: -abs(math.log(rate / best))
+
+
+def _by_rate(score):
+    calls = []
+
+    def train_one(rate, seed):
+        calls.append((rate, seed))
+        return Trained(selection_score=score(rate), best_step=10, steps=20, at_cap=False,
+                       items={"test": np.ones(2)})
+    return train_one, calls
+
+
+def test_a_best_rate_at_the_top_edge_is_followed_until_it_lies_inside_the_rates_tried():
+    train_one, calls = _by_rate(_peaked(2e-2))
+    outcome = run_sweep(_protocol(extend_edges=3), train_one)
+    assert [r for r, _ in calls] == [1e-3, 3e-3, 1e-2, pytest.approx(1e-2 / 0.3), pytest.approx(1e-2 / 0.09)]
+    assert outcome.chosen_rate == pytest.approx(1e-2 / 0.3) and not outcome.at_edge()
+    rows = outcome.rows()
+    assert [r["extended"] for r in rows] == [False, False, False, True, True]
+    assert all(r["swept"] for r in rows) and sum(r["chosen"] for r in rows) == 1
+
+
+def test_a_best_rate_at_the_bottom_edge_is_followed_downwards_and_flagged_when_the_extension_runs_out():
+    train_one, calls = _by_rate(_peaked(1e-5))
+    outcome = run_sweep(_protocol(extend_edges=2), train_one)
+    assert len(calls) == 5 and min(outcome.rates()) == pytest.approx(1e-3 / 9)
+    assert outcome.chosen_rate == min(outcome.rates()) and outcome.at_edge()   # still the smallest: flagged
+
+
+def test_without_extension_or_with_an_inner_best_the_sweep_runs_its_grid_only():
+    for best, extend in ((2e-2, 0), (3e-3, 2)):
+        train_one, calls = _by_rate(_peaked(best))
+        outcome = run_sweep(_protocol(extend_edges=extend), train_one)
+        assert [r for r, _ in calls] == [1e-3, 3e-3, 1e-2]
+        assert outcome.at_edge() == (best == 2e-2) and not any(r["extended"] for r in outcome.rows())
 
 
 def test_a_run_that_reports_on_the_selection_split_or_misses_a_report_split_is_refused():

@@ -314,6 +314,38 @@ def test_claim_effects_read_the_chosen_runs():
         claims.family_gap("massive", "md5-emb", "lsh-emb", lambda q: q.sweep_budget)(ev)
 
 
+def _swept(runs: pd.DataFrame, family: str, rates: list[float], chosen: float, extended: int = 0) -> pd.DataFrame:
+    """``runs`` with ``family``'s seed-0 run at the sweep budget repeated at every rate of its sweep (the last
+    ``extended`` of them added beyond the grid), ``chosen`` marked."""
+    base = runs[(runs.family == family) & (runs.seed == 0) & np.isclose(runs.fraction, 0.0625)].iloc[0]
+    others = runs.drop(base.name)
+    extra = [{**base.to_dict(), "learning_rate": r, "chosen": r == chosen, "swept": True,
+              "extended": i >= len(rates) - extended, "heldout_accuracy": 50.0 + i} for i, r in enumerate(rates)]
+    if "swept" not in others:
+        others = others.assign(swept=False, extended=False)
+    return pd.concat([others, pd.DataFrame(extra)], ignore_index=True)
+
+
+def test_a_family_whose_rate_is_still_at_an_end_of_its_sweep_is_flagged_in_the_claims_and_the_sweep_table():
+    from hashlib_core.papers.families.track_a import rate_edges
+
+    runs = _swept(_swept(_runs(), "md5-emb", [3e-4, 1e-3, 3e-3, 9e-3], 9e-3, extended=1), "lsh-emb",
+                  [3e-4, 1e-3, 3e-3], 1e-3)
+    edges = rate_edges(runs).set_index("family")
+    assert edges.loc["md5-emb", "at_edge"] and edges.loc["md5-emb", "extended"] == 1
+    assert not edges.loc["lsh-emb", "at_edge"] and edges.loc["lsh-emb", "rates"] == [3e-4, 1e-3, 3e-3]
+    assert "full" not in edges.index                                 # one rate: no sweep, no edge
+    p = FamiliesProfile(tasks=("sst2",), budgets=(0.0625, 0.016), sweep_budget=0.0625, seeded_budgets=(0.0625,))
+    gap = claims.family_gap("sst2", "md5-emb", "lsh-emb", lambda q: q.sweep_budget)(_Evidence(runs, p))
+    assert "rate-edge" in gap.flags and "md5-emb" in gap.note and "lsh-emb" not in gap.note.split("rate of")[-1]
+    inner = _swept(_runs(), "md5-emb", [3e-4, 1e-3, 3e-3, 9e-3], 3e-3, extended=1)
+    gap = claims.family_gap("sst2", "md5-emb", "lsh-emb", lambda q: q.sweep_budget)(_Evidence(inner, p))
+    assert "rate-edge" not in gap.flags
+    table = tables.sweep(runs).set_index("family")
+    assert table.loc["md5-emb", "at edge"] == "yes" and table.loc["lsh-emb", "at edge"] == ""
+    assert table.loc["md5-emb", "lr 0.009"] == 53.0 and np.isnan(table.loc["lsh-emb", "lr 0.009"])
+
+
 def test_memories_table_is_the_paired_difference_from_the_control():
     bits_none = np.array([10.0, 12.0, 8.0, 9.0])
     rows = [{"memory": "none", "multiple": 0.0, "window_bits": pack_floats(bits_none)},
@@ -374,7 +406,8 @@ def test_the_second_stage_trains_at_each_familys_chosen_rate(monkeypatch):
 
     p = FamiliesProfile(families=("full", "bloom"), budgets=(0.25, 0.0625), sweep_budget=0.0625,
                         seeded_budgets=(0.0625,)).override(**{"sst2_protocol.seeds": "0,1",
-                                                              "sst2_protocol.learning_rates": "1e-3,3e-3"})
+                                                              "sst2_protocol.learning_rates": "1e-3,3e-3",
+                                                              "sst2_protocol.extend_edges": "1"})
     data = TaskData("sst2", {"report": ([[2, 1000, 3]], np.array([0]))}, {"report": ["a sentence"]}, 2)
     res = SimpleNamespace(vocab=STRINGS * 2000, tokenizer=lambda texts, **_: {"input_ids": [[2, 3]] * len(texts)},
                           task=lambda name: data)
@@ -384,7 +417,7 @@ def test_the_second_stage_trains_at_each_familys_chosen_rate(monkeypatch):
     def fake_train_one(ctx, res, data, s, typo_ids):
         def one(lr, seed):
             calls.append((s.family, s.fraction, lr, seed))
-            row = {"family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed}
+            row = {"task": "sst2", "family": s.family, "fraction": s.fraction, "learning_rate": lr, "seed": seed}
             return Trained(held_out.get((s.family, lr), 0.0), 10, 20, False,
                            {"report": np.ones(1), "dev": np.ones(1)}, {"row": row, "curve": []})
         return one
@@ -392,11 +425,15 @@ def test_the_second_stage_trains_at_each_familys_chosen_rate(monkeypatch):
     monkeypatch.setattr(track_a, "_train_one", fake_train_one)
     ctx = SimpleNamespace(resources=res, profile=p)
     swept = track_a.sweep_task(ctx, "sst2")
-    assert sorted(calls) == sorted([("full", 1.0, 1e-3, 0), ("full", 1.0, 3e-3, 0), ("bloom", 0.0625, 1e-3, 0),
-                                    ("bloom", 0.0625, 3e-3, 0)])
+    # each best rate is at an end of the two, so the sweep tries one beyond it (scored 0 here: the choice stays)
+    assert sorted(calls) == sorted([("full", 1.0, 1e-3, 0), ("full", 1.0, 3e-3, 0), ("full", 1.0, 9e-3, 0),
+                                    ("bloom", 0.0625, 1e-3, 0), ("bloom", 0.0625, 3e-3, 0),
+                                    ("bloom", 0.0625, float(f"{1e-3 / 3:.12g}"), 0)])
     runs = swept["runs"]
     chosen = runs[runs["chosen"]].set_index("family")["learning_rate"]
     assert chosen["full"] == 3e-3 and chosen["bloom"] == 1e-3                 # a tie goes to the smaller rate
+    assert runs["extended"].sum() == 2 and runs["swept"].all()
+    assert not track_a.rate_edges(runs)["at_edge"].any()
     calls.clear()
     out = track_a.finish_task(ctx, "sst2", runs, swept["curves"])
     assert sorted(calls) == sorted([("full", 1.0, 3e-3, 1), ("bloom", 0.0625, 1e-3, 1), ("bloom", 0.25, 1e-3, 0)])

@@ -2,7 +2,9 @@
 family can test, each on both Track A tasks, with a two-level paired bootstrap: every resample draws the report items
 (the same draw for both families) and, within each family, its chosen seeds with replacement, so the interval
 covers the variation between training runs as well as the choice of items. A family trained with one seed is flagged
-``1 run`` (its training noise is not in the interval), a run best at its step cap ``cap``, a family whose held-out
+``1 run`` (its training noise is not in the interval), a run best at its step cap ``cap``, a family whose learning
+rate is still the smallest or largest its sweep tried, after the rates added beyond the grid, ``rate at edge``, a
+family whose held-out
 accuracy does not rise above the held-out majority class by more than the held-out set's noise ``floor``. Each
 verdict's power is read against the source paper's own gap where it prints one.
 
@@ -27,7 +29,7 @@ import numpy as np
 from hashlib_core.claims import ClaimSet, Effect, NotTestable, better, paired_bootstrap
 from hashlib_core.claims.glue import FLOOR_Z, MIN_FLOOR_MARGIN
 from hashlib_core.papers.families.data import TASKS, heldout_size
-from hashlib_core.papers.families.track_a import unpack
+from hashlib_core.papers.families.track_a import rate_edges, unpack
 from hashlib_core.results import load_paper_table, parse_printed
 
 __all__ = ["CLAIMS", "family_gap"]
@@ -83,10 +85,14 @@ def family_gap(task: str, a: str, b: str, at: Callable[[Any], float | None],
         rows = [_chosen(runs, a, at(p)), _chosen(runs, b, (at_b or at)(p))]
         capped = sum(int((r["best_step"] >= r["max_steps"]).sum()) for r in rows
                      if {"best_step", "max_steps"} <= set(r.columns))
-        flags = (["cap"] if capped else []) + (["one-run"] if min(sa, sb) < 2 else []) + (
-            ["floor"] if any(_at_floor(ev, task, r) for r in rows) else [])
-        note = (f"{capped} of {sa + sb} runs best at their step cap ({int(rows[0]['max_steps'].max()):,})"
-                if capped else "")
+        edges = rate_edges(runs)
+        edged = [f for f in (a, b) if ((edges["family"] == f) & edges["at_edge"].astype(bool)).any()]
+        flags = (["cap"] if capped else []) + (["rate-edge"] if edged else []) + (
+            ["one-run"] if min(sa, sb) < 2 else []) + (["floor"] if any(_at_floor(ev, task, r) for r in rows) else [])
+        notes = ([f"{capped} of {sa + sb} runs best at their step cap ({int(rows[0]['max_steps'].max()):,})"]
+                 if capped else []) + ([f"the rate of {' and '.join(edged)} is still at an end of its sweep"]
+                                       if edged else [])
+        note = "; ".join(notes)
         return Effect(iv, ours, unit="points", flags=tuple(flags), note=note)
     return effect
 

@@ -30,15 +30,15 @@ VOCABULARY = "bert-base-uncased"
 #: second held-out part of the training split (10,000 sentences in the cpu profile) and GLUE's dev split report
 SST2_PROTOCOL = Protocol(learning_rates=(3e-4, 1e-3, 3e-3), seeds=(0, 1, 2), patience=3, max_steps=8000,
                          eval_every=200, select_on="heldout", report_on=("report", "dev"),
-                         schedule="constant_with_warmup")
+                         schedule="constant_with_warmup", extend_edges=2)
 #: Track A's protocol on MASSIVE: its validation split chooses, its test split reports
 MASSIVE_PROTOCOL = Protocol(learning_rates=(1e-3, 3e-3, 1e-2), seeds=(0, 1, 2), patience=3, max_steps=8000,
                             eval_every=200, select_on="validation", report_on=("test",),
-                            schedule="constant_with_warmup")
+                            schedule="constant_with_warmup", extend_edges=2)
 #: Track B's protocol: PTB's validation windows choose, its test windows report
 LM_PROTOCOL = Protocol(learning_rates=(1e-3, 3e-3, 1e-2), seeds=(0, 1, 2), patience=3, max_steps=8000,
                        eval_every=250, select_on="validation", report_on=("test",),
-                       schedule="constant_with_warmup")
+                       schedule="constant_with_warmup", extend_edges=2)
 
 
 @dataclass(frozen=True)
@@ -171,9 +171,9 @@ PROFILES: ProfileSet[FamiliesProfile] = ProfileSet(
                   "dynamic-ngram", "hashed-nets", "ce-concat", "tt-rec", "low-rank"),
         budgets=(0.25, 0.016), sweep_budget=0.25, seeded_budgets=(0.25,), seeded_smallest=("md5-emb",),
         sst2_protocol=SST2_PROTOCOL.override(learning_rates=(1e-3, 3e-3), seeds=(0, 1), eval_every=4, patience=1,
-                                             max_steps=8),
+                                             max_steps=8, extend_edges=1),
         massive_protocol=MASSIVE_PROTOCOL.override(learning_rates=(1e-3, 3e-3), seeds=(0, 1), eval_every=4,
-                                                   patience=1, max_steps=8),
+                                                   patience=1, max_steps=8, extend_edges=1),
         layers=1, hidden=16, heads=2, intermediate=32, max_len=16, train_limit=256, sst2_heldout=64, sst2_report=128,
         eval_limit=256, batch=32, memories=("none", "bigram", "bigram-residual", "blt"), memory_multiples=(1.0,),
         lm_vocab=300, lm_layers=1, lm_hidden=16, lm_heads=2, lm_seq_len=16, lm_batch=8, lm_train_tokens=4000,

@@ -17,6 +17,7 @@ import pandas as pd
 
 from hashlib_core.claims import paired_bootstrap, proportion_interval, seed_interval
 from hashlib_core.papers.families.data import TASKS
+from hashlib_core.papers.families.track_a import rate_edges
 from hashlib_core.papers.families.track_b import unpack_floats
 
 __all__ = ["summary", "pareto_front", "sweep", "robustness", "deciles", "collision_table", "throughput_table",
@@ -69,8 +70,12 @@ def pareto_front(table: pd.DataFrame, cost: str = "emb_params") -> pd.DataFrame:
 
 
 def sweep(runs: pd.DataFrame) -> pd.DataFrame:
-    """Held-out accuracy of each family's swept runs by learning rate (the chosen rate's column marked)."""
+    """Held-out accuracy of each family's swept runs by learning rate (rates added beyond the grid included, blank
+    where a family did not try them), the chosen rate, whether it is still at an end of the rates tried (``at
+    edge``) and how many runs stopped at their cap."""
     swept = runs[runs["seed"] == runs["seed"].min()]
+    if "swept" in swept:
+        swept = swept[swept["swept"].astype(bool)]
     counts = swept.groupby(["task", "family", "fraction"])["learning_rate"].transform("nunique")
     swept = swept[counts > 1]
     table = swept.pivot_table(index=["task", "family", "fraction"], columns="learning_rate",
@@ -79,6 +84,9 @@ def sweep(runs: pd.DataFrame) -> pd.DataFrame:
     table["chosen"] = [chosen.get((t, f, b)) for t, f, b in zip(table["task"], table["family"], table["fraction"])]
     capped = swept.groupby(["task", "family", "fraction"])["converged"].apply(lambda c: int((~c.astype(bool)).sum()))
     table["capped"] = [capped.get((t, f, b)) for t, f, b in zip(table["task"], table["family"], table["fraction"])]
+    edge = rate_edges(runs).set_index(["task", "family", "fraction"])["at_edge"]
+    table["at edge"] = ["yes" if edge.get((t, f, b), False) else "" for t, f, b in
+                        zip(table["task"], table["family"], table["fraction"])]
     table.columns = [f"lr {c:g}" if isinstance(c, float) else c for c in table.columns]
     return table
 
@@ -263,6 +271,16 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
            "n_chosen": f"{int(runs['chosen'].sum()):,}", "sweep_budget": f"{100 * sweep_budget:g}%",
            "not_built": ", ".join(f"{f} at {100 * b:g}%" for f, b in not_built(runs, profile)) or "none",
            "untrained": untrained(profile)}
+    edges = rate_edges(runs)
+    grown = edges[edges["extended"] > 0]
+    out["extend_edges"] = "/".join(sorted({str(p.extend_edges) for p in protocols.values()}))
+    out["extended"] = (f"{len(grown)} of {len(edges)} swept families (" + "; ".join(
+        f"{_SHORT[t]}: " + ", ".join(rows["family"]) for t, rows in grown.groupby("task", sort=False)) + ")"
+        if len(grown) else f"none of the {len(edges)} swept families")
+    still = edges[edges["at_edge"].astype(bool)]
+    out["edges"] = "; ".join(f"{_SHORT[t]}: " + ", ".join(f"{r['family']} ({r['chosen']:g})"
+                                                          for _, r in rows.iterrows())
+                             for t, rows in still.groupby("task", sort=False)) or "none"
     caught = stuck(runs, majority)
     out["stuck"] = ", ".join(f"{r['family']} at {100 * r['fraction']:g}%, seed {r['seed']} ({_SHORT[r['task']]}: "
                              f"{r['heldout_accuracy']:.1f}% held out)" for _, r in caught.iterrows()) or "none"

@@ -27,12 +27,12 @@ from hashlib_core.papers.families.modeling import (FamilyBertConfig, FamilyBertF
                                                    body_parameter_count)
 from hashlib_core.papers.families.profiles import VOCABULARY, FamiliesProfile
 from hashlib_core.profiles import seed_everything
-from hashlib_core.protocol import (Protocol, ProtocolRun, Trained, converge_checkpointed, run_seeds, run_sweep,
-                                   trained)
+from hashlib_core.protocol import (Protocol, ProtocolRun, Trained, converge_checkpointed, rate_at_edge, run_seeds,
+                                   run_sweep, trained)
 
 __all__ = ["TrackA", "RUN_SETTINGS", "run_settings", "Setting", "settings", "skipped", "plan", "sweep_task",
            "sweep_families", "finish_task", "task_deciles", "majority_shares", "pack", "unpack",
-           "embedding_bytes"]
+           "embedding_bytes", "rate_edges"]
 
 
 #: the settings that change one Track A run's weights (its checkpoint's digest), besides its task's protocol's
@@ -221,8 +221,29 @@ def _train_one(ctx: RunContext, res: TrackA, data: TaskData, s: Setting, typo_id
 
 def _rows(runs: list[ProtocolRun]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The table rows (each marked ``chosen``) and the curves of protocol runs."""
-    rows = [{**r.trained.extra["row"], "chosen": r.chosen} for r in runs]
+    rows = [{**r.trained.extra["row"], "chosen": r.chosen, "swept": r.swept, "extended": r.extended} for r in runs]
     return rows, [c for r in runs for c in r.trained.extra["curve"]]
+
+
+def rate_edges(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (task, family) that was swept: the rates tried (the grid and any added beyond it, in order), the
+    rate chosen and whether it is still the smallest or largest tried (``at_edge``: a rate beyond it was not tried,
+    so the sweep cannot say it is best; every budget of the family trains at that rate). A family's sweep is its
+    first seed's runs at more than one rate."""
+    first = runs[runs["seed"] == runs["seed"].min()]
+    if "swept" in first:
+        first = first[first["swept"].astype(bool)]
+    out = []
+    for (task, family, fraction), rows in first.groupby(["task", "family", "fraction"], sort=False):
+        rates = sorted(set(rows["learning_rate"].astype(float)))
+        chosen = rows.loc[rows["chosen"].astype(bool), "learning_rate"]
+        if len(rates) < 2 or chosen.empty:
+            continue
+        extended = int(rows["extended"].astype(bool).sum()) if "extended" in rows else 0
+        out.append({"task": task, "family": family, "fraction": fraction, "rates": rates,
+                    "chosen": float(chosen.iloc[0]), "extended": extended,
+                    "at_edge": rate_at_edge(float(chosen.iloc[0]), rates)})
+    return pd.DataFrame(out, columns=["task", "family", "fraction", "rates", "chosen", "extended", "at_edge"])
 
 
 def _typo_ids(res: TrackA, data: TaskData, p: FamiliesProfile) -> list[list[int]]:

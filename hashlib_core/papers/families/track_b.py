@@ -137,7 +137,8 @@ def _train_one(ctx: RunContext, res: TrackB, memory: str, multiple: float):
 
 
 def _rows(runs: list[ProtocolRun]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return ([{**r.trained.extra["row"], "chosen": r.chosen} for r in runs],
+    return ([{**r.trained.extra["row"], "chosen": r.chosen, "swept": r.swept, "extended": r.extended}
+             for r in runs],
             [c for r in runs for c in r.trained.extra["curve"]])
 
 
