@@ -104,6 +104,23 @@ def test_the_sweep_parts_cover_every_family_once_claimed_first_the_rest_in_halve
     assert CHAPTER.experiments["replace_sst2_sweep_rest2"].enabled(p)
 
 
+def test_track_bs_sweep_parts_cover_every_memory_once_in_halves():
+    from hashlib_core.papers.families.experiments import CHAPTER
+    from hashlib_core.papers.families.track_b import memory_parts
+
+    for name in ("smoke", "cpu", "small", "paper"):
+        p = PROFILES.get(name)
+        first, rest = memory_parts(p, "first"), memory_parts(p, "rest")
+        assert first + rest == list(p.memories) and len(first) - len(rest) in (0, 1)
+    one = PROFILES.get("cpu").override(memories=("none",))
+    assert memory_parts(one, "first") == ["none"] and memory_parts(one, "rest") == []
+    assert not CHAPTER.experiments["add_sweep_rest"].enabled(one) and CHAPTER.experiments["add_sweep"].enabled(one)
+    assert set(CHAPTER.experiments["add"].reads) == {"lm_sweep", "lm_sweep_curves", "lm_sweep_rest",
+                                                      "lm_sweep_rest_curves"}
+    with pytest.raises(ValueError, match="part must be 'first' or 'rest'"):
+        memory_parts(one, "second")
+
+
 # ------------------------------------------------------------------------------------------------- data helpers
 def test_typos_edit_each_long_word_once_and_only_at_the_rate():
     texts = ["the quick brown fox jumps over a lazy dog", "play it again"]
@@ -525,18 +542,22 @@ def test_each_task_has_its_own_protocol_and_only_its_parts_read_it():
         cpu.override(**{"massive_protocol.max_steps": -1})
     massive = {"massive_protocol." + k for k in ("learning_rates", "seeds", "max_steps", "patience")}
     sst2 = {"sst2_protocol.max_steps", "sst2_report", "sst2_heldout"}
-    for name in ("replace_sst2_sweep", "replace_sst2", "collisions", "throughput", "add_sweep", "add"):
+    for name in ("replace_sst2_sweep", "replace_sst2", "collisions", "throughput", "add_sweep", "add_sweep_rest",
+                 "add"):
         assert massive <= CHAPTER.experiments[name].independent_of
-    for name in ("replace_massive_sweep", "replace_massive", "collisions", "throughput", "add_sweep", "add"):
+    for name in ("replace_massive_sweep", "replace_massive", "collisions", "throughput", "add_sweep", "add_sweep_rest",
+                 "add"):
         assert sst2 <= CHAPTER.experiments[name].independent_of
     for name in ("replace_massive_sweep", "replace_massive", "replace", "claims"):
         assert not massive & CHAPTER.experiments[name].independent_of
     lm = {"lm_protocol.max_steps", "lm_protocol.seeds"}
     for name in ("replace_sst2_sweep", "replace_massive", "replace", "collisions", "throughput"):
         assert lm <= CHAPTER.experiments[name].independent_of
-    assert not lm & CHAPTER.experiments["add"].independent_of
+    for name in ("add_sweep", "add_sweep_rest", "add"):
+        assert not lm & CHAPTER.experiments[name].independent_of
     # the batching changes Track A's weights only: Track B, the collisions and the throughput stay current
-    for name in ("collisions", "throughput", "add_sweep", "add"):
+    for name in ("collisions", "throughput", "add_sweep", "add_sweep_rest",
+                 "add"):
         assert "length_group" in CHAPTER.experiments[name].independent_of
     for name in ("replace_sst2_sweep", "replace_sst2", "replace_massive_sweep", "replace_massive", "replace"):
         assert "length_group" not in CHAPTER.experiments[name].independent_of

@@ -10,9 +10,9 @@ Experiments (``python -m hashlib_core.papers.families --profile P [--only ...]``
   profile; ``replace`` merges the tasks;
 * ``collisions``: every family's hash on the vocabulary against the birthday bound (no training);
 * ``throughput``: each family's build (precompute) time and forward tokens per second on one CPU thread;
-* ``add_sweep`` and ``add``: Track B's runs in two stages, every memory's learning-rate sweep
-  (:func:`~.track_b.sweep_memories`), then its other seeds and budgets at the chosen rate
-  (:func:`~.track_b.fit_memories`);
+* ``add_sweep``, ``add_sweep_rest`` and ``add``: Track B's runs in two stages, the memories' learning-rate sweeps
+  in two halves (:func:`~.track_b.sweep_memories`), then each memory's other seeds and budgets at its chosen rate
+  (:func:`~.track_b.fit_memories`), each under an hour in the ``cpu`` profile;
 * ``claims``: the source papers' comparative claims this backbone can test.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from hashlib_core.embeddings.diagnostics import collisions
 from hashlib_core.papers.families.profiles import PROFILES
 from hashlib_core.papers.families.track_a import (TrackA, finish_task, majority_shares, sweep_families, sweep_task,
                                                 task_deciles)
-from hashlib_core.papers.families.track_b import fit_memories, sweep_memories
+from hashlib_core.papers.families.track_b import fit_memories, memory_parts, sweep_memories
 
 __all__ = ["CHAPTER", "TRACK_A_ONLY", "TRACK_B_ONLY", "TASK_PARTS"]
 
@@ -141,20 +141,36 @@ def _throughput(ctx: RunContext) -> dict:
     return {"throughput": pd.DataFrame(out["results"])}
 
 
-@CHAPTER.experiment("add_sweep", outputs=("lm_sweep", "lm_sweep_curves"), independent_of=(*TRACK_A_ONLY, *_BENCH))
-def _add_sweep(ctx: RunContext) -> dict:
-    """Track B, first stage: every memory's learning-rate sweep on PTB (first seed, first added budget)."""
-    return sweep_memories(ctx)
+_LM_PART = {"first": "lm_sweep", "rest": "lm_sweep_rest"}
+
+
+def _add_sweep(part: str):
+    def run(ctx: RunContext) -> dict:
+        """Track B, first stage: one part of the memories' learning-rate sweeps on PTB (first seed, first added
+        budget)."""
+        out = sweep_memories(ctx, part)
+        return {_LM_PART[part]: out["lm_sweep"], f"{_LM_PART[part]}_curves": out["lm_sweep_curves"]}
+    return run
+
+
+for _part, _out in _LM_PART.items():
+    CHAPTER.experiment("add_sweep" if _part == "first" else "add_sweep_rest", outputs=(_out, f"{_out}_curves"),
+                       when=(lambda part: lambda profile: bool(memory_parts(profile, part)))(_part),
+                       independent_of=(*TRACK_A_ONLY, *_BENCH))(_add_sweep(_part))
 
 
 @CHAPTER.experiment("add", outputs=("lm_runs", "lm_curves", "lm_windows"), independent_of=(*TRACK_A_ONLY, *_BENCH),
-                    reads=("lm_sweep", "lm_sweep_curves"))
+                    reads=tuple(f"{o}{c}" for o in _LM_PART.values() for c in ("", "_curves")))
 def _add(ctx: RunContext) -> dict:
     """Track B, second stage: every memory's other seeds and larger budgets at its chosen rate."""
     evidence = ctx.evidence()
-    if not evidence.has("lm_sweep"):
-        raise RuntimeError("Track B's sweep has no results: run it first (--only add_sweep)")
-    return fit_memories(ctx, evidence.table("lm_sweep"), evidence.table("lm_sweep_curves"))
+    parts = [o for part, o in _LM_PART.items() if memory_parts(ctx.profile, part)]
+    missing = [o for o in parts if not evidence.has(o)]
+    if missing:
+        raise RuntimeError(f"Track B's sweep has no results {missing}: run it first (--only "
+                           f"{','.join('add_sweep' if o == 'lm_sweep' else 'add_sweep_rest' for o in missing)})")
+    return fit_memories(ctx, pd.concat([evidence.table(o) for o in parts], ignore_index=True),
+                        pd.concat([evidence.table(f"{o}_curves") for o in parts], ignore_index=True))
 
 
 from hashlib_core.papers.families.claims import CLAIMS  # noqa: E402  (registered last: it reads the rest)

@@ -3,7 +3,8 @@ n-gram memory, scored in bits per byte on PTB's test split.
 
 :class:`TrackB` (built once per run) trains a byte-level BPE of ``lm_vocab`` pieces on PTB's train split and cuts
 the splits into windows of ``lm_seq_len`` tokens (each line ends with ``</s>``, counted as its newline's byte).
-:func:`sweep_memories` trains, under the Track B protocol (``lm_protocol``), each memory at every learning rate at an
+:func:`sweep_memories` trains, under the Track B protocol (``lm_protocol``), each memory (in two parts,
+:func:`memory_parts`) at every learning rate at an
 added budget of ``memory_multiples[0]`` times the token table (first seed); :func:`fit_memories` the other seeds
 there and the other multiples at the chosen rate; the control (no memory) is swept and seeded the same way. Bits per
 byte on PTB's validation windows choose the rate and stop training; every test window's bits are kept (the paired
@@ -28,7 +29,7 @@ from hashlib_core.papers.families.track_a import run_settings
 from hashlib_core.profiles import seed_everything
 from hashlib_core.protocol import ProtocolRun, Trained, converge_checkpointed, run_seeds, run_sweep, trained
 
-__all__ = ["TrackB", "sweep_memories", "fit_memories", "window_bits", "pack_floats", "unpack_floats", "RUN_SETTINGS"]
+__all__ = ["TrackB", "memory_parts", "sweep_memories", "fit_memories", "window_bits", "pack_floats", "unpack_floats", "RUN_SETTINGS"]
 
 #: the settings that change one Track B run's weights (its checkpoint's digest), its protocol's cap, patience and
 #: scoring interval among them: which runs a profile makes (the memories, multiples, rates and seeds) and Track A's
@@ -150,14 +151,26 @@ def _tables(ctx: RunContext, res: TrackB, rows: list, curves: list) -> dict[str,
             "lm_windows": pd.DataFrame({"window": np.arange(len(window_bytes)), "bytes": window_bytes})}
 
 
-def sweep_memories(ctx: RunContext) -> dict[str, pd.DataFrame]:
-    """Track B's first stage: every memory (and the control) at every rate of ``lm_protocol`` with its first seed,
-    at the first multiple; ``chosen`` marks each memory's best rate on the validation windows. Returns
-    ``lm_sweep`` (the runs) and ``lm_sweep_curves``."""
+def memory_parts(profile: FamiliesProfile, part: str) -> list[str]:
+    """The memories one part of Track B's sweep runs: ``"first"`` the first half of ``memories`` (longer by one when
+    they are odd), ``"rest"`` the others, so that each part of a cpu run stays under an hour (a two-rate grid always
+    extends at least once, so each memory trains at three rates or more)."""
+    half = (len(profile.memories) + 1) // 2
+    if part == "first":
+        return list(profile.memories[:half])
+    if part == "rest":
+        return list(profile.memories[half:])
+    raise ValueError(f"part must be 'first' or 'rest', got {part!r}")
+
+
+def sweep_memories(ctx: RunContext, part: str = "first") -> dict[str, pd.DataFrame]:
+    """Track B's first stage for one part of the memories (:func:`memory_parts`; the control is a memory here):
+    each at every rate of ``lm_protocol`` with its first seed, at the first multiple; ``chosen`` marks each memory's
+    best rate on the validation windows. Returns ``lm_sweep`` (the runs) and ``lm_sweep_curves``."""
     p = ctx.profile
     res = TrackB(p)
     rows, curves = [], []
-    for memory in p.memories:
+    for memory in memory_parts(p, part):
         r, c = _rows(run_sweep(p.lm_protocol, _train_one(ctx, res, memory, p.memory_multiples[0])).runs)
         rows += r
         curves += c
@@ -175,7 +188,8 @@ def fit_memories(ctx: RunContext, swept: pd.DataFrame, swept_curves: pd.DataFram
     chosen = swept[swept["chosen"]].set_index("memory")["learning_rate"].to_dict()
     missing = sorted(set(p.memories) - set(chosen))
     if missing:
-        raise RuntimeError(f"Track B: no chosen learning rate for {missing}: run the sweep first (--only add_sweep)")
+        raise RuntimeError(f"Track B: no chosen learning rate for {missing}: run the sweep first (--only "
+                           f"add_sweep,add_sweep_rest)")
     rows, curves = swept.to_dict("records"), swept_curves.to_dict("records")
     first, *others = p.memory_multiples
     for memory in p.memories:
