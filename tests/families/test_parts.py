@@ -457,6 +457,19 @@ def test_the_second_stage_trains_at_each_familys_chosen_rate(monkeypatch):
     assert len(out["runs"]) == len(runs) + 3 and out["runs"]["chosen"].sum() == 2 + 3
     with pytest.raises(RuntimeError, match="run the sweep first"):
         track_a.finish_task(ctx, "sst2", runs[runs["family"] != "bloom"], swept["curves"])
+    # in two parts: the other seeds of the swept settings, then the other budgets merged with everything before
+    calls.clear()
+    seeds = track_a.finish_task(ctx, "sst2", runs, swept["curves"], "seeds")
+    assert sorted(calls) == sorted([("full", 1.0, 3e-3, 1), ("bloom", 0.0625, 1e-3, 1)]) and len(seeds["runs"]) == 2
+    calls.clear()
+    rest = track_a.finish_task(ctx, "sst2", pd.concat([runs, seeds["runs"]], ignore_index=True), swept["curves"],
+                               "rest")
+    assert calls == [("bloom", 0.25, 1e-3, 0)]
+    def ordered(table):
+        return table.sort_values(["family", "fraction", "learning_rate", "seed"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(ordered(rest["runs"]), ordered(out["runs"]))     # the same runs as in one part
+    with pytest.raises(ValueError, match="part must be 'all', 'seeds' or 'rest'"):
+        track_a.finish_task(ctx, "sst2", runs, swept["curves"], "budgets")
 
 
 def test_quoted_reads_every_task_and_says_which_did_not_run():
@@ -542,13 +555,15 @@ def test_each_task_has_its_own_protocol_and_only_its_parts_read_it():
         cpu.override(**{"massive_protocol.max_steps": -1})
     massive = {"massive_protocol." + k for k in ("learning_rates", "seeds", "max_steps", "patience")}
     sst2 = {"sst2_protocol.max_steps", "sst2_report", "sst2_heldout"}
-    for name in ("replace_sst2_sweep", "replace_sst2", "collisions", "throughput", "add_sweep", "add_sweep_rest",
+    for name in ("replace_sst2_sweep", "replace_sst2_seeds", "replace_sst2", "collisions", "throughput", "add_sweep",
+                 "add_sweep_rest",
                  "add"):
         assert massive <= CHAPTER.experiments[name].independent_of
-    for name in ("replace_massive_sweep", "replace_massive", "collisions", "throughput", "add_sweep", "add_sweep_rest",
+    for name in ("replace_massive_sweep", "replace_massive_seeds", "replace_massive", "collisions", "throughput",
+                 "add_sweep", "add_sweep_rest",
                  "add"):
         assert sst2 <= CHAPTER.experiments[name].independent_of
-    for name in ("replace_massive_sweep", "replace_massive", "replace", "claims"):
+    for name in ("replace_massive_sweep", "replace_massive_seeds", "replace_massive", "replace", "claims"):
         assert not massive & CHAPTER.experiments[name].independent_of
     lm = {"lm_protocol.max_steps", "lm_protocol.seeds"}
     for name in ("replace_sst2_sweep", "replace_massive", "replace", "collisions", "throughput"):

@@ -3,11 +3,11 @@
 
 Experiments (``python -m hashlib_core.papers.families --profile P [--only ...]``):
 
-* ``replace_<task>_sweep``, ``replace_<task>_sweep_rest``, ``replace_<task>_sweep_rest2`` and ``replace_<task>``
-  (``sst2``, ``massive``): Track A's runs on one task in two stages, the learning-rate sweeps
-  (:func:`~.track_a.sweep_task`: first the families the claims compare, then the rest in two halves), then the
-  other budgets and seeds at the chosen rates (:func:`~.track_a.finish_task`), each under an hour in the ``cpu``
-  profile; ``replace`` merges the tasks;
+* ``replace_<task>_sweep``, ``replace_<task>_sweep_rest``, ``replace_<task>_sweep_rest2``, ``replace_<task>_seeds``
+  and ``replace_<task>`` (``sst2``, ``massive``): Track A's runs on one task in two stages, the learning-rate sweeps
+  (:func:`~.track_a.sweep_task`: first the families the claims compare, then the rest in two halves), then at the
+  chosen rates the other seeds of the swept settings and the other budgets (:func:`~.track_a.finish_task`), each
+  part under an hour in the ``cpu`` profile; ``replace`` merges the tasks;
 * ``collisions``: every family's hash on the vocabulary against the birthday bound (no training);
 * ``throughput``: each family's build (precompute) time and forward tokens per second on one CPU thread;
 * ``add_sweep``, ``add_sweep_rest`` and ``add``: Track B's runs in two stages, the memories' learning-rate sweeps
@@ -57,17 +57,21 @@ def _sweep(task: str, part: str):
     return run
 
 
-def _finish(task: str):
+def _finish(task: str, part: str):
     def run(ctx: RunContext) -> dict:
-        """Track A on one task, second stage: the other budgets and seeds at each family's chosen rate."""
+        """Track A on one task, second stage at the chosen rates: ``seeds``, the other seeds of the swept settings
+        (the runs the claims compare); then the other budgets, merged with every run of the task."""
         evidence = ctx.evidence()
-        parts = [f"{task}_{_PART[part]}" for part in _PART if sweep_families(ctx.profile, part)]
-        missing = [name for name in parts if not evidence.has(name)]
+        parts = [f"{task}_{_PART[p]}" for p in _PART if sweep_families(ctx.profile, p)]
+        read = parts + ([f"{task}_seeds"] if part == "rest" else [])
+        missing = [name for name in read if not evidence.has(name)]
         if missing:
-            raise RuntimeError(f"{task}'s sweep has no results {missing}: run it first (--only "
+            raise RuntimeError(f"{task}'s earlier stages have no results {missing}: run them first (--only "
                                f"{','.join(f'replace_{name}' for name in missing)})")
-        out = finish_task(ctx, task, pd.concat([evidence.table(name) for name in parts], ignore_index=True),
-                          pd.concat([evidence.table(f"{name}_curves") for name in parts], ignore_index=True))
+        out = finish_task(ctx, task, pd.concat([evidence.table(name) for name in read], ignore_index=True),
+                          pd.concat([evidence.table(f"{name}_curves") for name in read], ignore_index=True), part)
+        if part == "seeds":
+            return {f"{task}_seeds": out["runs"], f"{task}_seeds_curves": out["curves"]}
         return {f"{task}_{kind}": out[kind] for kind in _KINDS}
     return run
 
@@ -80,9 +84,11 @@ for _name, _task in TASK_PARTS.items():
             _task, _part)
         CHAPTER.experiment(f"replace_{_task}_{_out}", outputs=(f"{_task}_{_out}", f"{_task}_{_out}_curves"),
                            when=_when, independent_of=_apart)(_sweep(_task, _part))
+    _sweeps = tuple(f"{_task}_{o}{c}" for o in _PART.values() for c in ("", "_curves"))
+    CHAPTER.experiment(f"{_name}_seeds", outputs=(f"{_task}_seeds", f"{_task}_seeds_curves"), when=_in,
+                       independent_of=_apart, reads=_sweeps)(_finish(_task, "seeds"))
     CHAPTER.experiment(_name, outputs=tuple(f"{_task}_{kind}" for kind in _KINDS), when=_in, independent_of=_apart,
-                       reads=tuple(f"{_task}_{o}{c}" for o in _PART.values() for c in ("", "_curves")))(
-        _finish(_task))
+                       reads=(*_sweeps, f"{_task}_seeds", f"{_task}_seeds_curves"))(_finish(_task, "rest"))
 
 
 @CHAPTER.experiment("replace", outputs=("runs", "curves", "deciles", "majority"),

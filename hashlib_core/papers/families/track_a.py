@@ -286,10 +286,15 @@ def sweep_task(ctx: RunContext, task: str, part: str = "claimed") -> dict[str, p
     return {"runs": pd.DataFrame(rows), "curves": pd.DataFrame(curves)}
 
 
-def finish_task(ctx: RunContext, task: str, swept: pd.DataFrame, swept_curves: pd.DataFrame
+def finish_task(ctx: RunContext, task: str, swept: pd.DataFrame, swept_curves: pd.DataFrame, part: str = "all"
                 ) -> dict[str, pd.DataFrame]:
     """The second stage: the other seeds of each swept setting and every seed of the other budgets, at the family's
-    chosen rate (read from ``swept``, the first stage's runs). Returns every run of the task (``runs``, ``curves``)."""
+    chosen rate (read from ``swept``, the first stage's runs). Returns every run of the task (``runs``, ``curves``).
+    ``part``: ``"seeds"`` only the other seeds of the swept settings (and returns only those runs), ``"rest"`` only
+    the other budgets (``swept`` then holds the sweep's and the seeds' runs), ``"all"`` both: the two halves keep
+    each part of a cpu run under an hour."""
+    if part not in ("all", "seeds", "rest"):
+        raise ValueError(f"part must be 'all', 'seeds' or 'rest', got {part!r}")
     res: TrackA = ctx.resources
     p = ctx.profile
     data = res.task(task)
@@ -301,7 +306,8 @@ def finish_task(ctx: RunContext, task: str, swept: pd.DataFrame, swept_curves: p
     if missing:
         raise RuntimeError(f"{task}: no chosen learning rate for {missing}: run the sweep first "
                            f"(--only replace_{task}_sweep)")
-    rows, curves = swept.to_dict("records"), swept_curves.to_dict("records")
+    steps = [(s, w, seeds) for s, w, seeds in steps if part == "all" or w == (part == "seeds")]
+    rows, curves = ([], []) if part == "seeds" else (swept.to_dict("records"), swept_curves.to_dict("records"))
     for s, was_swept, seeds in steps:
         r, c = _rows(run_seeds(protocol, float(chosen_lr[s.family]), _train_one(ctx, res, data, s, typo_ids),
                                seeds[1:] if was_swept else seeds))
