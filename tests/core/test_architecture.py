@@ -150,7 +150,11 @@ _FAMILY_SIZES = {"emb_params", "budget", "bytes_fp32", "bytes_int8", "lookup_byt
 #: to V when every piece collides), whose round values coincide with unrelated constants typed elsewhere
 RESULT_SIZE_COLUMNS = {"scaling_runs": {"emb_params"},
                        **{stem: _FAMILY_SIZES for stem in ("runs", "sst2_runs", "sst2_sweep", "massive_runs",
-                                                            "massive_sweep", "throughput", "collisions")}}
+                                                            "massive_sweep", "throughput", "collisions",
+                                                            # the later parts of each stage, one experiment each
+                                                            "sst2_sweep_rest", "sst2_sweep_rest2", "sst2_seeds",
+                                                            "massive_sweep_rest", "massive_sweep_rest2",
+                                                            "massive_seeds")}}
 
 
 def _numbers(obj, column: str = "") -> list[float]:
