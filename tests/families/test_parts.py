@@ -502,6 +502,16 @@ def test_quoted_reads_every_task_and_says_which_did_not_run():
     assert q["seed_spread"] == f"{widest['spread']:.1f} points at most ({widest['family']} on SST-2)"
     assert q["budget_note"] == "The smoke profile keeps to three hours."
     assert PROFILES.get("cpu").budget_minutes > 180 and "five hours" in FamiliesProfile.BUDGET_NOTE
+    # Track B's tuning: swept where the protocol has several rates, one fixed rate and an equal-steps comparison
+    # where it has one; the runs still improving at the cap counted
+    assert q["lm_tuning"].startswith("It is swept like Track A's families, under its own protocol (0.001, 0.003, 0.01")
+    assert q["lm_tuning"].endswith("Every one of its 2 runs stopped on its own plateau before the cap")
+    one = p.override(**{"lm_protocol.learning_rates": "3e-3", "lm_protocol.max_steps": "2000"})
+    capped = tables.quoted(tables.summary(runs), runs, lm.assign(converged=[False, True]), windows, collisions, speed,
+                           one, majority)["lm_tuning"]
+    assert capped.startswith("Every memory trains alike, at one learning rate fixed in advance (0.003) for at most "
+                             "2,000 steps") and capped.endswith("1 of its 2 runs were still improving when they "
+                                                                "reached the cap")
 
 
 def test_stuck_runs_are_those_near_the_majority_share():

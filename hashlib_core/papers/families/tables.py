@@ -337,8 +337,18 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
         f"{spread['spread'].max():.1f} points at most (" + ", ".join(
             f"{r['family']} on {_SHORT[r['task']]}" for _, r in spread.nlargest(1, "spread").iterrows()) + ")")
     lp = profile.lm_protocol
-    out["lm_rates"] = (", ".join(f"{r:g}" for r in lp.learning_rates) + f", at most {lp.max_steps:,} steps, "
-                       f"scored every {lp.eval_every:,}, {len(lp.seeds)} seeds")
+    steps = f"at most {lp.max_steps:,} steps, scored every {lp.eval_every:,}, {len(lp.seeds)} seeds"
+    out["lm_rates"] = ", ".join(f"{r:g}" for r in lp.learning_rates) + ", " + steps
+    chosen_lm = lm[lm["chosen"]]
+    capped = int((~chosen_lm["converged"].astype(bool)).sum())
+    out["lm_tuning"] = (
+        f"It is swept like Track A's families, under its own protocol ({out['lm_rates']}), and its other seeds run "
+        f"at the rate chosen" if len(lp.learning_rates) > 1 else
+        f"Every memory trains alike, at one learning rate fixed in advance ({lp.learning_rates[0]:g}) for {steps}, "
+        f"the best validation step kept: an equal-steps comparison rather than a converged one, since Track A's "
+        f"comparisons took the rest of the profile's time") + (
+        f". {capped} of its {len(chosen_lm)} runs were still improving when they reached the cap" if capped else
+        f". Every one of its {len(chosen_lm)} runs stopped on its own plateau before the cap")
     out["sst2_report"] = f"{profile.sst2_report:,}"
     out["schedule"] = "; ".join(f"{_SHORT.get(t, 'PTB')}: {p.schedule.replace('_', ' ')}"
                                 for t, p in {**protocols, "lm": lp}.items())
