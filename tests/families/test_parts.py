@@ -104,6 +104,29 @@ def test_the_sweep_parts_cover_every_family_once_claimed_first_the_rest_in_halve
     assert CHAPTER.experiments["replace_sst2_sweep_rest2"].enabled(p)
 
 
+def test_massive_trains_only_its_families_where_the_profile_names_them():
+    from hashlib_core.papers.families.experiments import CHAPTER
+    from hashlib_core.papers.families.track_a import plan, sweep_families, task_families
+
+    cpu = PROFILES.get("cpu")
+    assert task_families(cpu, "massive") == [f for f in cpu.families if f in cpu.massive_families]
+    assert task_families(cpu, "sst2") == task_families(cpu) == list(cpu.families)
+    assert sweep_families(cpu, "claimed", "massive") == task_families(cpu, "massive")
+    assert not sweep_families(cpu, "rest", "massive") and not sweep_families(cpu, "rest2", "massive")
+    assert sweep_families(cpu, "rest", "sst2") and sweep_families(cpu, "rest2", "sst2")
+    for name in ("replace_massive_sweep_rest", "replace_massive_sweep_rest2"):
+        assert not CHAPTER.experiments[name].enabled(cpu)
+    for name in ("replace_sst2_sweep_rest", "replace_sst2_sweep_rest2", "replace_massive_sweep", "replace_massive"):
+        assert CHAPTER.experiments[name].enabled(cpu)
+    assert {s.family for s, _, _ in plan(cpu, 30522, "massive")} == set(cpu.massive_families)
+    assert {s.family for s, _, _ in plan(cpu, 30522, "sst2")} == set(cpu.families)
+    # SST-2's results do not depend on the setting; MASSIVE's do
+    assert "massive_families" in CHAPTER.experiments["replace_sst2"].independent_of
+    assert "massive_families" not in CHAPTER.experiments["replace_massive"].independent_of
+    with pytest.raises(ValueError, match=r"massive_families \('full', 'bloom'\) must be among the families"):
+        PROFILES.get("smoke").override(families=("full", "md5-emb"), massive_families=("full", "bloom"))
+
+
 def test_track_bs_sweep_parts_cover_every_memory_once_in_halves():
     from hashlib_core.papers.families.experiments import CHAPTER
     from hashlib_core.papers.families.track_b import memory_parts
@@ -501,6 +524,10 @@ def test_quoted_reads_every_task_and_says_which_did_not_run():
     widest = spread.loc[spread["spread"].idxmax()]
     assert q["seed_spread"] == f"{widest['spread']:.1f} points at most ({widest['family']} on SST-2)"
     assert q["budget_note"] == "The smoke profile keeps to three hours."
+    assert q["massive_families"] == "every family"
+    two = tables.quoted(tables.summary(runs), runs, lm, windows, collisions, speed,
+                        p.override(massive_families=("md5-emb", "full")), majority)
+    assert two["massive_families"] == "only 2 families, those the claims read (full, md5-emb)"
     assert PROFILES.get("cpu").budget_minutes > 180 and "five hours" in FamiliesProfile.BUDGET_NOTE
     # Track B's tuning: swept where the protocol has several rates, one fixed rate and an equal-steps comparison
     # where it has one; the runs still improving at the cap counted
@@ -537,7 +564,7 @@ def test_a_runs_checkpoint_digest_reads_only_what_changes_its_weights():
         assert set(names) <= set(cpu.weight_settings())
     # which runs a profile makes (tasks, families, rates, seeds) and the other track's settings leave a run's digest
     other = cpu.override(tasks=("massive",), families=("full", "bloom"), budgets=(0.0625,), seeded_budgets=(),
-                         seeded_families=(), seeded_smallest=(), lm_hidden=32, memories=("none",),
+                         seeded_families=(), seeded_smallest=(), massive_families=(), lm_hidden=32, memories=("none",),
                          **{"sst2_protocol.learning_rates": "1e-3", "sst2_protocol.seeds": "5",
                             "lm_protocol.seeds": "4"})
     for task in ("sst2", "massive"):

@@ -170,8 +170,8 @@ PROFILES: ProfileSet[DynamicEmbeddingsProfile] = ProfileSet(
     # on two cores (python -m hashlib_core.papers.dynamic_embeddings --profile cpu --only pretraining --pt_steps=150
     # --models=BERT-tiny,EELBERT-tiny, then --only glue on SST-2 alone): 150 pre-training steps of 32 x 64 tokens in
     # about 21 s for either model, an SST-2 run on 3,000 examples for 5 epochs in about half a minute. So: the four
-    # models pre-trained for 5,000 MLM steps on Penn Treebank's train split and WikiText-2's validation split (about
-    # 1.36M WordPiece tokens: some seven passes), the vocabulary softmax at the masked positions only (about 45
+    # models pre-trained for 5,000 MLM steps on Penn Treebank's train split and WikiText-2's validation split (several
+    # passes: the pretraining results count its tokens), the vocabulary softmax at the masked positions only (about 45
     # minutes); fine-tuned on SST-2, CoLA, MRPC, STS-B and RTE with the HashFormers chapter's protocol (3,000 training
     # examples per task and 500 more held out, at most 5 epochs, patience 2, three learning rates swept on SST-2, three
     # seeds at the chosen rate, scored on the whole dev splits; about 40 minutes); the trend at 1,000 and 3,000 steps on

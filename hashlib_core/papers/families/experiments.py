@@ -34,15 +34,17 @@ CHAPTER = Chapter("families", "Every family on one backbone", PROFILES, resource
 #: settings only one track reads (the other track's results stay current when one changes)
 TRACK_B_ONLY = ("memories", "memory_multiples", "lm_vocab", "lm_layers", "lm_hidden", "lm_heads", "lm_seq_len",
                 "lm_batch", "lm_train_tokens", "lm_protocol", "lm_validation_windows")
-TRACK_A_ONLY = ("tasks", "families", "budgets", "sweep_budget", "seeded_budgets", "seeded_families", "seeded_smallest",
-                "sst2_protocol", "massive_protocol", "layers", "hidden", "heads", "intermediate", "max_len",
-                "train_limit", "sst2_heldout", "sst2_report", "eval_limit", "batch", "length_group", "typo_rate")
+TRACK_A_ONLY = ("tasks", "families", "massive_families", "budgets", "sweep_budget", "seeded_budgets",
+                "seeded_families", "seeded_smallest", "sst2_protocol", "massive_protocol", "layers", "hidden", "heads",
+                "intermediate", "max_len", "train_limit", "sst2_heldout", "sst2_report", "eval_limit", "batch",
+                "length_group", "typo_rate")
 _BENCH = ("bench_batch", "bench_length", "bench_repeats")
 _KINDS = ("runs", "curves")
 TASK_PARTS = {f"replace_{task}": task for task in ("sst2", "massive")}
 _TRACK_A_PART = (*TRACK_B_ONLY, *_BENCH, "tasks")
 #: settings of one task's runs only (the other task's parts stay current when they change)
-_ONLY = {"sst2": ("sst2_protocol", "sst2_heldout", "sst2_report"), "massive": ("massive_protocol",)}
+_ONLY = {"sst2": ("sst2_protocol", "sst2_heldout", "sst2_report"),
+         "massive": ("massive_protocol", "massive_families")}
 
 
 _PART = {"claimed": "sweep", "rest": "sweep_rest", "rest2": "sweep_rest2"}
@@ -62,7 +64,7 @@ def _finish(task: str, part: str):
         """Track A on one task, second stage at the chosen rates: ``seeds``, the other seeds of the swept settings
         (the runs the claims compare); then the other budgets, merged with every run of the task."""
         evidence = ctx.evidence()
-        parts = [f"{task}_{_PART[p]}" for p in _PART if sweep_families(ctx.profile, p)]
+        parts = [f"{task}_{_PART[p]}" for p in _PART if sweep_families(ctx.profile, p, task)]
         read = parts + ([f"{task}_seeds"] if part == "rest" else [])
         missing = [name for name in read if not evidence.has(name)]
         if missing:
@@ -80,8 +82,8 @@ for _name, _task in TASK_PARTS.items():
     _in = (lambda task: lambda profile: task in profile.tasks)(_task)
     _apart = (*_TRACK_A_PART, *(v for t, names in _ONLY.items() if t != _task for v in names))
     for _part, _out in _PART.items():
-        _when = (lambda task, part: lambda profile: task in profile.tasks and bool(sweep_families(profile, part)))(
-            _task, _part)
+        _when = (lambda task, part: lambda profile: task in profile.tasks
+                 and bool(sweep_families(profile, part, task)))(_task, _part)
         CHAPTER.experiment(f"replace_{_task}_{_out}", outputs=(f"{_task}_{_out}", f"{_task}_{_out}_curves"),
                            when=_when, independent_of=_apart)(_sweep(_task, _part))
     _sweeps = tuple(f"{_task}_{o}{c}" for o in _PART.values() for c in ("", "_curves"))

@@ -350,6 +350,9 @@ def quoted(table: pd.DataFrame, runs: pd.DataFrame, lm: pd.DataFrame, lm_windows
         f". {capped} of its {len(chosen_lm)} runs were still improving when they reached the cap" if capped else
         f". Every one of its {len(chosen_lm)} runs stopped on its own plateau before the cap")
     out["sst2_report"] = f"{profile.sst2_report:,}"
+    massive = [f for f in profile.families if f in profile.massive_families]
+    out["massive_families"] = ("every family" if not massive or len(massive) == len(profile.families) else
+                               f"only {len(massive)} families, those the claims read ({', '.join(massive)})")
     out["schedule"] = "; ".join(f"{_SHORT.get(t, 'PTB')}: {p.schedule.replace('_', ' ')}"
                                 for t, p in {**protocols, "lm": lp}.items())
     out["budget_note"] = getattr(profile, "BUDGET_NOTE", "") if profile.budget_minutes > 180 else \

@@ -31,7 +31,7 @@ from hashlib_core.protocol import (Protocol, ProtocolRun, Trained, converge_chec
                                    run_sweep, trained)
 
 __all__ = ["TrackA", "RUN_SETTINGS", "run_settings", "Setting", "settings", "skipped", "plan", "sweep_task",
-           "sweep_families", "finish_task", "task_deciles", "majority_shares", "pack", "unpack",
+           "sweep_families", "task_families", "finish_task", "task_deciles", "majority_shares", "pack", "unpack",
            "embedding_bytes", "rate_edges"]
 
 
@@ -86,12 +86,20 @@ class Setting:
     fraction: float
 
 
-def settings(profile: FamiliesProfile, vocab_size: int | None = None) -> list[Setting]:
-    """Every (family, budget) the profile trains: budget families at each budget, the others once (the full table
-    at 100%, a fixed family at its own size, labelled with the sweep budget). With ``vocab_size``, the budgets below
-    a family's minimum (:func:`~hashlib_core.embeddings.catalogue.minimum_budget`) are left out."""
+def task_families(profile: FamiliesProfile, task: str | None = None) -> list[str]:
+    """The families ``task`` trains (``massive_families`` on MASSIVE where set); every family when ``task`` is None."""
+    if task == "massive" and profile.massive_families:
+        return [f for f in profile.families if f in profile.massive_families]
+    return list(profile.families)
+
+
+def settings(profile: FamiliesProfile, vocab_size: int | None = None, task: str | None = None) -> list[Setting]:
+    """Every (family, budget) the profile trains (on ``task``: :func:`task_families`): budget families at each
+    budget, the others once (the full table at 100%, a fixed family at its own size, labelled with the sweep budget).
+    With ``vocab_size``, the budgets below a family's minimum (:func:`~hashlib_core.embeddings.catalogue.
+    minimum_budget`) are left out."""
     out = []
-    for name in profile.families:
+    for name in task_families(profile, task):
         sizing = FAMILIES[name].sizing
         if sizing == "budget":
             out += [Setting(name, b) for b in profile.budgets]
@@ -118,7 +126,7 @@ def plan(profile: FamiliesProfile, vocab_size: int | None = None, task: str = "s
     seeded = set(profile.seeded_budgets) or set(profile.budgets)
     all_seeds = list(profile.protocol(task).seeds)
     out = []
-    for s in settings(profile, vocab_size):
+    for s in settings(profile, vocab_size, task):
         one_size = FAMILIES[s.family].sizing != "budget"
         swept = one_size or s.fraction == profile.sweep_budget
         every = (one_size or s.fraction in seeded) and (not profile.seeded_families
@@ -126,7 +134,7 @@ def plan(profile: FamiliesProfile, vocab_size: int | None = None, task: str = "s
         every = every or (s.family in profile.seeded_smallest and s.fraction == min(profile.budgets))
         out.append((s, swept, all_seeds if every else all_seeds[:1]))
     swept_families = {s.family for s, swept, _ in out if swept}
-    lost = sorted(set(profile.families) - swept_families)
+    lost = sorted(set(task_families(profile, task)) - swept_families)
     if lost:
         raise ValueError(f"families {lost} cannot be built at the sweep budget {profile.sweep_budget:g}: raise "
                          f"sweep_budget or leave them out")
@@ -251,15 +259,16 @@ def _typo_ids(res: TrackA, data: TaskData, p: FamiliesProfile) -> list[list[int]
     return encode(res.tokenizer, typo_texts(data.texts[first], p.typo_rate, seed=p.seed), p.max_len)
 
 
-def sweep_families(profile: FamiliesProfile, part: str) -> list[str]:
+def sweep_families(profile: FamiliesProfile, part: str, task: str | None = None) -> list[str]:
     """The families one part of the sweep runs: ``"claimed"``, the seeded families (the ones the claims compare,
     swept first: the headline gets the budget first), or all of them when every family is seeded; ``"rest"`` and
     ``"rest2"``, the others in two halves (the first one longer by one when they are odd), so that each part of a
     cpu run stays under an hour."""
-    claimed = [f for f in profile.families if not profile.seeded_families or f in profile.seeded_families]
+    families = task_families(profile, task)
+    claimed = [f for f in families if not profile.seeded_families or f in profile.seeded_families]
     if part == "claimed":
         return claimed
-    others = [f for f in profile.families if f not in claimed]
+    others = [f for f in families if f not in claimed]
     half = (len(others) + 1) // 2
     if part == "rest":
         return others[:half]
@@ -277,7 +286,7 @@ def sweep_task(ctx: RunContext, task: str, part: str = "claimed") -> dict[str, p
     data = res.task(task)
     typo_ids = _typo_ids(res, data, p)
     protocol = p.protocol(task)
-    families = set(sweep_families(p, part))
+    families = set(sweep_families(p, part, task))
     rows, curves = [], []
     for s, _, _ in [x for x in plan(p, len(res.vocab), task) if x[1] and x[0].family in families]:
         r, c = _rows(run_sweep(protocol, _train_one(ctx, res, data, s, typo_ids)).runs)

@@ -29,7 +29,8 @@ from hashlib_core.papers.families.track_a import run_settings
 from hashlib_core.profiles import seed_everything
 from hashlib_core.protocol import ProtocolRun, Trained, converge_checkpointed, run_seeds, run_sweep, trained
 
-__all__ = ["TrackB", "memory_parts", "sweep_memories", "fit_memories", "window_bits", "pack_floats", "unpack_floats", "RUN_SETTINGS"]
+__all__ = ["TrackB", "memory_parts", "sweep_memories", "fit_memories", "window_bits", "pack_floats", "unpack_floats",
+           "RUN_SETTINGS"]
 
 #: the settings that change one Track B run's weights (its checkpoint's digest), its protocol's cap, patience and
 #: scoring interval among them: which runs a profile makes (the memories, multiples, rates and seeds) and Track A's
