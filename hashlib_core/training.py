@@ -194,7 +194,7 @@ def train(
     The model is left trained (and unwrapped) in place; the caller saves it with ``save_pretrained``.
     """
     from accelerate import Accelerator
-    from accelerate.utils import DataLoaderConfiguration, set_seed
+    from accelerate.utils import DataLoaderConfiguration, DistributedDataParallelKwargs, set_seed
     from transformers import get_scheduler
 
     if accelerator is None:
@@ -203,6 +203,9 @@ def train(
             mixed_precision=config.mixed_precision,
             gradient_accumulation_steps=config.grad_accumulation,
             dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True, data_seed=config.seed),
+            # several processes: DDP otherwise fails at the second step for a model holding parameters its loss
+            # never reaches (an intent model's slot head, an untied MLM bias); one process ignores it
+            kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)],
         )
     set_seed(config.seed)
     optimizer = torch.optim.AdamW(param_groups(model, config.weight_decay), lr=config.learning_rate,
