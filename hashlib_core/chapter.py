@@ -399,7 +399,7 @@ class Chapter:
         return text
 
     def main(self, argv: Sequence[str] | None = None) -> int:
-        """``python -m hashlib_core.papers.<slug> --profile P [--device D] [--only a,b] [--key=value ...]``."""
+        """``python -m hashlib_core.papers.<slug> --profile P [--device D] [--only a,b] [--dry-run] [--key=value]``."""
         epilog = "Experiments (--only a,b): " + ", ".join(self.experiments)
         profile, args = self.profiles.parse_cli(
             argv, description=f"{self.title}: run the chapter's experiments. {epilog}",
@@ -408,7 +408,12 @@ class Chapter:
                                help="comma-separated experiments to run (default: all), and every experiment that "
                                     "reads their results"),
                 p.add_argument("--no-dependents", action="store_true",
-                               help="with --only: run exactly those experiments, not the ones that read them")))
+                               help="with --only: run exactly those experiments, not the ones that read them"),
+                p.add_argument("--dry-run", action="store_true", help="check the profile without running it: model "
+                               "sizes, data loading, two steps on two processes, the plan (hashlib_core.dry_run)")))
+        if args.dry_run:
+            from hashlib_core.dry_run.cli import run_cli
+            return run_cli(self, profile)
         only = args.only
         store = self.run(profile, only, dependents=not args.no_dependents)
         if is_main_process():

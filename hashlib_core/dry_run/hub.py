@@ -51,6 +51,8 @@ def mock_hub(fixtures: Mapping[str, Mapping[str, Sequence[Any]]]) -> Iterator[Pa
 
     if not fixtures:
         raise ValueError("mock_hub needs at least one fixture: {'repo[:config]': {column: values}}")
+    bars = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()              # a progress bar per tiny fixture says nothing
     with tempfile.TemporaryDirectory(prefix="hub-fixture-") as tmp:
         root = Path(tmp)
         folders = {}
@@ -77,3 +79,5 @@ def mock_hub(fixtures: Mapping[str, Mapping[str, Sequence[Any]]]) -> Iterator[Pa
                 yield root
         finally:
             os.environ.update(saved)
+            if bars:
+                datasets.enable_progress_bars()
