@@ -61,7 +61,7 @@ def _sizes(profile: MultiHashFormerProfile) -> list[ModelSize]:
                                  source=f"Table 1 ({size}) #Param" if row is not None else "",
                                  counts=lambda m, g=group: parameter_groups(m)[g], measure=measure,
                                  explained=("the chapter's Table 1 comparison shows this difference and its claims "
-                                            f"weigh it (table1_params, table1_readings)") if known else ""))
+                                            "weigh it (table1_params, table1_readings)") if known else ""))
     return out
 
 
