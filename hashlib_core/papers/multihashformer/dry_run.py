@@ -83,7 +83,8 @@ def _data(profile: MultiHashFormerProfile, limit: int) -> list[DataSample]:
     rows = windows(stream, seq, 0)
     example = LMDataset(rows)[0]
     samples.append(DataSample(f"training windows (BPE of the first {len(head)} lines, window {seq})", len(rows),
-                              tuple(example), ("input_ids", "labels"), f"input_ids {tuple(example['input_ids'].shape)}"))
+                              tuple(example), ("input_ids", "labels"),
+                              f"input_ids {tuple(example['input_ids'].shape)}"))
     return samples
 
 
