@@ -57,8 +57,11 @@ def model_sizes(spec: DryRun, profile: Profile) -> tuple[pd.DataFrame, list[str]
     """One row per model of the profile, built on the meta device: its count, ours rounded as the paper prints
     it, the printed cell and whether they agree (empty where the paper prints no size)."""
     rows, problems = [], []
+    built: tuple[Any, Any] = (None, None)
     for size in spec.models(profile):
-        model = instantiate_on_meta(size.build)
+        if built[0] is not size.build:          # measures of one model share its build: built once
+            built = (size.build, instantiate_on_meta(size.build))
+        model = built[1]
         n = int(size.counts(model))
         printed = parse_printed(size.paper) if size.paper else None
         ours = format_like(n, printed) if printed is not None else humanize(n)
@@ -70,7 +73,6 @@ def model_sizes(spec: DryRun, profile: Profile) -> tuple[pd.DataFrame, list[str]
                      "parameters": n, "ours": ours, "paper": size.paper or "", "source": size.source,
                      "agrees": "" if agrees is None else agrees,
                      "note": size.explained if agrees is False else ""})
-        del model
     if not rows:
         problems.append("the dry run names no model for this profile")
     return pd.DataFrame(rows), problems

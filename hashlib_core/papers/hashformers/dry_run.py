@@ -43,12 +43,16 @@ def _sizes(profile: HashFormersProfile) -> list[ModelSize]:
     for spec in [*profile.selected(MODELS), *([PROFORMER] if profile.proformer else [])]:
         key = (spec.group, spec.model)
         row = table.loc[key] if key in table.index else None
+
+        def build(s: Any = spec) -> torch.nn.Module:
+            return classifier(s, profile, vocab, 2)
+
         for measure, counts, column in (("total", None, "total"), ("embedding", embedding_parameter_count, "emb")):
             paper = row[f"paper_{column}"] if row is not None and row[f"paper_{column}"] else None
             note = row["note"] if row is not None and column in str(row["mismatched"]).split(",") else ""
             extra = {"counts": counts} if counts is not None else {}
-            out.append(ModelSize(spec.name, lambda s=spec: classifier(s, profile, vocab, 2), paper=paper,
-                                 source="Table 2" if paper else "", measure=measure, explained=note, **extra))
+            out.append(ModelSize(spec.name, build, paper=paper, source="Table 2" if paper else "", measure=measure,
+                                 explained=note, **extra))
     return out
 
 
