@@ -81,6 +81,8 @@ def model_sizes(spec: DryRun, profile: Profile) -> tuple[pd.DataFrame, list[str]
 def data_samples(spec: DryRun, profile: Profile, limit: int = DEFAULT_LIMIT) -> tuple[pd.DataFrame, list[str]]:
     """What the chapter's real loaders yielded (at most ``limit`` records per source); a loader's error is a
     problem named with its source, not a crash."""
+    if spec.data is None:
+        return pd.DataFrame([{"note": "this chapter reads no data"}]), []
     try:
         samples = list(spec.data(profile, limit))
     except Exception as exc:       # a loader that fails: the dry run's finding, reported with its cause

@@ -7,7 +7,7 @@ convention, so the chapter skeleton (:meth:`hashlib_core.chapter.Chapter.main`) 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from torch import nn
@@ -64,10 +64,11 @@ class DryRun:
     """A chapter's dry run (see the module docstring).
 
     * ``models(profile)``: every model the profile trains, at the profile's sizes (:class:`ModelSize`);
-    * ``data(profile, limit)``: runs the chapter's real loaders on at most ``limit`` records per source, the hub
+    * ``data(profile, limit)`` (None: the chapter reads no data): runs the chapter's real loaders on at most ``limit`` records per source, the hub
       mocked by a local fixture (:func:`hashlib_core.dry_run.hub.mock_hub`), and returns what they yielded;
-    * ``tiny(profile)``: a scaled-down copy of the profile's main model (same classes, tiny sizes) and a
-      ``DataLoader`` of batches of its inputs, which the dry run trains for two steps on two processes through
+    * ``tiny(profile)`` (None: the chapter trains nothing): a scaled-down copy of the profile's main model (same
+      classes, tiny sizes) and a ``DataLoader`` of batches of its inputs, which the dry run trains for two steps on
+      two processes through
       :func:`hashlib_core.training.train`; it must be deterministic (same weights and batches at every call under
       the same torch seed);
     * ``plan(profile)``: rows ``{"item": ..., "value": ...}`` saying what a run of the profile does (steps, tokens,
@@ -75,12 +76,15 @@ class DryRun:
     """
 
     models: Callable[[Profile], Sequence[ModelSize]]
-    data: Callable[[Profile, int], Sequence[DataSample]]
+    #: None: the chapter reads no data (a counting chapter)
+    data: Callable[[Profile, int], Sequence[DataSample]] | None
+    #: None: the chapter trains nothing (a counting chapter); the two-step run is skipped and the plan says so
     tiny: Callable[[Profile], tuple[nn.Module, Any]] | None
     plan: Callable[[Profile], Sequence[dict[str, Any]]]
-    #: the chapter trains nothing (a counting chapter): the two-step run is skipped and the plan says so
-    trains: bool = True
-    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def trains(self) -> bool:
+        return self.tiny is not None
 
 
 def spec_of(slug: str) -> DryRun:
