@@ -64,13 +64,13 @@ class DryRun:
     """A chapter's dry run (see the module docstring).
 
     * ``models(profile)``: every model the profile trains, at the profile's sizes (:class:`ModelSize`);
-    * ``data(profile, limit)`` (None: the chapter reads no data): runs the chapter's real loaders on at most ``limit`` records per source, the hub
-      mocked by a local fixture (:func:`hashlib_core.dry_run.hub.mock_hub`), and returns what they yielded;
+    * ``data(profile, limit)`` (None: the chapter reads no data): runs the chapter's real loaders on at most
+      ``limit`` records per source, the hub mocked by a local fixture (:func:`hashlib_core.dry_run.hub.mock_hub`),
+      and returns what they yielded;
     * ``tiny(profile)`` (None: the chapter trains nothing): a scaled-down copy of the profile's main model (same
       classes, tiny sizes) and a ``DataLoader`` of batches of its inputs, which the dry run trains for two steps on
-      two processes through
-      :func:`hashlib_core.training.train`; it must be deterministic (same weights and batches at every call under
-      the same torch seed);
+      two processes through :func:`hashlib_core.training.train`; it must be deterministic (same weights and batches
+      at every call under the same torch seed);
     * ``plan(profile)``: rows ``{"item": ..., "value": ...}`` saying what a run of the profile does (steps, tokens,
       batch, data sources, checkpoint cadence).
     """
