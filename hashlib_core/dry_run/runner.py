@@ -150,7 +150,10 @@ def dry_run(chapter: Any, profile: Profile, *, processes: int = 2, limit: int = 
 def plan_table(spec: DryRun, profile: Profile) -> pd.DataFrame:
     """The chapter's plan rows (``item``, ``value``), values as text."""
     rows = [{"item": str(r["item"]), "value": str(r["value"])} for r in spec.plan(profile)]
-    if not spec.trains:
+    if spec.trains:
+        rows.append({"item": "batch under N processes", "value": "per process: N processes train on N times the "
+                                                                 "batch at every step (accelerate's default)"})
+    else:
         rows.append({"item": "training", "value": "none: the chapter counts parameters of models it builds"})
     return pd.DataFrame(rows, columns=["item", "value"])
 
