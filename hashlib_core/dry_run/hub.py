@@ -14,11 +14,12 @@ from __future__ import annotations
 import os
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 from unittest import mock
 
-__all__ = ["mock_hub", "text_rows", "OFFLINE_FLAGS"]
+__all__ = ["mock_hub", "HubFixture", "text_rows", "OFFLINE_FLAGS"]
 
 #: environment flags that keep ``datasets`` and the loaders off the hub (lifted while the mock answers)
 OFFLINE_FLAGS = ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE")
@@ -43,10 +44,19 @@ def _key(name: str, config: str | None) -> str:
     return f"{name}:{config}" if config else name
 
 
+@dataclass
+class HubFixture:
+    """What :func:`mock_hub` yields: the folder the fixtures are saved in, and the columns of every dataset it
+    served (``"repo[:config]"`` -> column names), in the order the loaders asked for them."""
+
+    root: Path
+    served: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
 @contextmanager
-def mock_hub(fixtures: Mapping[str, Mapping[str, Sequence[Any]]]) -> Iterator[Path]:
-    """Answer ``datasets.load_dataset`` from local fixtures: ``{"repo[:config]": {column: values}}``. Yields the
-    folder the fixtures are saved in."""
+def mock_hub(fixtures: Mapping[str, Mapping[str, Sequence[Any]]]) -> Iterator[HubFixture]:
+    """Answer ``datasets.load_dataset`` from local fixtures: ``{"repo[:config]": {column: values}}``; yields a
+    :class:`HubFixture`."""
     import datasets
 
     if not fixtures:
@@ -55,6 +65,7 @@ def mock_hub(fixtures: Mapping[str, Mapping[str, Sequence[Any]]]) -> Iterator[Pa
     datasets.disable_progress_bars()              # a progress bar per tiny fixture says nothing
     with tempfile.TemporaryDirectory(prefix="hub-fixture-") as tmp:
         root = Path(tmp)
+        hub = HubFixture(root)
         folders = {}
         for key, columns in fixtures.items():
             folder = root / key.replace("/", "__").replace(":", "--")
@@ -68,6 +79,7 @@ def mock_hub(fixtures: Mapping[str, Mapping[str, Sequence[Any]]]) -> Iterator[Pa
                 raise LookupError(f"the dry run's hub fixture has no dataset {key!r} (it has {sorted(folders)}): "
                                   f"add one with the same columns to the chapter's dry run")
             table = datasets.load_from_disk(str(folders[key]))
+            hub.served[key] = tuple(table.column_names)
             if split not in (None, "train"):
                 raise LookupError(f"the dry run's hub fixture {key!r} has only a train split, asked for {split!r}")
             table = table if split else datasets.DatasetDict({"train": table})
@@ -76,7 +88,7 @@ def mock_hub(fixtures: Mapping[str, Mapping[str, Sequence[Any]]]) -> Iterator[Pa
         saved = {flag: os.environ.pop(flag) for flag in OFFLINE_FLAGS if flag in os.environ}
         try:
             with mock.patch.object(datasets, "load_dataset", load_dataset):
-                yield root
+                yield hub
         finally:
             os.environ.update(saved)
             if bars:

@@ -134,12 +134,13 @@ def test_the_hub_mock_answers_load_dataset_locally_and_restores_the_offline_flag
     import datasets
 
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    with mock_hub({"org/corpus:en": {"id": ["a", "b", "c"], "text": text_rows(3)}}):
+    with mock_hub({"org/corpus:en": {"id": ["a", "b", "c"], "text": text_rows(3)}}) as hub:
         assert "HF_DATASETS_OFFLINE" not in os.environ
         stream = datasets.load_dataset("org/corpus", "en", split="train", streaming=True)
         records = list(stream)
         with pytest.raises(LookupError, match="no dataset 'org/other'"):
             datasets.load_dataset("org/other", split="train")
+        assert hub.served == {"org/corpus:en": ("id", "text")}
     assert [r["text"] for r in records] == text_rows(3) and set(records[0]) == {"id", "text"}
     assert os.environ["HF_DATASETS_OFFLINE"] == "1"
     assert datasets.load_dataset.__module__.startswith("datasets")

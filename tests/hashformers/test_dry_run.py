@@ -6,6 +6,7 @@ import pytest
 
 from hashlib_core.dry_run import dry_run
 from hashlib_core.dry_run.runner import DEFAULT_LIMIT
+from hashlib_core.papers.hashformers.dry_run import HUB_COLUMNS
 from hashlib_core.papers.hashformers.experiments import CHAPTER
 from hashlib_core.papers.hashformers.profiles import MODELS, PROFORMER
 from hashlib_core.papers.hashformers.table2 import hashformers_table2
@@ -41,7 +42,8 @@ def test_the_hub_corpus_goes_through_the_real_loader_with_its_schema(report):
     data = report.tables["data"].set_index("source")
     for spec in CHAPTER.profile("paper").paper_corpus:
         row = data.loc[f"hub {spec} (local fixture)"]
-        assert row["rows"] == DEFAULT_LIMIT and row["columns"] == "text"
+        assert row["rows"] == DEFAULT_LIMIT and row["reads"] == "text"
+        assert tuple(row["columns"].split(",")) == HUB_COLUMNS[spec.partition(":")[0]]
     batch = data.loc["pre-training batch (MD-Emb, from the corpus above)"]
     assert set(batch["columns"].split(",")) == {"input_ids", "attention_mask", "labels"}
     assert batch["example"] == f"input_ids (2, {CHAPTER.profile('paper').seq_len})"

@@ -25,7 +25,7 @@ from hashlib_core.papers.hashformers.table2 import ROBERTA_VOCAB_SIZE, embedding
 from hashlib_core.papers.hashformers.tokenization import word_tokenize
 from hashlib_core.pretraining import CORPUS_NAMES
 
-__all__ = ["DRY_RUN", "hub_fixtures"]
+__all__ = ["DRY_RUN", "HUB_COLUMNS", "hub_fixtures"]
 
 #: the schema of each hub dataset of the paper corpus (the columns of its train split on the hub)
 HUB_COLUMNS = {"wikimedia/wikipedia": ("id", "url", "title", "text"), "bookcorpus/bookcorpus": ("text",)}
@@ -73,10 +73,11 @@ def _data(profile: HashFormersProfile, limit: int) -> list[DataSample]:
         lines = read_corpus(profile)[:limit]
         samples.append(DataSample(profile.corpus, len(lines), ("text",), ("text",), lines[0]))
     else:
-        with mock_hub(hub_fixtures(profile, limit)):
+        with mock_hub(hub_fixtures(profile, limit)) as hub:
             for spec in profile.paper_corpus:
-                lines = list(hub_corpus([spec]))
-                samples.append(DataSample(f"hub {spec} (local fixture)", len(lines), ("text",), ("text",), lines[0]))
+                lines = list(hub_corpus([spec]))       # the chapter's loader: it reads each record's "text"
+                samples.append(DataSample(f"hub {spec} (local fixture)", len(lines), hub.served[spec], ("text",),
+                                          lines[0]))
             lines = read_corpus(profile)
         samples.append(_pretraining_batch(profile, lines))
     from hashlib_core.data import load_glue
