@@ -20,6 +20,8 @@ Shared layers, one per concept:
   results files and paper-vs-ours tables.
 - :mod:`hashlib_core.chapter` -- the chapter skeleton; :mod:`hashlib_core.book` -- tables, figures and quoted numbers
   on a page; :mod:`hashlib_core.runner` -- the batch runner that executes the notebooks and builds the book.
+- :mod:`hashlib_core.dry_run` -- the dry run of a profile (``--dry-run``): sizes against the paper, the real loaders
+  with the hub mocked, two steps and a resume on two processes, the plan.
 
 One package per paper: :mod:`hashlib_core.papers` (``hashlib_core.papers.<slug>``, the slug naming the notebook, the
 results folder and the tests).
