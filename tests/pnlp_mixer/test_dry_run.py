@@ -11,9 +11,9 @@ from hashlib_core.papers.pnlp_mixer.dry_run import profile_tasks
 from hashlib_core.papers.pnlp_mixer.experiments import CHAPTER
 from hashlib_core.papers.pnlp_mixer.tables import paper_rows
 
-#: the paper profile with one MTOP language and one MASSIVE locale: the loaders of the others are the same code, and
-#: the command line's dry run loads them all
-PROFILE = CHAPTER.profile("paper", mtop_languages="en", massive_languages="de")
+#: the paper profile with two of its tasks, one MTOP language and one MASSIVE locale: the loaders of the others are
+#: the same code, and the command line's dry run loads them all
+PROFILE = CHAPTER.profile("paper", comparison_tasks="mtop-en,atis", mtop_languages="en", massive_languages="de")
 
 
 @pytest.fixture(scope="module")
