@@ -93,6 +93,8 @@ def spec_of(slug: str) -> DryRun:
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
+        if exc.name == f"hashlib_core.papers.{slug}":
+            raise LookupError(f"there is no chapter {slug!r}: name a package of hashlib_core/papers/") from None
         if exc.name != name:
             raise
         raise LookupError(f"chapter {slug!r} has no dry run: add {name} with DRY_RUN = DryRun(...) "

@@ -158,3 +158,24 @@ def test_the_command_line_runs_the_dry_run_prints_it_and_writes_its_tables(tmp_p
     folder = tmp_path / "vocab_bottleneck" / "paper"
     assert {p.name for p in folder.glob("*.csv")} == {"sizes.csv", "data.csv", "training.csv", "plan.csv"}
     assert not (tmp_path / "vocab_bottleneck" / "paper" / "embedding_shares.csv").exists()   # no experiment ran
+
+
+def test_a_chapter_without_a_dry_run_is_named_with_the_fix(monkeypatch):
+    import sys
+    import types
+
+    from hashlib_core.dry_run import spec_of
+
+    with pytest.raises(LookupError, match="there is no chapter 'no_such_chapter'"):
+        spec_of("no_such_chapter")
+    package = types.ModuleType("hashlib_core.papers.undeclared")
+    package.__path__ = []                     # a chapter package without a dry_run module
+    monkeypatch.setitem(sys.modules, "hashlib_core.papers.undeclared", package)
+    with pytest.raises(LookupError, match=r"add hashlib_core\.papers\.undeclared\.dry_run with DRY_RUN"):
+        spec_of("undeclared")
+
+
+def test_the_dry_run_refuses_to_run_under_a_launcher(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(SystemExit, match="not under accelerate launch"):
+        VOCAB_BOTTLENECK.main(["--profile", "paper", "--dry-run"])
