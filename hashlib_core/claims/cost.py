@@ -1,0 +1,255 @@
+"""What settling a headline claim would cost: the H100-hours its protocol needs at the paper's scale, and at the
+smallest scale where the paper reports the effect, from the throughput our committed runs measured.
+
+The rule, the same at every scale and on every device (Kaplan et al., 2020, §2.1: C ≈ 6 N D):
+
+    training FLOPs = 6 x N x D x runs
+
+where N is a model's parameters less its embedding table (a table is looked up, not multiplied), D the tokens one run
+reads (steps x batch x sequence, from the profile or the paper's table of settings) and ``runs`` how many times the
+claim's protocol trains the model (a learning-rate sweep with the first seed, then the other seeds at the chosen rate:
+rates + seeds - 1). A measured run gives a **rate**: the FLOPs its runs did by the same rule over the seconds they
+took (:func:`measured_rate`). Where a chapter's committed runs are on a GPU, the estimate divides by that rate; where
+they are on CPU, by the CPU rate times the GPU-over-CPU ratio measured where both exist (:func:`gpu_ratio`, the
+HashFormers pre-training, the only experiment committed on both).
+
+So an estimate is only as good as the rule: it leaves out the output layer's cost (an MLM or LM head, a full
+softmax), fine-tuning (far shorter than pre-training) and a larger model's better use of the GPU; it says what the
+measured rate would need, in hours of the GPU that measured it.
+
+A chapter states its claims' workloads in ``hashlib_core/papers/<slug>/cost.py`` as a :class:`ChapterCost`;
+:func:`estimates` evaluates it from the committed results.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+__all__ = ["Runs", "Rate", "ClaimWork", "ChapterCost", "Estimate", "training_flops", "measured_rate", "gpu_ratio",
+           "hours", "about", "chapter_cost", "reference_rates", "estimates", "COST_COLUMNS", "REFERENCE"]
+
+#: the experiment committed both on a GPU and on CPU, whose two rates give the GPU-over-CPU ratio: (chapter, GPU
+#: profile, CPU profile)
+REFERENCE = ("hashformers", "small", "cpu")
+
+#: columns of :func:`estimates`
+COST_COLUMNS = ("chapter", "id", "paper_flops", "paper_hours", "smallest_flops", "smallest_hours", "paper_work",
+                "smallest_work", "rate", "rule")
+
+
+def training_flops(params: float, tokens: float, runs: int = 1) -> float:
+    """6 x N x D x runs (see the module docstring)."""
+    for name, v in (("params", params), ("tokens", tokens), ("runs", runs)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise ValueError(f"training_flops needs a positive {name}, got {v!r}")
+    return 6.0 * float(params) * float(tokens) * int(runs)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """One model's runs in a claim's protocol: ``params`` (N, less the embedding table), ``tokens`` per run and how
+    many runs; ``what`` names them for the reader."""
+
+    what: str
+    params: float
+    tokens: float
+    runs: int = 1
+
+    @property
+    def flops(self) -> float:
+        return training_flops(self.params, self.tokens, self.runs)
+
+    def describe(self) -> str:
+        return (f"{self.what}: {_count(self.params)} parameters x {_count(self.tokens)} tokens x {self.runs} "
+                f"run{'s' if self.runs != 1 else ''}")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A measured training rate by the rule above: ``flops_per_s`` on ``device``, from ``source`` (the runs)."""
+
+    flops_per_s: float
+    device: str
+    source: str
+    gpu: bool = False
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.flops_per_s) and self.flops_per_s > 0):
+            raise ValueError(f"a rate must be a positive number of FLOP/s, got {self.flops_per_s!r} ({self.source})")
+
+
+def measured_rate(runs: Sequence[tuple[Runs, float]], device: str, source: str, gpu: bool = False) -> Rate:
+    """The rate of ``runs``, each with the seconds it took: their FLOPs over their seconds. A run without a positive
+    wall time (a result written before wall times were kept, a run read back from a checkpoint) cannot measure a
+    rate: it raises ``ValueError`` naming ``source``."""
+    if not runs:
+        raise ValueError(f"no measured runs to derive a throughput from ({source})")
+    bad = [r.what for r, s in runs if not (isinstance(s, (int, float)) and math.isfinite(s) and s > 0)]
+    if bad:
+        raise ValueError(f"missing or non-positive wall time for {bad} in {source}: no throughput can be measured")
+    return Rate(sum(r.flops for r, _ in runs) / sum(s for _, s in runs), device, source, gpu)
+
+
+def gpu_ratio(gpu: Rate, cpu: Rate) -> float:
+    """How many times the GPU rate the CPU rate is (the same experiment's runs on each)."""
+    return gpu.flops_per_s / cpu.flops_per_s
+
+
+def hours(work: Sequence[Runs], rate: Rate, ratio: float = 1.0) -> float:
+    """GPU-hours of ``work`` at ``rate`` (a CPU rate times ``ratio``, the GPU-over-CPU ratio; 1 for a GPU rate)."""
+    if not work:
+        raise ValueError("a claim's work needs at least one model's runs")
+    if not (math.isfinite(ratio) and ratio > 0):
+        raise ValueError(f"the GPU-over-CPU ratio must be positive, got {ratio!r}")
+    return sum(r.flops for r in work) / (rate.flops_per_s * ratio) / 3600.0
+
+
+def about(h: float | None) -> str:
+    """``about 40``, ``about 1,300``, ``under 1``: hours to about two significant digits."""
+    if h is None or (isinstance(h, float) and math.isnan(h)):
+        return "-"
+    if h < 1:
+        return "under 1"
+    digits = max(0, int(math.floor(math.log10(h))) - 1)
+    return f"about {round(h, -digits):,.0f}"
+
+
+def _count(x: float) -> str:
+    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(x) >= div:
+            return f"{x / div:.3g}{suffix}"
+    return f"{x:.3g}"
+
+
+@dataclass(frozen=True)
+class ClaimWork:
+    """A headline claim's workload: ``paper(profile, results)`` the runs at the paper's scale, ``smallest`` the runs at
+    the smallest scale where the paper reports the effect (None: the paper reports it at one scale only), ``note``
+    where those scales come from."""
+
+    paper: Callable[[Any, Any], Sequence[Runs]]
+    smallest: Callable[[Any, Any], Sequence[Runs]] | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ChapterCost:
+    """A chapter's costs: ``measure(results)`` its committed runs with their wall times and the name of the result
+    they are read from, and the work of each headline claim (by claim id). ``results`` reads the committed results of
+    ``profile`` (the chapter's ``cpu`` or ``small`` profile, whose runs measure the rate)."""
+
+    slug: str
+    profile: str
+    measure: Callable[[Any], tuple[Sequence[tuple[Runs, float]], str]]
+    claims: Mapping[str, ClaimWork] = field(default_factory=dict)
+
+
+class _Committed:
+    """A chapter's committed results of one profile: ``table(name)``, ``meta(name)``, ``config(name)``."""
+
+    def __init__(self, slug: str, profile: str, root: Any = None) -> None:
+        from hashlib_core.results import ResultsStore
+
+        self.slug, self.profile = slug, profile
+        self.store = ResultsStore(slug, profile, root)
+
+    def _need(self, name: str) -> None:
+        if not self.store.exists(name):
+            raise FileNotFoundError(f"no committed result {name!r} in results/{self.slug}/{self.profile}: the cost "
+                                    f"estimate reads its wall times (run the chapter's {self.profile} profile)")
+
+    def table(self, name: str) -> pd.DataFrame:
+        self._need(name)
+        return self.store.read_table(name)
+
+    def meta(self, name: str) -> dict:
+        self._need(name)
+        return self.store.read_meta(name)
+
+    def config(self, name: str) -> dict:
+        return self.meta(name).get("config") or {}
+
+    def source(self, name: str) -> str:
+        return f"results/{self.slug}/{self.profile}/{name}"
+
+
+def chapter_cost(slug: str) -> ChapterCost | None:
+    """The chapter's :class:`ChapterCost` (``hashlib_core.papers.<slug>.cost.COST``), None for a chapter without
+    headline claims about a measured effect."""
+    try:
+        module = importlib.import_module(f"hashlib_core.papers.{slug}.cost")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"hashlib_core.papers.{slug}.cost":
+            raise
+        return None
+    return module.COST
+
+
+def _rate(cost: ChapterCost, root: Any = None) -> Rate:
+    results = _Committed(cost.slug, cost.profile, root)
+    runs, name = cost.measure(results)
+    meta = results.meta(name)
+    gpu = str(meta.get("device", "cpu")) != "cpu"
+    device = str(meta.get("device_name") or meta.get("device"))
+    return measured_rate(runs, device + (f" ({meta['cpu_count']} cores)" if meta.get("cpu_count") else ""),
+                         results.source(name), gpu)
+
+
+def reference_rates(root: Any = None) -> tuple[Rate, Rate]:
+    """The GPU and CPU rates of :data:`REFERENCE` (the same experiment committed on both)."""
+    slug, gpu, cpu = REFERENCE
+    cost = chapter_cost(slug)
+    if cost is None:
+        raise RuntimeError(f"the reference chapter {slug!r} has no cost module")
+    return _rate(ChapterCost(slug, gpu, cost.measure), root), _rate(ChapterCost(slug, cpu, cost.measure), root)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    chapter: str
+    id: str
+    paper_flops: float
+    paper_hours: float
+    smallest_flops: float | None
+    smallest_hours: float | None
+    paper_work: str
+    smallest_work: str
+    rate: str
+    rule: str
+
+
+def estimates(slugs: Sequence[str] | None = None, root: Any = None) -> pd.DataFrame:
+    """One row per headline claim with a workload (columns :data:`COST_COLUMNS`): its FLOPs and H100-hours at the
+    paper's scale and at the smallest reported scale, the work each counts, the measured rate and the rule used."""
+    from hashlib_core.papers import CHAPTERS, chapter
+
+    gpu, cpu = reference_rates(root)
+    ratio = gpu_ratio(gpu, cpu)
+    rows = []
+    for slug in slugs or CHAPTERS:
+        cost = chapter_cost(slug)
+        if cost is None:
+            continue
+        rate = _rate(cost, root)
+        on_gpu = rate.gpu
+        scale = 1.0 if on_gpu else ratio
+        rule = (f"measured on {rate.device} ({rate.source}): {_count(rate.flops_per_s)} FLOP/s by 6ND" if on_gpu else
+                f"measured on {rate.device} ({rate.source}): {_count(rate.flops_per_s)} FLOP/s by 6ND, times the "
+                f"GPU-over-CPU ratio {ratio:,.0f} ({gpu.device}, {gpu.source}: {_count(gpu.flops_per_s)} FLOP/s; "
+                f"{cpu.device}, {cpu.source}: {_count(cpu.flops_per_s)} FLOP/s)")
+        profile = chapter(slug).profiles.paper
+        results = _Committed(slug, cost.profile, root)
+        for claim_id, work in cost.claims.items():
+            paper = list(work.paper(profile, results))
+            small = list(work.smallest(profile, results)) if work.smallest is not None else None
+            rows.append(Estimate(
+                slug, claim_id, sum(r.flops for r in paper), hours(paper, rate, scale),
+                sum(r.flops for r in small) if small else None, hours(small, rate, scale) if small else None,
+                "; ".join(r.describe() for r in paper) + (f" ({work.note})" if work.note else ""),
+                "; ".join(r.describe() for r in small) if small else "the paper reports the effect at one scale",
+                rate.source, rule).__dict__)
+    return pd.DataFrame(rows, columns=list(COST_COLUMNS))
