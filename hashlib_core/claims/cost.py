@@ -30,7 +30,8 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 __all__ = ["Runs", "Rate", "ClaimWork", "ChapterCost", "Estimate", "training_flops", "measured_rate", "gpu_ratio",
-           "hours", "about", "chapter_cost", "reference_rates", "estimates", "COST_COLUMNS", "REFERENCE"]
+           "hours", "about", "chapter_cost", "reference_rates", "estimates", "with_costs", "settle_text", "summary",
+           "COST_COLUMNS", "REFERENCE"]
 
 #: the experiment committed both on a GPU and on CPU, whose two rates give the GPU-over-CPU ratio: (chapter, GPU
 #: profile, CPU profile)
@@ -253,3 +254,45 @@ def estimates(slugs: Sequence[str] | None = None, root: Any = None) -> pd.DataFr
                 "; ".join(r.describe() for r in small) if small else "the paper reports the effect at one scale",
                 rate.source, rule).__dict__)
     return pd.DataFrame(rows, columns=list(COST_COLUMNS))
+
+
+def with_costs(claims: pd.DataFrame, costs: pd.DataFrame, chapter: str | None = None) -> pd.DataFrame:
+    """``claims`` with each claim's ``cost_paper_hours`` and ``cost_smallest_hours`` (empty where no estimate): joined
+    on the scorecard's ``chapter`` and ``id``, or on ``id`` within ``chapter`` for a chapter's own table."""
+    missing = sorted({"chapter", "id", "paper_hours", "smallest_hours"} - set(costs.columns))
+    if missing:
+        raise KeyError(f"not a cost table (see estimates()): columns {missing} are missing")
+    keep = costs.rename(columns={"paper_hours": "cost_paper_hours", "smallest_hours": "cost_smallest_hours"})
+    keep = keep[["chapter", "id", "cost_paper_hours", "cost_smallest_hours"]]
+    out = claims.drop(columns=["cost_paper_hours", "cost_smallest_hours"], errors="ignore")
+    if chapter is not None:
+        keep = keep[keep["chapter"] == chapter].drop(columns="chapter")
+        return out.merge(keep, on="id", how="left")
+    if "chapter" not in out.columns:
+        raise KeyError("claims without a chapter column: pass the chapter's slug")
+    return out.merge(keep, on=["chapter", "id"], how="left")
+
+
+def settle_text(row: Mapping[str, Any]) -> str:
+    """``to settle at paper scale: about N H100-hours`` (and at the smallest reported scale, where the paper reports
+    a smaller one); empty for a claim without an estimate."""
+    paper = row.get("cost_paper_hours")
+    if paper is None or pd.isna(paper):
+        return ""
+    text = f"to settle at paper scale: {about(float(paper))} H100-hours"
+    small = row.get("cost_smallest_hours")
+    if small is not None and not pd.isna(small):
+        text += f"; at the smallest reported scale: {about(float(small))}"
+    return text
+
+
+def summary(costs: pd.DataFrame) -> pd.DataFrame:
+    """The estimates as the scorecard lists them: per chapter and claim, the hours (rounded), the work counted and the
+    rate it was divided by."""
+    return pd.DataFrame({
+        "chapter": costs["chapter"], "claim": costs["id"],
+        "paper scale (H100-hours)": costs["paper_hours"].map(about),
+        "smallest reported scale": costs["smallest_hours"].map(lambda h: about(h) if pd.notna(h) else "as paper"),
+        "work counted": costs["paper_work"] + "; smallest: " + costs["smallest_work"],
+        "rate": costs["rule"],
+    })
