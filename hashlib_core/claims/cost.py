@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 __all__ = ["Runs", "Rate", "ClaimWork", "ChapterCost", "Estimate", "training_flops", "measured_rate", "gpu_ratio",
-           "hours", "about", "chapter_cost", "reference_rates", "estimates", "with_costs", "settle_text", "summary",
+           "hours", "about", "chapter_cost", "reference_rates", "estimates", "with_costs", "settle_text", "summary", "quoted",
            "COST_COLUMNS", "REFERENCE"]
 
 #: the experiment committed both on a GPU and on CPU, whose two rates give the GPU-over-CPU ratio: (chapter, GPU
@@ -296,3 +296,14 @@ def summary(costs: pd.DataFrame) -> pd.DataFrame:
         "work counted": costs["paper_work"] + "; smallest: " + costs["smallest_work"],
         "rate": costs["rule"],
     })
+
+
+def quoted(root: Any = None) -> dict[str, str]:
+    """The cost section's numbers for the prose: the GPU-over-CPU ratio and the two rates it divides, the GPU, and the
+    chapters with no estimate (no headline claim about a measured effect)."""
+    from hashlib_core.papers import CHAPTERS, chapter
+
+    gpu, cpu = reference_rates(root)
+    return {"cost_ratio": f"{gpu_ratio(gpu, cpu):,.0f}", "cost_gpu": gpu.device, "cost_cpu": cpu.device,
+            "cost_gpu_rate": _count(gpu.flops_per_s), "cost_cpu_rate": _count(cpu.flops_per_s),
+            "cost_uncosted": ", ".join(chapter(s).title for s in CHAPTERS if chapter_cost(s) is None) or "none"}
