@@ -30,8 +30,8 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 __all__ = ["Runs", "Rate", "ClaimWork", "ChapterCost", "Estimate", "training_flops", "measured_rate", "gpu_ratio",
-           "hours", "about", "chapter_cost", "reference_rates", "estimates", "with_costs", "settle_text", "summary", "quoted",
-           "COST_COLUMNS", "REFERENCE"]
+           "hours", "about", "chapter_cost", "reference_rates", "estimates", "with_costs", "settle_text", "summary",
+           "quoted", "COST_COLUMNS", "REFERENCE"]
 
 #: the experiment committed both on a GPU and on CPU, whose two rates give the GPU-over-CPU ratio: (chapter, GPU
 #: profile, CPU profile)
@@ -238,10 +238,9 @@ def estimates(slugs: Sequence[str] | None = None, root: Any = None) -> pd.DataFr
         rate = _rate(cost, root)
         on_gpu = rate.gpu
         scale = 1.0 if on_gpu else ratio
-        rule = (f"measured on {rate.device} ({rate.source}): {_count(rate.flops_per_s)} FLOP/s by 6ND" if on_gpu else
-                f"measured on {rate.device} ({rate.source}): {_count(rate.flops_per_s)} FLOP/s by 6ND, times the "
-                f"GPU-over-CPU ratio {ratio:,.0f} ({gpu.device}, {gpu.source}: {_count(gpu.flops_per_s)} FLOP/s; "
-                f"{cpu.device}, {cpu.source}: {_count(cpu.flops_per_s)} FLOP/s)")
+        rule = f"{_count(rate.flops_per_s)} FLOP/s by 6ND, measured on {rate.device} ({rate.source})"
+        if not on_gpu:
+            rule += f", times the GPU-over-CPU ratio {ratio:,.0f} ({gpu.source} over {cpu.source})"
         profile = chapter(slug).profiles.paper
         results = _Committed(slug, cost.profile, root)
         for claim_id, work in cost.claims.items():

@@ -147,3 +147,30 @@ def test_every_headline_claim_gets_an_estimate_from_the_committed_results(commit
 def test_the_smallest_reported_scale_costs_less_than_the_papers(committed_estimates):
     both = committed_estimates.dropna(subset=["smallest_hours"])
     assert len(both) and (both["smallest_hours"] < both["paper_hours"]).all()
+
+
+def test_the_protocols_runs_and_tokens_of_the_other_chapters():
+    from hashlib_core.papers.multihashformer import cost as mhf
+    from hashlib_core.papers.pnlp_mixer import cost as pnlp
+    from hashlib_core.papers.superbloom import cost as sb
+
+    # Superbloom: a sweep of 3 rates with the first seed, then the second seed: 4 runs; Superbloom reads m tokens per
+    # item
+    params = pd.DataFrame({"table": ["Table 1"] * 2, "reading": ["similar size"] * 2,
+                           "model": ["superbloom", "baseline"], "m": [2, 1], "total_params": [50, 70],
+                           "emb_params": [10, 20]})
+    profile = SimpleNamespace(learning_rates=(1e-3, 2e-3, 3e-3), seeds=2, steps=10, batch=4, segment=8)
+    work = sb.COST.claims["beats-similar-large"].paper(profile, FakeResults({"params": params}))
+    assert [(r.params, r.tokens, r.runs) for r in work] == [(40.0, 640.0, 4), (50.0, 320.0, 4)]
+
+    # pNLP-Mixer: every MTOP language of the profile, the paper's training split, the epoch cap, the seeds
+    sizes = pd.DataFrame({"encoder": ["mixer"], "parameters": [1000]})
+    profile = SimpleNamespace(mtop_languages=("en", "de"), mtop_max_epochs=3, max_seq_len=5, seeds=2)
+    work = pnlp.COST.claims["mbert-mtop"].paper(profile, FakeResults({"sizes": sizes}))
+    assert [(r.what, r.params, r.tokens, r.runs) for r in work] == [
+        (f"pNLP-Mixer on MTOP {lang}", 1000.0, pnlp.MTOP_TRAIN * 3.0 * 5, 2) for lang in ("en", "de")]
+
+    # MultiHashFormer: Table 7's steps x batch x window at its smallest scale
+    assert mhf.paper_tokens("100M") == 20_000 * 256 * 2048
+    with pytest.raises(KeyError, match="no scale"):
+        mhf.paper_tokens("7B")
