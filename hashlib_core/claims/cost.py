@@ -1,5 +1,6 @@
 """What settling a headline claim would cost: the H100-hours its protocol needs at the paper's scale, and at the
-smallest scale where the paper reports the effect, from the throughput our committed runs measured.
+smallest scale where the paper reports the effect, in two figures: at an assumed share of the H100's peak, and at the
+rate our small runs measured (an upper bound).
 
 The rule, the same at every scale and on every device (Kaplan et al., 2020, §2.1: C ≈ 6 N D):
 
@@ -8,14 +9,22 @@ The rule, the same at every scale and on every device (Kaplan et al., 2020, §2.
 where N is a model's parameters less its embedding table (a table is looked up, not multiplied), D the tokens one run
 reads (steps x batch x sequence, from the profile or the paper's table of settings) and ``runs`` how many times the
 claim's protocol trains the model (a learning-rate sweep with the first seed, then the other seeds at the chosen rate:
-rates + seeds - 1). A measured run gives a **rate**: the FLOPs its runs did by the same rule over the seconds they
-took (:func:`measured_rate`). Where a chapter's committed runs are on a GPU, the estimate divides by that rate; where
-they are on CPU, by the CPU rate times the GPU-over-CPU ratio measured where both exist (:func:`gpu_ratio`, the
-HashFormers pre-training, the only experiment committed on both).
+rates + seeds - 1). The FLOPs are turned into hours twice:
 
-So an estimate is only as good as the rule: it leaves out the output layer's cost (an MLM or LM head, a full
-softmax), fine-tuning (far shorter than pre-training) and a larger model's better use of the GPU; it says what the
-measured rate would need, in hours of the GPU that measured it.
+* **at an assumed utilisation of the H100's peak** (:func:`peak_hours`): FLOPs / (:data:`H100_BF16_DENSE_PEAK_FLOPS`
+  x :data:`ASSUMED_MFU`) / 3600. The peak is NVIDIA's specification and the utilisation an assumption, typical of
+  large transformer training: this is the figure to plan with for a paper-sized model alone on the GPU (a model as
+  small as pNLP-Mixer's reaches far less, so for it this figure is optimistic).
+* **at the rate our small runs measured** (:func:`hours`), an upper bound: a measured run gives a **rate**, the FLOPs
+  its runs did by the same rule over the seconds they took (:func:`measured_rate`). Where a chapter's committed runs
+  are on a GPU, the estimate divides by that rate; where they are on CPU, by the CPU rate times the GPU-over-CPU ratio
+  measured where both exist (:func:`gpu_ratio`, the HashFormers pre-training, the only experiment committed on both).
+  Those runs are tiny models, and on the GPU many jobs shared it: they use a small fraction of the H100's peak, far
+  less than a paper-sized model alone on it would, so their hours overstate a paper-scale run's, by orders of
+  magnitude for the largest models.
+
+Both figures share the rule's omissions: it leaves out the output layer's cost (an MLM or LM head, a full softmax),
+fine-tuning (far shorter than pre-training), tuning sweeps the protocol does not name, and evaluation.
 
 A chapter states its claims' workloads in ``hashlib_core/papers/<slug>/cost.py`` as a :class:`ChapterCost`;
 :func:`estimates` evaluates it from the committed results.
@@ -30,16 +39,31 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 __all__ = ["Runs", "Rate", "ClaimWork", "ChapterCost", "Estimate", "training_flops", "measured_rate", "gpu_ratio",
-           "hours", "about", "chapter_cost", "reference_rates", "estimates", "with_costs", "settle_text", "summary",
-           "quoted", "COST_COLUMNS", "REFERENCE"]
+           "hours", "peak_hours", "about", "chapter_cost", "reference_rates", "estimates", "with_costs", "settle_text",
+           "summary", "quoted", "COST_COLUMNS", "REFERENCE", "H100_BF16_DENSE_PEAK_FLOPS", "ASSUMED_MFU"]
+
+#: The H100 SXM's peak dense BF16 tensor-core rate, in FLOP/s: a specification, not a result of ours. NVIDIA's H100
+#: datasheet prints 1,979 teraFLOPS for BF16 "with sparsity" (2:4 structured sparsity doubles the dense rate); its
+#: H100 Tensor Core GPU Architecture whitepaper prints the dense rate, 989.4 teraFLOPS (H100 SXM5, FP32 accumulate).
+#: Our GPU runs were on an "NVIDIA H100 80GB HBM3", the SXM part.
+H100_BF16_DENSE_PEAK_FLOPS = 989.4e12
+
+#: The model-FLOPs utilisation (MFU: a run's 6ND FLOPs per second over the device's peak) assumed for a paper-sized
+#: model trained alone on the H100: an assumption, not a result of ours. The PaLM paper (Chowdhery et al., 2022,
+#: Table 3) reports an MFU of 46.2% for PaLM 540B on TPU v4, against about 21% for GPT-3 and 33% for Gopher;
+#: Megatron-LM (Korthikanti et al., 2022, "Reducing Activation Recomputation in Large Transformer Models") reports
+#: about 56% for a 1T-parameter GPT on A100s. 0.4 is a round figure in that range, for a single well-used GPU.
+ASSUMED_MFU = 0.4
 
 #: the experiment committed both on a GPU and on CPU, whose two rates give the GPU-over-CPU ratio: (chapter, GPU
 #: profile, CPU profile)
 REFERENCE = ("hashformers", "small", "cpu")
 
 #: columns of :func:`estimates`
-COST_COLUMNS = ("chapter", "id", "paper_flops", "paper_hours", "smallest_flops", "smallest_hours", "paper_work",
-                "smallest_work", "rate", "rule")
+#: ``*_hours_mfu``: at :data:`ASSUMED_MFU` of :data:`H100_BF16_DENSE_PEAK_FLOPS` (:func:`peak_hours`);
+#: ``*_hours_measured``: at the rate our runs measured (:func:`hours`), an upper bound
+COST_COLUMNS = ("chapter", "id", "paper_flops", "paper_hours_mfu", "paper_hours_measured", "smallest_flops",
+                "smallest_hours_mfu", "smallest_hours_measured", "paper_work", "smallest_work", "rate", "rule")
 
 
 def training_flops(params: float, tokens: float, runs: int = 1) -> float:
@@ -101,12 +125,25 @@ def gpu_ratio(gpu: Rate, cpu: Rate) -> float:
 
 
 def hours(work: Sequence[Runs], rate: Rate, ratio: float = 1.0) -> float:
-    """GPU-hours of ``work`` at ``rate`` (a CPU rate times ``ratio``, the GPU-over-CPU ratio; 1 for a GPU rate)."""
+    """GPU-hours of ``work`` at the measured ``rate`` (a CPU rate times ``ratio``, the GPU-over-CPU ratio; 1 for a GPU
+    rate): an upper bound where the rate was measured on small models (see the module docstring)."""
     if not work:
         raise ValueError("a claim's work needs at least one model's runs")
     if not (math.isfinite(ratio) and ratio > 0):
         raise ValueError(f"the GPU-over-CPU ratio must be positive, got {ratio!r}")
     return sum(r.flops for r in work) / (rate.flops_per_s * ratio) / 3600.0
+
+
+def peak_hours(flops: float, peak: float = H100_BF16_DENSE_PEAK_FLOPS, mfu: float = ASSUMED_MFU) -> float:
+    """GPU-hours of ``flops`` at a utilisation ``mfu`` of a device's ``peak`` FLOP/s: flops / (peak x mfu) / 3600
+    (by default the H100's dense BF16 peak at :data:`ASSUMED_MFU`)."""
+    if not (isinstance(flops, (int, float)) and math.isfinite(flops) and flops > 0):
+        raise ValueError(f"peak_hours needs a positive number of FLOPs, got {flops!r}")
+    if not (math.isfinite(peak) and peak > 0):
+        raise ValueError(f"the peak must be a positive number of FLOP/s, got {peak!r}")
+    if not (math.isfinite(mfu) and 0 < mfu <= 1):
+        raise ValueError(f"the utilisation must lie in (0, 1], got {mfu!r}")
+    return float(flops) / (peak * mfu) / 3600.0
 
 
 def about(h: float | None) -> str:
@@ -115,8 +152,13 @@ def about(h: float | None) -> str:
         return "-"
     if h < 1:
         return "under 1"
-    digits = max(0, int(math.floor(math.log10(h))) - 1)
-    return f"about {round(h, -digits):,.0f}"
+    return f"about {_two_digits(h)}"
+
+
+def _two_digits(x: float) -> str:
+    """``6``, ``57``, ``5,900``: a number of at least 1 to about two significant digits."""
+    digits = max(0, int(math.floor(math.log10(x))) - 1)
+    return f"{round(x, -digits):,.0f}"
 
 
 def _count(x: float) -> str:
@@ -214,9 +256,11 @@ class Estimate:
     chapter: str
     id: str
     paper_flops: float
-    paper_hours: float
+    paper_hours_mfu: float
+    paper_hours_measured: float
     smallest_flops: float | None
-    smallest_hours: float | None
+    smallest_hours_mfu: float | None
+    smallest_hours_measured: float | None
     paper_work: str
     smallest_work: str
     rate: str
@@ -225,7 +269,8 @@ class Estimate:
 
 def estimates(slugs: Sequence[str] | None = None, root: Any = None) -> pd.DataFrame:
     """One row per headline claim with a workload (columns :data:`COST_COLUMNS`): its FLOPs and H100-hours at the
-    paper's scale and at the smallest reported scale, the work each counts, the measured rate and the rule used."""
+    paper's scale and at the smallest reported scale, each in two figures (at :data:`ASSUMED_MFU` of the H100's peak,
+    and at the rate our runs measured, an upper bound), the work each counts, the measured rate and the rule used."""
     from hashlib_core.papers import CHAPTERS, chapter
 
     gpu, cpu = reference_rates(root)
@@ -246,24 +291,31 @@ def estimates(slugs: Sequence[str] | None = None, root: Any = None) -> pd.DataFr
         for claim_id, work in cost.claims.items():
             paper = list(work.paper(profile, results))
             small = list(work.smallest(profile, results)) if work.smallest is not None else None
+            paper_flops = sum(r.flops for r in paper)
+            small_flops = sum(r.flops for r in small) if small else None
             rows.append(Estimate(
-                slug, claim_id, sum(r.flops for r in paper), hours(paper, rate, scale),
-                sum(r.flops for r in small) if small else None, hours(small, rate, scale) if small else None,
+                slug, claim_id, paper_flops, peak_hours(paper_flops), hours(paper, rate, scale),
+                small_flops, peak_hours(small_flops) if small else None, hours(small, rate, scale) if small else None,
                 "; ".join(r.describe() for r in paper) + (f" ({work.note})" if work.note else ""),
                 "; ".join(r.describe() for r in small) if small else "the paper reports the effect at one scale",
                 rate.source, rule).__dict__)
     return pd.DataFrame(rows, columns=list(COST_COLUMNS))
 
 
+#: the hour columns :func:`with_costs` adds, from :func:`estimates`' columns
+_JOINED = {"paper_hours_mfu": "cost_paper_hours_mfu", "paper_hours_measured": "cost_paper_hours_measured",
+           "smallest_hours_mfu": "cost_smallest_hours_mfu", "smallest_hours_measured": "cost_smallest_hours_measured"}
+
+
 def with_costs(claims: pd.DataFrame, costs: pd.DataFrame, chapter: str | None = None) -> pd.DataFrame:
-    """``claims`` with each claim's ``cost_paper_hours`` and ``cost_smallest_hours`` (empty where no estimate): joined
-    on the scorecard's ``chapter`` and ``id``, or on ``id`` within ``chapter`` for a chapter's own table."""
-    missing = sorted({"chapter", "id", "paper_hours", "smallest_hours"} - set(costs.columns))
+    """``claims`` with each claim's ``cost_paper_hours_mfu``, ``cost_paper_hours_measured``,
+    ``cost_smallest_hours_mfu`` and ``cost_smallest_hours_measured`` (empty where no estimate): joined on the
+    scorecard's ``chapter`` and ``id``, or on ``id`` within ``chapter`` for a chapter's own table."""
+    missing = sorted(({"chapter", "id"} | set(_JOINED)) - set(costs.columns))
     if missing:
         raise KeyError(f"not a cost table (see estimates()): columns {missing} are missing")
-    keep = costs.rename(columns={"paper_hours": "cost_paper_hours", "smallest_hours": "cost_smallest_hours"})
-    keep = keep[["chapter", "id", "cost_paper_hours", "cost_smallest_hours"]]
-    out = claims.drop(columns=["cost_paper_hours", "cost_smallest_hours"], errors="ignore")
+    keep = costs.rename(columns=_JOINED)[["chapter", "id", *_JOINED.values()]]
+    out = claims.drop(columns=list(_JOINED.values()), errors="ignore")
     if chapter is not None:
         keep = keep[keep["chapter"] == chapter].drop(columns="chapter")
         return out.merge(keep, on="id", how="left")
@@ -272,37 +324,68 @@ def with_costs(claims: pd.DataFrame, costs: pd.DataFrame, chapter: str | None = 
     return out.merge(keep, on=["chapter", "id"], how="left")
 
 
+def _pct(x: float) -> str:
+    """``40%``, ``0.5%``: a fraction as a percentage to two significant digits."""
+    p = 100.0 * x
+    return f"{p:.0f}%" if p >= 10 else f"{p:.2g}%"
+
+
+def _given(row: Mapping[str, Any], key: str) -> float | None:
+    v = row.get(key)
+    return None if v is None or pd.isna(v) else float(v)
+
+
 def settle_text(row: Mapping[str, Any]) -> str:
-    """``to settle at paper scale: about N H100-hours`` (and at the smallest reported scale, where the paper reports
-    a smaller one); empty for a claim without an estimate."""
-    paper = row.get("cost_paper_hours")
-    if paper is None or pd.isna(paper):
+    """``to settle at paper scale: about M H100-hours at 40% of the H100's peak (about N at the rate our small runs
+    measured, an upper bound)``, and the same two figures at the smallest reported scale where the paper reports a
+    smaller one; empty for a claim without an estimate."""
+    mfu, measured = _given(row, "cost_paper_hours_mfu"), _given(row, "cost_paper_hours_measured")
+    if mfu is None or measured is None:
         return ""
-    text = f"to settle at paper scale: {about(float(paper))} H100-hours"
-    small = row.get("cost_smallest_hours")
-    if small is not None and not pd.isna(small):
-        text += f"; at the smallest reported scale: {about(float(small))}"
+    text = (f"to settle at paper scale: {about(mfu)} H100-hours at {_pct(ASSUMED_MFU)} of the H100's peak "
+            f"({about(measured)} at the rate our small runs measured, an upper bound)")
+    small_mfu, small_measured = _given(row, "cost_smallest_hours_mfu"), _given(row, "cost_smallest_hours_measured")
+    if small_mfu is not None and small_measured is not None:
+        text += f"; at the smallest reported scale: {about(small_mfu)} ({about(small_measured)})"
     return text
 
 
 def summary(costs: pd.DataFrame) -> pd.DataFrame:
-    """The estimates as the scorecard lists them: per chapter and claim, the hours (rounded), the work counted and the
-    rate it was divided by."""
+    """The estimates as the scorecard lists them: per chapter and claim, the hours (rounded) at the assumed share of
+    the H100's peak and at the measured rate (an upper bound), at the paper's scale and at the smallest reported one,
+    the work counted and the rate it was divided by."""
+    share = _pct(ASSUMED_MFU)
+
+    def smallest(r: pd.Series) -> str:
+        if pd.isna(r["smallest_hours_mfu"]):
+            return "as paper"
+        return f"{about(r['smallest_hours_mfu'])} ({about(r['smallest_hours_measured'])})"
+
     return pd.DataFrame({
         "chapter": costs["chapter"], "claim": costs["id"],
-        "paper scale (H100-hours)": costs["paper_hours"].map(about),
-        "smallest reported scale": costs["smallest_hours"].map(lambda h: about(h) if pd.notna(h) else "as paper"),
+        f"paper scale, H100-hours at {share} of peak": costs["paper_hours_mfu"].map(about),
+        "at the measured rate (upper bound)": costs["paper_hours_measured"].map(about),
+        f"smallest reported scale: {share} of peak (measured)": costs.apply(smallest, axis=1),
         "work counted": costs["paper_work"] + "; smallest: " + costs["smallest_work"],
         "rate": costs["rule"],
     })
 
 
-def quoted(root: Any = None) -> dict[str, str]:
-    """The cost section's numbers for the prose: the GPU-over-CPU ratio and the two rates it divides, the GPU, and the
-    chapters with no estimate (no headline claim about a measured effect)."""
+def quoted(root: Any = None, costs: pd.DataFrame | None = None) -> dict[str, str]:
+    """The cost section's numbers for the prose: the GPU-over-CPU ratio and the two rates it divides, the GPU, the
+    H100's peak, the assumed utilisation and the share of the peak the GPU run measured, the chapters with no
+    estimate (no headline claim about a measured effect), and, given ``costs`` (:func:`estimates`), how many times
+    the measured-rate hours are the hours at the assumed utilisation (the least and the most over the claims)."""
     from hashlib_core.papers import CHAPTERS, chapter
 
     gpu, cpu = reference_rates(root)
-    return {"cost_ratio": f"{gpu_ratio(gpu, cpu):,.0f}", "cost_gpu": gpu.device, "cost_cpu": cpu.device,
-            "cost_gpu_rate": _count(gpu.flops_per_s), "cost_cpu_rate": _count(cpu.flops_per_s),
-            "cost_uncosted": ", ".join(chapter(s).title for s in CHAPTERS if chapter_cost(s) is None) or "none"}
+    out = {"cost_ratio": f"{gpu_ratio(gpu, cpu):,.0f}", "cost_gpu": gpu.device, "cost_cpu": cpu.device,
+           "cost_gpu_rate": _count(gpu.flops_per_s), "cost_cpu_rate": _count(cpu.flops_per_s),
+           "cost_peak": f"{H100_BF16_DENSE_PEAK_FLOPS / 1e12:,.1f}T", "cost_mfu": _pct(ASSUMED_MFU),
+           "cost_gpu_share": _pct(gpu.flops_per_s / H100_BF16_DENSE_PEAK_FLOPS),
+           "cost_uncosted": ", ".join(chapter(s).title for s in CHAPTERS if chapter_cost(s) is None) or "none"}
+    if costs is not None and len(costs):
+        factor = costs["paper_hours_measured"] / costs["paper_hours_mfu"]
+        out["cost_factor_min"] = _two_digits(factor.min())
+        out["cost_factor_max"] = _two_digits(factor.max())
+    return out

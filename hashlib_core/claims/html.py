@@ -136,7 +136,7 @@ def _settle(row: Mapping[str, Any]) -> str:
     """The claim's cost line (:func:`hashlib_core.claims.cost.settle_text`), where the table carries estimates."""
     from hashlib_core.claims.cost import settle_text
 
-    return settle_text(row) if "cost_paper_hours" in row else ""
+    return settle_text(row) if "cost_paper_hours_mfu" in row else ""
 
 
 def _check_columns(claims: pd.DataFrame, extra: set[str] = frozenset()) -> None:
@@ -178,14 +178,15 @@ def headline_table(claims: pd.DataFrame, caption: str | None = None):
     """The scorecard's first table: one row per headline claim about a measured effect (``evidence`` empirical),
     with the paper, the claim, the scale it was tested at in a few words, our effect with its interval and
     half-width, the paper's number, and the verdict with its flags; where ``claims`` carries cost estimates
-    (:func:`hashlib_core.claims.cost.with_costs`), the H100-hours each claim needs at the paper's scale."""
+    (:func:`hashlib_core.claims.cost.with_costs`), the H100-hours each claim needs at the paper's scale: at the
+    assumed share of the H100's peak, and below it at the rate our small runs measured (an upper bound)."""
     from IPython.display import HTML
 
-    from hashlib_core.claims.cost import about
+    from hashlib_core.claims.cost import ASSUMED_MFU, about
 
     _check_columns(claims, {"chapter", "profile"})
     rows = claims[claims["headline"].astype(bool) & (claims["evidence"] == "empirical")]
-    costed = "cost_paper_hours" in rows
+    costed = "cost_paper_hours_mfu" in rows
     columns = (*_HEADLINE_COLUMNS, _COST_COLUMN) if costed else _HEADLINE_COLUMNS
     head = "".join(f'<th class="hb-h{i}">{escape(c)}</th>' for i, c in enumerate(columns))
     body = []
@@ -210,10 +211,16 @@ def headline_table(claims: pd.DataFrame, caption: str | None = None):
             verdict += f"<br>{marks}"
         cells = (escape(str(r["paper"])), claim, scale, ours, paper, verdict)
         if costed:
-            hours = r["cost_paper_hours"]
-            cost = "-" if pd.isna(hours) else f"{about(float(hours))} H100-hours"
-            if pd.notna(r.get("cost_smallest_hours")):
-                cost += "<br>" + _small(f"smallest reported scale: {about(float(r['cost_smallest_hours']))}")
+            hours = r["cost_paper_hours_mfu"]
+            if pd.isna(hours):
+                cost = "-"
+            else:
+                cost = (f"{about(float(hours))} H100-hours at {ASSUMED_MFU:.0%} of peak<br>"
+                        + _small(f"{about(float(r['cost_paper_hours_measured']))} at the rate our small runs "
+                                 "measured (an upper bound)"))
+                if pd.notna(r.get("cost_smallest_hours_mfu")):
+                    cost += "<br>" + _small(f"smallest reported scale: {about(float(r['cost_smallest_hours_mfu']))} "
+                                            f"({about(float(r['cost_smallest_hours_measured']))})")
             cells += (cost,)
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     cap = f"<caption>{escape(caption)}</caption>" if caption else ""
