@@ -204,9 +204,16 @@ def agreement_table(text: pd.DataFrame, agrees: pd.DataFrame, caption: str | Non
 
 
 def show_claims(shown: Any) -> None:
-    """Display a chapter's claims table (from its ``claims`` result) and, folded under it, the sentences quoted."""
+    """Display a chapter's claims table (from its ``claims`` result), each headline claim with the H100-hours it
+    needs at the paper's scale (:mod:`hashlib_core.claims.cost`: at an assumed share of the H100's peak, and at the
+    rate the committed runs measured, an upper bound), and, folded under it, the sentences quoted."""
     from IPython.display import display
 
+    from hashlib_core.claims import cost
+
+    slug = shown.store.chapter
     claims = shown.table("claims")
+    if cost.chapter_cost(slug) is not None:
+        claims = cost.with_costs(claims, cost.estimates([slug]), slug)
     display(claims_table(claims, f"The paper's claims, tested on the {shown.profile.name} profile's results"),
             claims_quotes(claims))

@@ -16,7 +16,9 @@ Modules: :mod:`~hashlib_core.claims.core` (claims, regions, the five verdicts, p
 :mod:`~hashlib_core.claims.statistics` (the interval, closed-form intervals across seeds, Kendall's tau),
 :mod:`~hashlib_core.claims.bootstrap` (the vectorised two-level paired bootstrap),
 :mod:`~hashlib_core.claims.glue` (GLUE comparisons and the rule for tasks that learn), :mod:`~hashlib_core.claims.html`
-(the claims tables), :mod:`~hashlib_core.claims.scorecard` (the book's scorecard).
+(the claims tables), :mod:`~hashlib_core.claims.scorecard` (the book's scorecard), :mod:`~hashlib_core.claims.cost`
+(the H100-hours each headline claim needs at the paper's scale: at an assumed share of the H100's peak, and at the
+committed runs' measured rates, an upper bound).
 """
 from __future__ import annotations
 

@@ -126,7 +126,17 @@ def _row(row: Mapping[str, Any], link: str) -> str:
     marks = flag_marks(row)
     if marks:
         badge += f"<br>{marks}"
+    settle = _settle(row)
+    if settle:
+        claim += "<br>" + _small(escape(settle))
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in (claim, numbers, _effect_cell(row), badge)) + "</tr>"
+
+
+def _settle(row: Mapping[str, Any]) -> str:
+    """The claim's cost line (:func:`hashlib_core.claims.cost.settle_text`), where the table carries estimates."""
+    from hashlib_core.claims.cost import settle_text
+
+    return settle_text(row) if "cost_paper_hours_mfu" in row else ""
 
 
 def _check_columns(claims: pd.DataFrame, extra: set[str] = frozenset()) -> None:
@@ -161,17 +171,24 @@ def claims_table(claims: pd.DataFrame, caption: str | None = None, *, link: str 
 
 
 _HEADLINE_COLUMNS = ("paper", "claim", "scale", "ours [95% interval]", "the paper's", "verdict")
+_COST_COLUMN = "to settle at paper scale"
 
 
 def headline_table(claims: pd.DataFrame, caption: str | None = None):
     """The scorecard's first table: one row per headline claim about a measured effect (``evidence`` empirical),
     with the paper, the claim, the scale it was tested at in a few words, our effect with its interval and
-    half-width, the paper's number, and the verdict with its flags."""
+    half-width, the paper's number, and the verdict with its flags; where ``claims`` carries cost estimates
+    (:func:`hashlib_core.claims.cost.with_costs`), the H100-hours each claim needs at the paper's scale: at the
+    assumed share of the H100's peak, and below it at the rate our small runs measured (an upper bound)."""
     from IPython.display import HTML
+
+    from hashlib_core.claims.cost import ASSUMED_MFU, about
 
     _check_columns(claims, {"chapter", "profile"})
     rows = claims[claims["headline"].astype(bool) & (claims["evidence"] == "empirical")]
-    head = "".join(f'<th class="hb-h{i}">{escape(c)}</th>' for i, c in enumerate(_HEADLINE_COLUMNS))
+    costed = "cost_paper_hours_mfu" in rows
+    columns = (*_HEADLINE_COLUMNS, _COST_COLUMN) if costed else _HEADLINE_COLUMNS
+    head = "".join(f'<th class="hb-h{i}">{escape(c)}</th>' for i, c in enumerate(columns))
     body = []
     for _, r in rows.iterrows():
         link = f"{r['chapter']}.html#{escape(_text(r['section']))}" if _text(r.get("section")) else \
@@ -193,6 +210,18 @@ def headline_table(claims: pd.DataFrame, caption: str | None = None):
         if marks:
             verdict += f"<br>{marks}"
         cells = (escape(str(r["paper"])), claim, scale, ours, paper, verdict)
+        if costed:
+            hours = r["cost_paper_hours_mfu"]
+            if pd.isna(hours):
+                cost = "-"
+            else:
+                cost = (f"{about(float(hours))} H100-hours at {ASSUMED_MFU:.0%} of peak<br>"
+                        + _small(f"{about(float(r['cost_paper_hours_measured']))} at the rate our small runs "
+                                 "measured (an upper bound)"))
+                if pd.notna(r.get("cost_smallest_hours_mfu")):
+                    cost += "<br>" + _small(f"smallest reported scale: {about(float(r['cost_smallest_hours_mfu']))} "
+                                            f"({about(float(r['cost_smallest_hours_measured']))})")
+            cells += (cost,)
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     cap = f"<caption>{escape(caption)}</caption>" if caption else ""
     return HTML(f'<table class="hb-table hb-claims hb-headline">{cap}<thead><tr>{head}</tr></thead>'
