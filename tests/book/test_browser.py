@@ -356,7 +356,9 @@ def test_the_scorecard_opens_with_the_headline_empirical_claims(browser: Any, si
     first_claims = soup.select_one("table.hb-claims")
     assert first_claims is headline, "the headline table must be the scorecard's first claims table"
     heads = [th.get_text(strip=True) for th in headline.select("thead th")]
-    assert heads == ["paper", "claim", "scale", "ours [95% interval]", "the paper's", "verdict"]
+    # the scorecard's claims carry cost estimates: the last column says what settling each would cost
+    assert heads == ["paper", "claim", "scale", "ours [95% interval]", "the paper's", "verdict",
+                     "to settle at paper scale"]
     rows = headline.select("tbody tr")
     assert rows, "an empty headline table"
     for row in rows:
@@ -364,6 +366,8 @@ def test_the_scorecard_opens_with_the_headline_empirical_claims(browser: Any, si
         assert len(badges) == 1 and badges[0].get_text() in VERDICTS, row.get_text(" ")[:120]
         cells = row.select("td")
         assert cells[2].get_text(strip=True), "a headline row without its scale"
+        assert "H100-hours" in cells[-1].get_text(" ") or cells[-1].get_text(strip=True) == "-", \
+            row.get_text(" ")[:160]
     marks = {m.get_text() for m in headline.select("span.hb-flag")}
     legend = headline.find_next_sibling("div", class_="hb-legend")
     if marks:
