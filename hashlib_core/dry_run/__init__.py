@@ -12,7 +12,7 @@ command line).
 """
 from hashlib_core.dry_run.hub import mock_hub, text_rows
 from hashlib_core.dry_run.runner import DryRunReport, dry_run, render
-from hashlib_core.dry_run.spec import DataSample, DryRun, ModelSize, spec_of
+from hashlib_core.dry_run.spec import DataSample, DryRun, ModelSize, glue_samples, spec_of
 
-__all__ = ["DryRun", "ModelSize", "DataSample", "spec_of", "mock_hub", "text_rows", "dry_run", "render",
+__all__ = ["DryRun", "ModelSize", "DataSample", "glue_samples", "spec_of", "mock_hub", "text_rows", "dry_run", "render",
            "DryRunReport"]

@@ -15,7 +15,7 @@ from torch import nn
 from hashlib_core.params import count_parameters
 from hashlib_core.profiles import Profile
 
-__all__ = ["ModelSize", "DataSample", "DryRun", "spec_of"]
+__all__ = ["ModelSize", "DataSample", "DryRun", "spec_of", "glue_samples"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,20 @@ class DryRun:
     @property
     def trains(self) -> bool:
         return self.tiny is not None
+
+
+def glue_samples(tasks: Sequence[str], limit: int) -> list[DataSample]:
+    """One :class:`DataSample` per GLUE task: the first ``limit`` records of its training split, read through the
+    data layer's loader (what the GLUE chapters' fine-tuning reads)."""
+    from hashlib_core.data import load_glue
+
+    samples = []
+    for task in tasks:
+        split = load_glue(task)["train"]
+        first = split.select(range(min(limit, len(split))))
+        samples.append(DataSample(f"GLUE {task} train (data mirror)", len(first), tuple(first.column_names),
+                                  ("label",), str(first[0])))
+    return samples
 
 
 def spec_of(slug: str) -> DryRun:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hashlib_core.dry_run import DataSample, DryRun, ModelSize, text_rows
+from hashlib_core.dry_run import DataSample, DryRun, ModelSize, glue_samples, text_rows
 from hashlib_core.papers.dynamic_embeddings.modeling import DynamicBertForMaskedLM
 from hashlib_core.papers.dynamic_embeddings.profiles import VOCABULARY, DynamicEmbeddingsProfile
 from hashlib_core.papers.dynamic_embeddings.training import _Windows, model_config
@@ -50,20 +50,13 @@ def _batch(profile: DynamicEmbeddingsProfile, lines: list[str], seq_len: int) ->
 
 
 def _data(profile: DynamicEmbeddingsProfile, limit: int) -> list[DataSample]:
-    from hashlib_core.data import load_glue
-
     lines = corpus_lines(profile.corpus, profile.corpus_max_words)[:limit]
     samples = [DataSample(f"{profile.corpus} (data mirror)", len(lines), ("text",), ("text",), lines[0])]
     batch = _batch(profile, lines, profile.seq_len)
     samples.append(DataSample("pre-training batch (WordPiece, MLM masking)", int(batch["input_ids"].shape[0]),
                               tuple(batch), ("input_ids", "attention_mask", "labels"),
                               f"input_ids {tuple(batch['input_ids'].shape)}"))
-    for task in profile.task_keys():
-        split = load_glue(task)["train"]
-        first = split.select(range(min(limit, len(split))))
-        samples.append(DataSample(f"GLUE {task} train (data mirror)", len(first), tuple(first.column_names),
-                                  ("label",), str(first[0])))
-    return samples
+    return samples + glue_samples(profile.task_keys(), limit)
 
 
 def _tiny(profile: DynamicEmbeddingsProfile) -> tuple[torch.nn.Module, torch.utils.data.DataLoader]:

@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from hashlib_core.bpe import NUM_SPECIAL_TOKENS
-from hashlib_core.dry_run import DataSample, DryRun, ModelSize, mock_hub, text_rows
+from hashlib_core.dry_run import DataSample, DryRun, ModelSize, glue_samples, mock_hub, text_rows
 from hashlib_core.papers.hashformers.data import PretrainCollator, Resources, Sequences, hub_corpus, read_corpus
 from hashlib_core.papers.hashformers.objectives import ShuffleRandomCollator
 from hashlib_core.papers.hashformers.pretraining import classifier, pretraining_model
@@ -80,14 +80,7 @@ def _data(profile: HashFormersProfile, limit: int) -> list[DataSample]:
                                           lines[0]))
             lines = read_corpus(profile)
         samples.append(_pretraining_batch(profile, lines))
-    from hashlib_core.data import load_glue
-
-    for task in profile.task_keys():
-        split = load_glue(task)["train"]
-        first = split.select(range(min(limit, len(split))))
-        samples.append(DataSample(f"GLUE {task} train (data mirror)", len(first), tuple(first.column_names),
-                                  ("label",), str(first[0])))
-    return samples
+    return samples + glue_samples(profile.task_keys(), limit)
 
 
 def _md_emb() -> Any:
